@@ -1,0 +1,31 @@
+"""segscore: fast, exact, bounded-memory scoring of segmentations and ink maps.
+
+``import segscore`` loads numpy only. The families are imported when first used::
+
+    from segscore.ink import auc
+    result = auc.score_files("map.tif", "inklabels.zarr", "supervision.zarr", control="rev.tif")
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli"}
+
+__all__ = ["__version__", "ScoreError", "VerifyError", *sorted(_SUBMODULES)]
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"segscore.{name}")
+    if name in ("ScoreError", "VerifyError"):
+        from segscore import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'segscore' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,76 @@
+"""What every subcommand shares: output options, error handling, progress."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from segscore.errors import CheckViolation, ScoreError
+
+
+def add_output_options(parser, *, csv: bool = False) -> None:
+    """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``."""
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
+    parser.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
+    if csv:
+        parser.add_argument("--csv", metavar="FILE", help="also write the result as CSV (a header and rows)")
+
+
+def emit(args, result, text: str | None = None, *, csv_rows=None) -> None:
+    """Print ``text`` (or the JSON with ``--json``) and write the requested files."""
+    from segscore.io.results import dumps, write_csv, write_json
+
+    if getattr(args, "json_out", None):
+        write_json(args.json_out, result)
+    if getattr(args, "csv", None) and csv_rows is not None:
+        write_csv(args.csv, csv_rows)
+    if getattr(args, "json", False):
+        sys.stdout.write(dumps(result) + "\n")
+    elif text is not None:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.flush()
+
+
+def progress_printer(args, label: str):
+    """A ``(done, total)`` callback drawing progress on stderr, or None when not a terminal."""
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        return None
+
+    def show(done, total):
+        sys.stderr.write(f"\r{label}: {done}/{total} tiles")
+        if done == total:
+            sys.stderr.write("\r" + " " * (len(label) + 24) + "\r")
+        sys.stderr.flush()
+
+    return show
+
+
+def fail(args, message: str, code: int = 2) -> int:
+    sys.stderr.write(f"segscore {getattr(args, 'command', '')}: {message}\n".replace("segscore : ", "segscore: "))
+    return code
+
+
+def run_command(func, args) -> int:
+    """Run a subcommand, turning refusals into exit 2 and violations into exit 3."""
+    try:
+        code = func(args)
+        return 0 if code is None else int(code)
+    except CheckViolation as exc:
+        return fail(args, str(exc), 3)
+    except ScoreError as exc:
+        return fail(args, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except FileNotFoundError as exc:
+        name = exc.filename or str(exc)
+        return fail(args, f"{name}: no such file or folder; check the path")
+    except PermissionError as exc:
+        return fail(args, f"{exc.filename}: permission denied; check the file's permissions")
+    except IsADirectoryError as exc:
+        return fail(args, f"{exc.filename}: is a folder, not a file")
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception:  # noqa: BLE001 - a crash is a bug: show it
+        traceback.print_exc()
+        return 1

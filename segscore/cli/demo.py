@@ -1,0 +1,38 @@
+"""``segscore demo``: score a built-in synthetic segment, offline, as `segscore auc` would."""
+
+from __future__ import annotations
+
+HELP = "score a built-in synthetic segment (offline), as `segscore auc` prints it"
+
+
+def add_arguments(p) -> None:
+    from segscore.cli._common import add_output_options
+
+    p.add_argument("--keep", metavar="DIR", help="write the sample segment to DIR and keep it (default: a "
+                                                 "temporary folder, removed afterwards)")
+    p.add_argument("--bootstrap", type=int, default=300, metavar="N", help="bootstrap draws (default 300)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic segment and of the draws")
+    add_output_options(p)
+
+
+def run(args) -> int:
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from segscore.cli._common import emit
+    from segscore.ink import auc
+    from segscore.ink.demo import make_sample
+
+    with tempfile.TemporaryDirectory(prefix="segscore-demo-") as tmp:
+        folder = Path(args.keep) if args.keep else Path(tmp)
+        paths = make_sample(folder, seed=args.seed)
+        if not args.json:
+            sys.stderr.write(
+                f"segscore demo: a synthetic 600 x 800 segment in {folder}\n"
+                f"$ segscore auc MAP.tif --control MAP_reverse.tif --labels labels/inklabels.zarr "
+                f"--mask labels/supervision.zarr --bootstrap {args.bootstrap}\n")
+        result = auc.score_files(paths["prediction"], paths["labels"], paths["mask"], control=paths["control"],
+                                 bootstrap=args.bootstrap, seed=args.seed)
+        emit(args, result, auc.format_result(result))
+    return 0

@@ -1,0 +1,84 @@
+"""``segscore``: one command, one subcommand per scorer.
+
+``main(argv) -> int`` parses the arguments, imports only the chosen subcommand's module and
+runs it. Exit codes (DESIGN.md, "Conventions"): 0 scored (a null metric inside is still 0);
+2 bad input or usage, one line on stderr naming the file and the fix; 3 a check that ran
+and found a violation; 1 only for a crash, which is a bug.
+
+A subcommand module defines ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int``; it imports its heavy dependencies inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: subcommand -> module. Aliases are the spec tools' own names for the same command.
+COMMANDS = {
+    "auc": "segscore.cli.auc",
+    "demo": "segscore.cli.demo",
+    "run": "segscore.cli.run",
+}
+ALIASES: dict[str, str] = {}
+
+#: one-line help of each command, so ``segscore --help`` imports none of them
+HELP = {
+    "auc": "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
+    "demo": "score a built-in synthetic segment (offline), as `segscore auc` prints it",
+    "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so ``main`` returns the code."""
+
+    def exit(self, status=0, message=None):
+        if message:
+            sys.stderr.write(message)
+        raise _Exit(status)
+
+
+class _Exit(Exception):
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported to add its arguments."""
+    from segscore import __version__
+
+    parser = _Parser(prog="segscore", description="Score segmentations and ink maps against human ground truth.")
+    parser.add_argument("--version", action="version", version=f"segscore {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module in COMMANDS.items():
+        aliases = [a for a, target in ALIASES.items() if target == name]
+        p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""))
+        if name == command:
+            importlib.import_module(module).add_arguments(p)
+            p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run ``segscore`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    command = ALIASES.get(command, command)
+    try:
+        parser = build_parser(command if command in COMMANDS else None)
+        args = parser.parse_args(argv)
+    except _Exit as exc:
+        return exc.code
+    if not getattr(args, "_module", None):
+        parser.print_help(sys.stderr)
+        return 2
+    from segscore.cli._common import run_command
+
+    return run_command(importlib.import_module(args._module).run, args)
+
+
+def entry() -> None:  # console script
+    sys.exit(main())

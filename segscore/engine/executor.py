@@ -1,0 +1,92 @@
+"""Executors: run one reduction per window and add the results up.
+
+``reduce_windows(fn, windows, merge)`` calls ``fn(window)`` for every window and folds the
+partial results with ``merge(a, b)``. The fold happens in window order, so a result is the
+same whichever executor ran it and however many threads it had.
+
+- ``"threads"`` (default): a thread pool. Kernels release the GIL, and so do file reads and
+  zarr's codecs, so tiles run in parallel; at most ``2 * workers`` windows are in flight,
+  which bounds memory.
+- ``"synchronous"``: one window at a time in the calling thread (debugging, profiling).
+- ``"dask"`` or a ``distributed.Client``: one dask task per window, merged by a tree of
+  tasks. Sources must then be picklable (file-backed sources are). Warm the numba cache in
+  the calling process first (``segscore.engine.warm``) so workers load compiled kernels
+  instead of compiling them at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def default_workers() -> int:
+    """Threads to use: the CPUs this process may run on, at most 8."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+def reduce_windows(fn: Callable[[tuple], T], windows: Sequence[tuple], merge: Callable[[T, T], T], *,
+                   executor=None, workers: int | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> T | None:
+    """Fold ``fn(window)`` over ``windows`` with ``merge``; None when there are no windows."""
+    windows = list(windows)
+    if not windows:
+        return None
+    if executor is None or executor == "threads":
+        return _threads(fn, windows, merge, workers or default_workers(), progress)
+    if executor == "synchronous":
+        return _threads(fn, windows, merge, 1, progress)
+    return _dask(fn, windows, merge, executor)
+
+
+def _threads(fn, windows, merge, workers, progress):
+    total = len(windows)
+    acc = None
+    done = 0
+
+    def fold(result):
+        nonlocal acc, done
+        acc = result if acc is None else merge(acc, result)
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    if workers <= 1 or total == 1:
+        for w in windows:
+            fold(fn(w))
+        return acc
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="segscore") as pool:
+        pending: deque = deque()
+        it = iter(windows)
+        for w in it:
+            pending.append(pool.submit(fn, w))
+            if len(pending) >= 2 * workers:
+                fold(pending.popleft().result())
+        while pending:
+            fold(pending.popleft().result())
+    return acc
+
+
+def _dask(fn, windows, merge, executor):
+    import dask
+
+    parts = [dask.delayed(fn, pure=False)(w) for w in windows]
+    merge_task = dask.delayed(merge, pure=True)
+    while len(parts) > 1:  # a balanced tree of merges keeps the fold in window order
+        nxt = [merge_task(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts = nxt
+    if executor == "dask":
+        (result,) = dask.compute(parts[0])
+        return result
+    future = executor.compute(parts[0])  # a distributed.Client
+    return future.result()

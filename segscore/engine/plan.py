@@ -1,0 +1,48 @@
+"""Tile plans: which windows of an image to read, in which order.
+
+A plan is a list of windows (tuples of slices, one per axis) that together cover a region
+once. Scorers reduce each window to a small additive summary and add the summaries up, so
+a result never depends on the plan; the plan only sets memory and I/O.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: pixels per window when nothing else decides (a few MB per input at 1 byte per pixel)
+DEFAULT_WINDOW_PX = 1 << 22
+
+
+def bands(region: tuple[slice, ...], step: int) -> list[tuple[slice, ...]]:
+    """Split ``region`` into windows of ``step`` positions along its first axis."""
+    if step < 1:
+        raise ValueError(f"tile step must be at least 1, got {step}")
+    lead, rest = region[0], tuple(region[1:])
+    return [(slice(a, min(a + step, lead.stop)),) + rest for a in range(lead.start, lead.stop, step)]
+
+
+def rows_for_pixels(region: tuple[slice, ...], target_px: int = DEFAULT_WINDOW_PX) -> int:
+    """A band height giving windows of about ``target_px`` pixels."""
+    per_row = int(np.prod([s.stop - s.start for s in region[1:]], dtype=np.int64)) or 1
+    return max(1, int(target_px // per_row))
+
+
+def aligned_bands(region: tuple[slice, ...], boundaries: np.ndarray, max_rows: int) -> list[tuple[slice, ...]]:
+    """Bands that start at the given first-axis ``boundaries`` where they can.
+
+    Used to align map rows with the chunk rows of a store read through an index map: each
+    band then decodes whole chunk rows once. Bands longer than ``max_rows`` are split.
+    """
+    lead, rest = region[0], tuple(region[1:])
+    cuts = sorted({int(b) for b in boundaries if lead.start < b < lead.stop} | {lead.start, lead.stop})
+    out = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        out.extend(bands((slice(a, b),) + rest, max_rows))
+    # merge runs of short bands up to max_rows so tiny chunks do not make tiny tasks
+    merged: list[tuple[slice, ...]] = []
+    for w in out:
+        if merged and (w[0].stop - merged[-1][0].start) <= max_rows and merged[-1][0].stop == w[0].start:
+            merged[-1] = (slice(merged[-1][0].start, w[0].stop),) + rest
+        else:
+            merged.append(w)
+    return merged

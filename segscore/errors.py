@@ -1,0 +1,34 @@
+"""The exceptions segscore raises for bad input.
+
+Every refusal is a :class:`ScoreError` (a ``ValueError``), whose message is one line naming
+the file or argument and the fix. The command line prints it on stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+
+class ScoreError(ValueError):
+    """Bad input: a file, an option or a value segscore refuses, with the reason and the fix."""
+
+
+#: kit's name for the same exception, kept so code written against kit's API still catches it.
+VerifyError = ScoreError
+
+
+class InputFileError(ScoreError, FileNotFoundError):
+    """A named input file or store does not exist or cannot be opened.
+
+    It is both a :class:`ScoreError` (bad input, exit 2) and a ``FileNotFoundError`` (what kit
+    raised for a missing ``.npy``), so either ``except`` clause catches it.
+    """
+
+
+class CheckViolation(Exception):
+    """A check ran and found violations (exit code 3 on the command line).
+
+    Not a ``ScoreError``: the input was fine; what it describes is not.
+    """
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result

@@ -1,0 +1,200 @@
+"""Open images as sources: TIFF, ``.npy``, PNG, NIfTI, zarr arrays and pyramid levels.
+
+Each opener returns a :class:`~segscore.engine.sources.Source`, so the caller reads windows
+and never holds more of a file than the window. Bad input raises a
+:class:`~segscore.errors.ScoreError` whose one-line message names the file and the fix.
+
+Formats are told by name: ``.tif``/``.tiff``, ``.npy``, ``.png`` (and other Pillow images),
+``.nii``/``.nii.gz``, and zarr (a path ending in ``.zarr``, a key inside one such as
+``labels.zarr/2``, or any folder holding ``zarr.json``, ``.zarray`` or ``.zgroup``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from segscore.engine.sources import ArraySource, RawFileSource, Source, ZarrSource, as_source, squeeze
+from segscore.errors import InputFileError, ScoreError
+
+TIFF_SUFFIXES = (".tif", ".tiff")
+NIFTI_SUFFIXES = (".nii", ".nii.gz")
+
+
+def _name(path) -> str:
+    return os.fspath(path)
+
+
+def is_zarr_path(path) -> bool:
+    """Whether ``path`` names a zarr array or group (v2 or v3), or a key inside one."""
+    p = Path(path)
+    if any(part.endswith(".zarr") for part in p.parts):
+        return True
+    return p.is_dir() and any((p / marker).exists() for marker in ("zarr.json", ".zarray", ".zgroup"))
+
+
+def format_of(path) -> str:
+    """``'tiff'``, ``'npy'``, ``'nifti'``, ``'zarr'`` or ``'pillow'`` for a path."""
+    low = _name(path).lower().rstrip("/")
+    if low.endswith(TIFF_SUFFIXES):
+        return "tiff"
+    if low.endswith(".npy"):
+        return "npy"
+    if low.endswith(NIFTI_SUFFIXES):
+        return "nifti"
+    if is_zarr_path(path):
+        return "zarr"
+    return "pillow"
+
+
+def _require_exists(path) -> None:
+    if not os.path.exists(path):
+        raise InputFileError(f"{_name(path)}: no such file or folder; check the path")
+
+
+def open_tiff(path) -> Source:
+    """A TIFF's first series: read in place when stored contiguously, else by strips or tiles."""
+    import tifffile
+
+    _require_exists(path)
+    try:
+        tf = tifffile.TiffFile(path)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the same refusal
+        raise ScoreError(f"cannot read {_name(path)}: {exc}; save it as an uncompressed TIFF or .npy") from None
+    try:
+        series = tf.series[0]
+        shape, dtype = tuple(series.shape), np.dtype(series.dtype)
+        offset = series.dataoffset
+        if offset is not None and dtype.kind in "biuf":
+            tf.close()
+            return RawFileSource(path, offset, shape, dtype, name=_name(path))
+        import zarr
+
+        store = series.aszarr()
+        array = zarr.open(store, mode="r")
+        if hasattr(array, "keys"):  # a multi-resolution TIFF: level 0
+            array = array["0"]
+        source = ZarrSource(array, _name(path), closer=lambda: (store.close(), tf.close()))
+        source.read((slice(0, min(1, shape[0])),) + tuple(slice(0, min(1, n)) for n in shape[1:]))
+        return source
+    except ScoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - e.g. a codec imagecodecs lacks
+        tf.close()
+        raise ScoreError(f"cannot read {_name(path)}: {exc}; install imagecodecs, or save the map as .npy") from None
+
+
+def open_npy(path) -> Source:
+    """A ``.npy`` file, read by windows from disk (memory-mapped when Fortran-ordered)."""
+    _require_exists(path)
+    try:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+            else:
+                shape, fortran, dtype = np.lib.format._read_array_header(fh, version)
+            offset = fh.tell()
+    except Exception as exc:  # noqa: BLE001
+        raise ScoreError(f"cannot read {_name(path)}: {exc}; is it a .npy file written by numpy.save?") from None
+    if dtype.hasobject:
+        raise ScoreError(f"{_name(path)}: holds Python objects, not numbers; save a numeric array")
+    if fortran:
+        return ArraySource(np.load(path, mmap_mode="r"), _name(path))
+    return RawFileSource(path, offset, shape, dtype, name=_name(path))
+
+
+def open_pillow(path) -> Source:
+    """A PNG (or another image Pillow reads), decoded whole: PNGs have no windowed access."""
+    from PIL import Image
+
+    _require_exists(path)
+    try:
+        with Image.open(path) as img:
+            array = np.asarray(img)
+    except Exception as exc:  # noqa: BLE001
+        raise ScoreError(f"cannot read {_name(path)}: {exc}; give a PNG, TIFF, .npy, NIfTI or zarr") from None
+    return ArraySource(array, _name(path))
+
+
+def open_nifti(path) -> Source:
+    """A NIfTI image; its voxel size is kept as ``source.voxel_size``."""
+    import nibabel
+
+    _require_exists(path)
+    try:
+        img = nibabel.load(os.fspath(path))
+        proxy = img.dataobj
+        source = ArraySource(proxy, _name(path))
+        # the proxy applies the header's scaling, which can change the dtype: ask it
+        source.dtype = np.asarray(proxy[tuple(slice(0, 1) for _ in img.shape)]).dtype
+        source.voxel_size = tuple(float(z) for z in img.header.get_zooms()[: len(img.shape)])
+    except Exception as exc:  # noqa: BLE001
+        raise ScoreError(f"cannot read {_name(path)}: {exc}; is it a NIfTI-1 or NIfTI-2 file?") from None
+    return source
+
+
+def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSource:
+    """A zarr array: ``path`` itself, or the array ``level`` inside the group at ``path``.
+
+    A group without ``level`` is refused with its keys listed.
+    """
+    import zarr
+
+    if not os.path.exists(path):
+        raise InputFileError(f"cannot open {_name(path)} as zarr: no such folder; point at the .zarr folder")
+    try:
+        node = zarr.open(os.fspath(path), mode="r")
+    except Exception as exc:  # noqa: BLE001
+        raise ScoreError(f"cannot open {_name(path)} as zarr: {exc}; point at the .zarr folder") from None
+    if not hasattr(node, "shape"):
+        keys = sorted(node.keys())
+        if level is None:
+            raise ScoreError(f"{_name(path)} is a zarr group, not an array; name one inside it, e.g. "
+                             f"{_name(path).rstrip('/')}/{keys[0] if keys else 'KEY'} (keys: {keys})")
+        if level not in node:
+            raise ScoreError(f"{_name(path)}: no level {level!r}; levels: {keys}")
+        node = node[level]
+        if not hasattr(node, "shape"):
+            raise ScoreError(f"{_name(path)}/{level} is a group, not an array")
+    return ZarrSource(node, _name(path))
+
+
+def open_image(path, *, what: str = "image") -> Source:
+    """Any supported image file as a source, by its name (see the module docstring)."""
+    kind = format_of(path)
+    if kind == "zarr":
+        return open_zarr(path, what=what)
+    return {"tiff": open_tiff, "npy": open_npy, "nifti": open_nifti, "pillow": open_pillow}[kind](path)
+
+
+def open_map(obj, *, what: str = "map", ndim: int = 2, name: str | None = None) -> Source:
+    """A path or an array as a squeezed ``ndim``-dimensional source, refused otherwise."""
+    if isinstance(obj, (str, os.PathLike)):
+        source = squeeze(open_image(obj, what=what))
+    else:
+        source = squeeze(as_source(obj, name=name or f"<{what}>"))
+    if source.ndim != ndim:
+        shape = source.shape
+        source.close()
+        raise ScoreError(f"{source.name}: expected a {ndim}D {what}, got shape {shape}")
+    if source.dtype.kind not in "biuf":
+        source.close()
+        raise ScoreError(f"{source.name}: holds {source.dtype} values; a {what} must be numeric")
+    return source
+
+
+def read_image(path, *, what: str = "image") -> np.ndarray:
+    """A whole image as a NumPy array (for inputs that fit in memory)."""
+    with open_image(path, what=what) as source:
+        return source.read_all()
+
+
+def same_file(a, b) -> bool:
+    """Whether two paths name the same file, through links and other spellings too."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)

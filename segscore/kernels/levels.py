@@ -1,0 +1,165 @@
+"""Kernels that put a map's values on 65,536 integer levels and count them.
+
+A level is either the value itself (uint8 and uint16 maps, ``passthrough``) or
+``clip(rint((x - offset) * scale), 0, 65535)`` computed in float64. The policy that picks
+``offset`` and ``scale`` (known 0..1, 0..255, 0..65535 scales, or a min-max stretch) lives in
+:mod:`segscore.ink.quantize`; these kernels only apply it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from segscore.kernels._jit import jit
+
+N_LEVELS = 65536
+
+
+@jit
+def level_of(x, passthrough, offset, scale):
+    """The level of one value: ``int(x)`` when ``passthrough``, else the clipped affine level."""
+    if passthrough:
+        return np.int64(x)
+    v = np.rint((np.float64(x) - offset) * scale)
+    if v < 0.0:
+        return np.int64(0)
+    if v > 65535.0:
+        return np.int64(65535)
+    return np.int64(v)
+
+
+@jit
+def value_stats(values, occ_unit, occ_byte, occ_word):
+    """One pass over a 2D tile: range, non-finite count and level occupancy.
+
+    Parameters
+    ----------
+    values : (h, w) array of any real dtype
+    occ_unit, occ_byte, occ_word : (65536,) uint8
+        Set to 1 at every level a finite in-range pixel takes when the map is read on the
+        0..1 (x 65535), 0..255 (x 257) and 0..65535 (x 1) scales. Filled in place, so they
+        accumulate over tiles.
+
+    Returns
+    -------
+    lo, hi : float64
+        Minimum and maximum over finite pixels (``inf``, ``-inf`` when there are none).
+    n_nonfinite, n_finite : int64
+
+    Notes
+    -----
+    Occupancy is recorded only for values inside [0, 65535]; a map with any value outside
+    that range is stretched, and its occupancy on the known scales is never read.
+    """
+    lo = np.inf
+    hi = -np.inf
+    bad = 0
+    good = 0
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            x = np.float64(values[i, j])
+            if not np.isfinite(x):
+                bad += 1
+                continue
+            good += 1
+            if x < lo:
+                lo = x
+            if x > hi:
+                hi = x
+            if 0.0 <= x <= 65535.0:
+                occ_unit[level_of(x, False, 0.0, 65535.0)] = 1
+                occ_byte[level_of(x, False, 0.0, 257.0)] = 1
+                occ_word[level_of(x, False, 0.0, 1.0)] = 1
+    return lo, hi, bad, good
+
+
+@jit
+def class_histograms(values, passthrough, offset, scale, keep_zero, codes, ridx, cidx,
+                     ink_hist, bg_hist, levels_out):
+    """Count the scored pixels of a tile into ink and background level histograms.
+
+    Parameters
+    ----------
+    values : (h, w) array, any real dtype
+        The map's window.
+    passthrough, offset, scale
+        The quantization (see :func:`level_of`).
+    keep_zero : bool
+        Score pixels whose raw value is exactly 0 (otherwise they are "unpredicted").
+    codes : (hl, wl) uint8
+        Label window: bit 0 set where ink, bit 1 set where supervised (in the mask).
+    ridx : (h,) int64, cidx : (w,) int64
+        For each row and column of ``values``, the row and column of ``codes`` it reads
+        (the nearest-neighbour grid, already relative to the label window).
+    ink_hist, bg_hist : (65536,) int64
+        Accumulated in place.
+    levels_out : (h, w) int32, or an empty array
+        When not empty, receives each pixel's level where it was scored and -1 elsewhere.
+
+    Returns
+    -------
+    zero_in_mask : int64
+        Supervised pixels whose raw value is exactly 0 (scored or not, per ``keep_zero``).
+
+    Notes
+    -----
+    Does not check for NaN (the caller refuses maps holding any) or index bounds.
+    """
+    want_levels = levels_out.size > 0
+    zeros = 0
+    for i in range(values.shape[0]):
+        r = ridx[i]
+        for j in range(values.shape[1]):
+            code = codes[r, cidx[j]]
+            if want_levels:
+                levels_out[i, j] = -1
+            if code & 2 == 0:
+                continue
+            x = values[i, j]
+            if x == 0:
+                zeros += 1
+                if not keep_zero:
+                    continue
+            lev = level_of(x, passthrough, offset, scale)
+            if code & 1:
+                ink_hist[lev] += 1
+            else:
+                bg_hist[lev] += 1
+            if want_levels:
+                levels_out[i, j] = lev
+    return zeros
+
+
+@jit
+def auc_rows(ink, bg, out):
+    """Exact Mann-Whitney AUC (ties half) of each row pair of histograms.
+
+    Parameters
+    ----------
+    ink, bg : (k, L) int64
+        Histograms of the ink and background scores on the same L ordered levels.
+    out : (k,) float64
+        Receives ``(#pairs ink > bg + 0.5 #ties) / (n_ink * n_bg)``, or NaN where a class is
+        empty.
+
+    Notes
+    -----
+    The count of wins is kept doubled in int64 (``2 Σ ink·below + Σ ink·bg``) so it is
+    exact; the only rounding is the final division. Counts up to 2**31 per class are safe.
+    """
+    k, n = ink.shape
+    for r in range(k):
+        below = np.int64(0)
+        wins2 = np.int64(0)
+        n_ink = np.int64(0)
+        for lev in range(n):
+            a = ink[r, lev]
+            b = bg[r, lev]
+            wins2 += 2 * a * below + a * b
+            below += b
+            n_ink += a
+        if n_ink == 0 or below == 0:
+            out[r] = np.nan
+        else:
+            out[r] = wins2 / (2.0 * np.float64(n_ink) * np.float64(below))
+    return out
