@@ -1,0 +1,87 @@
+"""Shared benchmark plumbing: whole-process wall time and peak RSS, medians, a table.
+
+Every benchmark runs the contenders side by side in one run of one script, so the ratios
+it prints are measured under the same machine load. Numbers are medians of ``repeat``
+runs; peak RSS is the child's ``ru_maxrss`` (its own peak, not the parent's).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("SEGSCORE_BENCH_CACHE", REPO / "benchmarks" / "_cache"))
+
+
+def python_env() -> dict:
+    """The environment for child processes: this checkout first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def run_once(argv, *, env=None, cwd=None, stdout=subprocess.DEVNULL) -> dict:
+    """Run ``argv`` once: wall seconds, peak RSS (MB) and the exit code."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env or python_env(), cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(map(str, argv))} exited {code}:\n{err[-2000:]}")
+    return {"seconds": wall, "peak_mb": usage.ru_maxrss / 1024.0}
+
+
+def measure(argv, *, repeat=3, warmup=1, env=None, cwd=None) -> dict:
+    """Median wall time and peak RSS of ``repeat`` runs after ``warmup`` unmeasured ones."""
+    for _ in range(warmup):
+        run_once(argv, env=env, cwd=cwd)
+    runs = [run_once(argv, env=env, cwd=cwd) for _ in range(repeat)]
+    return {"seconds": statistics.median(r["seconds"] for r in runs),
+            "peak_mb": statistics.median(r["peak_mb"] for r in runs), "runs": runs}
+
+
+def time_call(fn, *, repeat=3, warmup=1) -> float:
+    """Median seconds of ``fn()`` in this process, after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def segscore_argv(*args) -> list[str]:
+    return [sys.executable, "-m", "segscore", *map(str, args)]
+
+
+def table(rows, columns) -> str:
+    """A markdown table of ``rows`` (dicts) with ``columns`` (key, header, format)."""
+    head = "| " + " | ".join(h for _, h, _ in columns) + " |"
+    sep = "|" + "|".join("---" for _ in columns) + "|"
+    body = []
+    for r in rows:
+        cells = []
+        for key, _, fmt in columns:
+            v = r.get(key)
+            cells.append("" if v is None else (fmt.format(v) if fmt else str(v)))
+        body.append("| " + " | ".join(cells) + " |")
+    return "\n".join([head, sep, *body])
+
+
+def machine_note() -> str:
+    import platform
+
+    try:
+        ncpu = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        ncpu = os.cpu_count()
+    return f"{platform.node()} · {ncpu} CPUs · Python {platform.python_version()} · {time.strftime('%Y-%m-%d %H:%M')}"
