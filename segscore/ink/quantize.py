@@ -62,13 +62,26 @@ class MapStats:
                         self.finite + other.finite, occ)
 
 
+#: dtypes the kernels are compiled for; any other map is converted tile by tile (exactly, to float64)
+KERNEL_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def kernel_array(values) -> np.ndarray:
+    """A C-contiguous window in one of ``KERNEL_DTYPES`` (few compiled variants, one layout)."""
+    v = np.asarray(values)
+    if v.dtype not in KERNEL_DTYPES:
+        v = v.astype(np.float32 if v.dtype.kind == "b" or v.dtype.itemsize == 1 else np.float64)
+    return np.ascontiguousarray(v)
+
+
 def tile_stats(values: np.ndarray) -> MapStats:
     """Statistics of one window (the kernel ``value_stats``)."""
     from segscore.kernels.levels import value_stats
 
     occ = np.zeros((3, N_LEVELS), np.uint8)
+    values = kernel_array(values)
     if values.ndim != 2:
-        values = values.reshape(values.shape[0], -1) if values.size else values.reshape(0, 0)
+        values = values.reshape(1, -1)
     lo, hi, bad, good = value_stats(values, occ[0], occ[1], occ[2])
     return MapStats(float(lo), float(hi), int(bad), int(good), occ)
 
@@ -104,15 +117,13 @@ def quantizer_for(dtype, stats: MapStats | None = None, *, name: str = "the map"
         if n_levels >= MIN_FLOAT_LEVELS:
             return Quantizer(False, 0.0, scale, rule=f"{dtype} on its {label} scale")
     if hi > lo:
-        return Quantizer(False, lo, 65535.0 / (hi - lo), rule=f"{dtype} stretched from {lo:g} to {hi:g}")
+        return Quantizer(False, lo, 65535.0 / (hi - lo), rule=f"{dtype} stretched from {lo:.9g} to {hi:.9g}")
     return Quantizer(False, lo, 0.0, rule=f"constant {dtype} map: every pixel ties")
 
 
 def quantize_values(values) -> tuple[np.ndarray, Quantizer]:
     """Levels of an in-memory array under the whole-array rule (for ``auc_scores``)."""
     v = np.asarray(values)
-    if v.dtype == np.bool_:
-        v = v.astype(np.uint8).astype(np.float32)
     stats = tile_stats(v.reshape(1, -1)) if needs_stats(v.dtype) else None
     q = quantizer_for(v.dtype, stats, name="the scores")
     return q.levels(v), q

@@ -17,7 +17,7 @@ from segscore.engine.executor import reduce_windows
 from segscore.engine.grid import IndexedView
 from segscore.engine.plan import DEFAULT_WINDOW_PX, aligned_bands, bands, rows_for_pixels
 from segscore.engine.sources import Source
-from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, needs_stats, quantizer_for, tile_stats
+from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, kernel_array, needs_stats, quantizer_for, tile_stats
 from segscore.kernels.blocks import BOOT_BINS
 
 _EMPTY_LEVELS = np.zeros((0, 0), np.int32)
@@ -99,7 +99,7 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
         levels = {}
         hh, ww = window[0].stop - window[0].start, window[1].stop - window[1].start
         for i, (src, q) in enumerate(zip(sources, qs)):
-            values = src.read(window)
+            values = kernel_array(src.read(window))
             out = np.empty((hh, ww), np.int32) if i in boot_maps else _EMPTY_LEVELS
             zeros[i] = class_histograms(values, q.passthrough, q.offset, q.scale, spec.keep_zero,
                                         codes, ridx, cidx, hist[i, 0], hist[i, 1], out)

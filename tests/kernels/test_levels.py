@@ -1,0 +1,133 @@
+"""The level kernels against brute-force NumPy oracles."""
+
+import numpy as np
+import pytest
+
+from segscore.ink.quantize import Quantizer, kernel_array
+from segscore.kernels.levels import auc_rows, class_histograms, value_stats
+
+EMPTY = np.zeros((0, 0), np.int32)
+
+
+def oracle_hist(values, q, keep_zero, codes, ridx, cidx):
+    c = codes[np.ix_(ridx, cidx)]
+    sup = (c & 2) > 0
+    ink = (c & 1) > 0
+    zero = values == 0
+    use = sup & (keep_zero | ~zero)
+    lev = q.levels(values)
+    hi = np.bincount(lev[use & ink], minlength=65536)
+    hb = np.bincount(lev[use & ~ink], minlength=65536)
+    levels = np.where(use, lev, -1)
+    return hi, hb, int((sup & zero).sum()), levels
+
+
+QUANTS = [Quantizer(True, top=255), Quantizer(False, 0.0, 65535.0), Quantizer(False, -3.5, 1234.5),
+          Quantizer(False, 2.0, 0.0)]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.uint16])
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (7, 13), (40, 31)])
+def test_class_histograms_matches_oracle(dtype, shape):
+    rng = np.random.default_rng(hash((np.dtype(dtype).str, shape)) % 2**32)
+    h, w = shape
+    if np.dtype(dtype).kind == "u":
+        values = rng.integers(0, 4 if h < 5 else np.iinfo(dtype).max, size=shape).astype(dtype)
+        qs = [Quantizer(True)]
+    else:
+        values = (rng.random(shape) * rng.choice([1, 300])).astype(dtype)
+        values[rng.random(shape) < 0.2] = 0
+        qs = QUANTS[1:]
+    lh, lw = max(h // 2, 1), max(w // 2, 1)
+    codes = rng.integers(0, 4, size=(lh, lw)).astype(np.uint8)
+    ridx = np.sort(rng.integers(0, lh, h)).astype(np.int64)
+    cidx = rng.integers(0, lw, w).astype(np.int64)
+    for q in qs:
+        for keep_zero in (False, True):
+            hi, hb = np.zeros(65536, np.int64), np.zeros(65536, np.int64)
+            out = np.empty(shape, np.int32)
+            zeros = class_histograms(values, q.passthrough, q.offset, q.scale, keep_zero, codes, ridx, cidx,
+                                     hi, hb, out)
+            ohi, ohb, oz, olev = oracle_hist(values, q, keep_zero, codes, ridx, cidx)
+            np.testing.assert_array_equal(hi, ohi)
+            np.testing.assert_array_equal(hb, ohb)
+            assert zeros == oz
+            np.testing.assert_array_equal(out, olev)
+            # without the levels output, the histograms are the same and accumulate
+            zeros2 = class_histograms(values, q.passthrough, q.offset, q.scale, keep_zero, codes, ridx, cidx,
+                                      hi, hb, EMPTY)
+            assert zeros2 == oz
+            np.testing.assert_array_equal(hi, 2 * ohi)
+
+
+def test_class_histograms_on_a_non_contiguous_window_via_kernel_array():
+    rng = np.random.default_rng(1)
+    full = rng.random((30, 40)).astype(np.float32)
+    window = full[3:25:2, 5:37:3]
+    assert not window.flags.c_contiguous
+    values = kernel_array(window)
+    codes = np.full((window.shape[0], window.shape[1]), 3, np.uint8)
+    r = np.arange(window.shape[0], dtype=np.int64)
+    c = np.arange(window.shape[1], dtype=np.int64)
+    q = Quantizer(False, 0.0, 65535.0)
+    hi, hb = np.zeros(65536, np.int64), np.zeros(65536, np.int64)
+    class_histograms(values, False, 0.0, 65535.0, True, codes, r, c, hi, hb, EMPTY)
+    np.testing.assert_array_equal(hi, np.bincount(q.levels(window).ravel(), minlength=65536))
+
+
+def test_kernel_array_converts_other_dtypes_exactly():
+    a = np.array([[-7, 0, 32767]], np.int16)
+    k = kernel_array(a)
+    assert k.dtype == np.float64 and np.array_equal(k, a)
+    b = np.array([[True, False]])
+    assert kernel_array(b).dtype == np.float32
+    assert kernel_array(np.array([[1, 2]], np.uint8)).dtype == np.uint8
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_value_stats_matches_oracle(dtype):
+    rng = np.random.default_rng(3)
+    v = (rng.normal(0, 50, (23, 17))).astype(dtype)
+    v[0, 0], v[1, 1], v[2, 2] = np.nan, np.inf, -np.inf
+    occ = np.zeros((3, 65536), np.uint8)
+    lo, hi, bad, good = value_stats(v, occ[0], occ[1], occ[2])
+    f = v[np.isfinite(v)].astype(np.float64)
+    assert (lo, hi, bad, good) == (f.min(), f.max(), 3, f.size)
+    inr = f[(f >= 0) & (f <= 65535)]
+    for row, scale in zip(occ, (65535.0, 257.0, 1.0)):
+        want = np.zeros(65536, np.uint8)
+        want[np.clip(np.rint(inr * scale), 0, 65535).astype(np.int64)] = 1
+        np.testing.assert_array_equal(row, want)
+
+
+def test_value_stats_of_nothing():
+    occ = np.zeros((3, 65536), np.uint8)
+    lo, hi, bad, good = value_stats(np.zeros((0, 0), np.float32), occ[0], occ[1], occ[2])
+    assert (lo, hi, bad, good) == (np.inf, -np.inf, 0, 0) and occ.sum() == 0
+
+
+def pairwise_auc(ink, bg):
+    ink = np.asarray(ink, np.float64)[:, None]
+    bg = np.asarray(bg, np.float64)[None, :]
+    return ((ink > bg).sum() + 0.5 * (ink == bg).sum()) / (ink.size * bg.size)
+
+
+def test_auc_rows_equals_the_pairwise_definition_with_many_ties():
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        n_levels = int(rng.integers(1, 12))
+        a = rng.integers(0, n_levels, int(rng.integers(1, 60)))
+        b = rng.integers(0, n_levels, int(rng.integers(1, 60)))
+        ha = np.bincount(a, minlength=n_levels)[None, :].astype(np.int64)
+        hb = np.bincount(b, minlength=n_levels)[None, :].astype(np.int64)
+        out = auc_rows(ha, hb, np.empty(1))
+        assert out[0] == pytest.approx(pairwise_auc(a, b), abs=1e-15)
+
+
+def test_auc_rows_is_nan_when_a_class_is_empty():
+    z = np.zeros((2, 5), np.int64)
+    o = np.ones((2, 5), np.int64)
+    out = auc_rows(z, o, np.empty(2))
+    assert np.isnan(out).all()
+    out = auc_rows(o, z, np.empty(2))
+    assert np.isnan(out).all()
