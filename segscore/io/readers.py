@@ -68,8 +68,9 @@ def open_tiff(path) -> Source:
         shape, dtype = tuple(series.shape), np.dtype(series.dtype)
         offset = series.dataoffset
         if offset is not None and dtype.kind in "biuf":
+            file_dtype = dtype.newbyteorder(tf.byteorder)  # series.dtype is native; the file may not be
             tf.close()
-            return RawFileSource(path, offset, shape, dtype, name=_name(path))
+            return RawFileSource(path, offset, shape, file_dtype, name=_name(path))
         import zarr
 
         store = series.aszarr()
