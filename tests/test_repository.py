@@ -1,0 +1,36 @@
+"""The repository's own promises: README commands, CI, light imports."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def readme_commands():
+    text = (REPO / "README.md").read_text()
+    block = text.split("```bash", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in block.strip().splitlines()]
+
+
+def test_readme_starts_with_the_two_commands_and_ci_runs_them():
+    cmds = readme_commands()
+    assert len(cmds) == 2
+    assert "segscore demo" in cmds[0] and "pytest" in cmds[1]
+    ci = (REPO / ".ci" / "run").read_text()
+    for c in cmds:
+        assert c in ci, f".ci/run does not run the README's command {c!r}"
+
+
+def test_import_segscore_is_light():
+    code = ("import sys, segscore, segscore.ink.auc, segscore.cli.main, segscore.errors; "
+            "heavy = [m for m in ('dask', 'zarr', 'matplotlib', 'distributed', 'numba', 'scipy', 'torch') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_bare_import_pulls_numpy_only():
+    code = "import sys, segscore; print(sorted(m for m in ('numpy', 'numba', 'tifffile', 'PIL') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() in ("[]", "['numpy']")
