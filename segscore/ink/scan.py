@@ -88,6 +88,9 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
     boot = spec.block_px is not None
     nbx = -(-shape[1] // spec.block_px) if boot else 0
     boot_maps = ([0, n - 1] if spec.paired else [0]) if boot else []
+    # The task closes over plain values only (not ``spec``, which holds the executor and the
+    # progress callback), so a distributed scheduler can pickle it.
+    keep_zero, block_px, paired = spec.keep_zero, spec.block_px, spec.paired
 
     def task(window):
         planes, ridx, cidx = view.read(window)
@@ -101,18 +104,18 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
         for i, (src, q) in enumerate(zip(sources, qs)):
             values = kernel_array(src.read(window))
             out = np.empty((hh, ww), np.int32) if i in boot_maps else _EMPTY_LEVELS
-            zeros[i] = class_histograms(values, q.passthrough, q.offset, q.scale, spec.keep_zero,
+            zeros[i] = class_histograms(values, q.passthrough, q.offset, q.scale, keep_zero,
                                         codes, ridx, cidx, hist[i, 0], hist[i, 1], out)
             if i in boot_maps:
                 levels[i] = out
         part = {"hist": hist, "zeros": zeros, "entries": []}
         if boot:
             la = levels[0]
-            lb = levels[n - 1] if spec.paired else _EMPTY_LEVELS
-            m = la.size * (2 if spec.paired else 1)
+            lb = levels[n - 1] if paired else _EMPTY_LEVELS
+            m = la.size * (2 if paired else 1)
             ob, ok, oc = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int64)
-            k = block_entries(la, qs[0].top, lb, qs[n - 1].top if spec.paired else 65535, codes, ridx, cidx,
-                              window[0].start, window[1].start, spec.block_px, nbx, ob, ok, oc)
+            k = block_entries(la, qs[0].top, lb, qs[n - 1].top if paired else 65535, codes, ridx, cidx,
+                              window[0].start, window[1].start, block_px, nbx, ob, ok, oc)
             part["entries"] = [(ob[:k].copy(), ok[:k].copy(), oc[:k].copy())]
         return part
 
