@@ -2,7 +2,7 @@
 
 Every benchmark runs the contenders side by side in one run of one script, so the ratios
 it prints are measured under the same machine load. Numbers are medians of ``repeat``
-runs; peak RSS is the child's ``ru_maxrss`` (its own peak, not the parent's).
+runs; peak RSS is the command's own ``ru_maxrss``, measured under a bare parent (see run_once).
 """
 
 from __future__ import annotations
@@ -25,17 +25,34 @@ def python_env() -> dict:
     return env
 
 
+#: a bare Python that runs the measured command as its child and reports the child's peak RSS.
+#: On Linux a child's ``ru_maxrss`` starts from its parent's RSS at fork/exec time, so a big
+#: benchmark process would inflate every number it measures; this small parent does not.
+_WRAPPER = (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def run_once(argv, *, env=None, cwd=None, stdout=subprocess.DEVNULL) -> dict:
-    """Run ``argv`` once: wall seconds, peak RSS (MB) and the exit code."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env or python_env(), cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{' '.join(map(str, argv))} exited {code}:\n{err[-2000:]}")
-    return {"seconds": wall, "peak_mb": usage.ru_maxrss / 1024.0}
+    """Run ``argv`` once: wall seconds, peak RSS (MB, the command's own) and the exit code."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-S", "-c", _WRAPPER, rss.name, *map(str, argv)],
+                              env=env or python_env(), cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
+        wall = time.perf_counter() - t0
+        peak_kb = int(rss.read() or 0)
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace")
+        raise RuntimeError(f"{' '.join(map(str, argv))} exited {proc.returncode}:\n{err[-2000:]}")
+    return {"seconds": wall, "peak_mb": peak_kb / 1024.0}
 
 
 def measure(argv, *, repeat=3, warmup=1, env=None, cwd=None) -> dict:
