@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -34,3 +36,12 @@ def test_bare_import_pulls_numpy_only():
     code = "import sys, segscore; print(sorted(m for m in ('numpy', 'numba', 'tifffile', 'PIL') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() in ("[]", "['numpy']")
+
+
+def test_release_large_buffers_is_safe_to_call_twice():
+    from segscore.engine.memory import release_large_buffers
+
+    first = release_large_buffers()
+    assert release_large_buffers() is first
+    if sys.platform.startswith("linux") and first is False:
+        pytest.skip("not glibc")

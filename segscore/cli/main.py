@@ -76,7 +76,9 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return 2
     from segscore.cli._common import run_command
+    from segscore.engine.memory import release_large_buffers
 
+    release_large_buffers()
     return run_command(importlib.import_module(args._module).run, args)
 
 

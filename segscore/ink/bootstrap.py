@@ -29,28 +29,59 @@ def auc_of_histograms(ink: np.ndarray, bg: np.ndarray) -> np.ndarray:
 
 
 def resample(table: BlockTable, draws: int, seed: int, paired: bool):
-    """AUCs of ``draws`` block resamples: ``(map_aucs, other_aucs or None)``."""
-    from segscore.kernels.blocks import resampled_histograms
+    """AUCs of ``draws`` block resamples: ``(map_aucs, other_aucs or None)``.
 
+    ``counts @ block_histograms`` is one float64 matrix product per batch of draws. Every
+    operand and partial sum is an integer far below 2**53, so the product is exact whatever
+    order BLAS adds in, and the result does not depend on its threads.
+    """
     B = table.n_blocks
     rng = np.random.default_rng(seed)
-    batch = int(max(1, min(64, _BATCH_BYTES // max(8 * B, 1))))
+    used = np.flatnonzero(np.bincount(table.keys, minlength=table.n_keys))
+    column = np.zeros(table.n_keys, np.int64)
+    column[used] = np.arange(used.size)
+    K = max(int(used.size), 1)
+    chunks = _dense_chunks(table, column, K)
+    batch = int(max(1, min(draws, _BATCH_BYTES // max(8 * B, 1))))
     out_map = np.empty(draws, np.float64)
     out_other = np.empty(draws, np.float64) if paired else None
     done = 0
     while done < draws:
         k = min(batch, draws - done)
-        counts = np.empty((k, B), np.int64)
+        counts = np.empty((k, B), np.float64)
         for d in range(k):
             counts[d] = np.bincount(rng.integers(0, B, B), minlength=B)
-        hist = resampled_histograms(counts, table.indptr, table.keys, table.values,
-                                    np.empty((k, table.n_keys), np.int64))
+        dense = np.zeros((k, K), np.float64)
+        for b0, b1, part in chunks():
+            dense += counts[:, b0:b1] @ part
+        hist = np.zeros((k, table.n_keys), np.int64)
+        hist[:, used] = np.rint(dense).astype(np.int64)
         out_map[done:done + k] = auc_of_histograms(hist[:, :BOOT_BINS], hist[:, BOOT_BINS:2 * BOOT_BINS])
         if paired:
             out_other[done:done + k] = auc_of_histograms(hist[:, 2 * BOOT_BINS:3 * BOOT_BINS],
                                                          hist[:, 3 * BOOT_BINS:])
         done += k
     return out_map, out_other
+
+
+def _dense_chunks(table: BlockTable, column: np.ndarray, K: int):
+    """A callable yielding ``(b0, b1, H[b0:b1])``: the block histograms as dense float64 rows.
+
+    When they fit in ``_BATCH_BYTES`` they are built once; otherwise they are rebuilt, chunk
+    by chunk, for every batch of draws, so memory stays bounded for any number of blocks.
+    """
+    from segscore.kernels.blocks import dense_blocks
+
+    B = table.n_blocks
+    step = int(max(1, _BATCH_BYTES // (8 * K)))
+
+    def build(b0, b1):
+        return dense_blocks(table.rows, table.keys, table.values, column, b0, np.zeros((b1 - b0, K), np.float64))
+
+    if step >= B:
+        whole = [(0, B, build(0, B))]
+        return lambda: iter(whole)
+    return lambda: ((b0, min(b0 + step, B), build(b0, min(b0 + step, B))) for b0 in range(0, B, step))
 
 
 def interval(values: np.ndarray) -> tuple[float, float]:

@@ -16,6 +16,11 @@ import numpy as np
 from segscore.engine.executor import reduce_windows
 from segscore.engine.grid import IndexedView
 from segscore.engine.plan import DEFAULT_WINDOW_PX, aligned_bands, bands, rows_for_pixels
+
+#: pixels of a window: its labels are read once (a few bytes per pixel)
+LABEL_WINDOW_PX = 1 << 23
+#: pixels of a sub-band of a window: the maps are read and reduced in these
+SUB_WINDOW_PX = 1 << 20
 from segscore.engine.sources import Source
 from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, kernel_array, needs_stats, quantizer_for, tile_stats
 from segscore.kernels.blocks import BOOT_BINS
@@ -44,10 +49,30 @@ class ScanResult:
     block_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     block_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     block_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    n_grid: int | None = None  # blocks in the whole block grid
 
 
 def _merge_stats(a, b):
     return [x.merge(y) for x, y in zip(a, b)]
+
+
+def max_block_entries(window, block_px: int, paired: bool, top_a: int, top_b: int) -> int:
+    """An upper bound on the (block, key) entries of one tile, to size its buffers.
+
+    A block piece of ``p`` pixels holds at most ``p`` keys per map, and never more keys than
+    its sets have bins (a uint8 map fills 256 of the 1,024 bins).
+    """
+    (ys, xs) = window
+    def pieces(a, b):
+        edges = np.unique(np.r_[a, np.arange(-(-a // block_px) * block_px, b, block_px), b])
+        return np.diff(edges)
+    hs, ws = pieces(ys.start, ys.stop), pieces(xs.start, xs.stop)
+    px = np.multiply.outer(hs, ws).astype(np.int64)
+    cap_a = 2 * min(BOOT_BINS, top_a + 1)
+    n = np.minimum(px, cap_a).sum()
+    if paired:
+        n += np.minimum(px, 2 * min(BOOT_BINS, top_b + 1)).sum()
+    return int(max(n, 1))
 
 
 def quantizers(sources: list[Source], names: list[str], spec: ScanSpec) -> list[Quantizer]:
@@ -74,7 +99,7 @@ def plan(shape, view: IndexedView, spec: ScanSpec):
     region = (slice(m, h - m), slice(m, w - m))
     if spec.tile_rows:
         return bands(region, spec.tile_rows)
-    max_rows = rows_for_pixels(region, DEFAULT_WINDOW_PX)
+    max_rows = rows_for_pixels(region, LABEL_WINDOW_PX)
     return aligned_bands(region, view.row_boundaries(), max_rows)
 
 
@@ -92,32 +117,44 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
     # progress callback), so a distributed scheduler can pickle it.
     keep_zero, block_px, paired = spec.keep_zero, spec.block_px, spec.paired
 
+    sub_rows = spec.tile_rows or rows_for_pixels((slice(0, 1), slice(0, shape[1])), SUB_WINDOW_PX)
+    # with blocks, sub-bands end on block rows, so a block is split only where a window ends
+    block_rows = np.arange(0, shape[0], block_px) if boot and not spec.tile_rows else np.empty(0, np.int64)
+
+    def sub_bands(window):
+        return aligned_bands(window, block_rows, max(sub_rows, block_px or 1) if block_rows.size else sub_rows)
+
     def task(window):
+        # labels once per window (a whole chunk row of the store where the plan aligns to them),
+        # the maps in sub-bands, so map buffers stay small while labels are decoded once
         planes, ridx, cidx = view.read(window)
         ink, sup = planes
         codes = (np.asarray(sup) > 0).view(np.uint8) << 1
         codes |= (np.asarray(ink) > 0).view(np.uint8)
+        del planes, ink, sup
         hist = np.zeros((n, 2, N_LEVELS), np.int64)
         zeros = np.zeros(n, np.int64)
-        levels = {}
-        hh, ww = window[0].stop - window[0].start, window[1].stop - window[1].start
-        for i, (src, q) in enumerate(zip(sources, qs)):
-            values = kernel_array(src.read(window))
-            out = np.empty((hh, ww), np.int32) if i in boot_maps else _EMPTY_LEVELS
-            zeros[i] = class_histograms(values, q.passthrough, q.offset, q.scale, keep_zero,
-                                        codes, ridx, cidx, hist[i, 0], hist[i, 1], out)
-            if i in boot_maps:
-                levels[i] = out
-        part = {"hist": hist, "zeros": zeros, "entries": []}
-        if boot:
-            la = levels[0]
-            lb = levels[n - 1] if paired else _EMPTY_LEVELS
-            m = la.size * (2 if paired else 1)
-            ob, ok, oc = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int64)
-            k = block_entries(la, qs[0].top, lb, qs[n - 1].top if paired else 65535, codes, ridx, cidx,
-                              window[0].start, window[1].start, block_px, nbx, ob, ok, oc)
-            part["entries"] = [(ob[:k].copy(), ok[:k].copy(), oc[:k].copy())]
-        return part
+        entries = []
+        for sub in sub_bands(window):
+            sub_ridx = ridx[sub[0].start - window[0].start: sub[0].stop - window[0].start]
+            levels = {}
+            hh, ww = sub[0].stop - sub[0].start, sub[1].stop - sub[1].start
+            for i, (src, q) in enumerate(zip(sources, qs)):
+                values = kernel_array(src.read(sub))
+                out = np.empty((hh, ww), np.int32) if i in boot_maps else _EMPTY_LEVELS
+                zeros[i] += class_histograms(values, q.passthrough, q.offset, q.scale, keep_zero,
+                                             codes, sub_ridx, cidx, hist[i, 0], hist[i, 1], out)
+                if i in boot_maps:
+                    levels[i] = out
+            if boot:
+                la = levels[0]
+                lb = levels[n - 1] if paired else _EMPTY_LEVELS
+                m = max_block_entries(sub, block_px, paired, qs[0].top, qs[n - 1].top if paired else 0)
+                ob, ok, oc = np.empty(m, np.int64), np.empty(m, np.int16), np.empty(m, np.int64)
+                k = block_entries(la, qs[0].top, lb, qs[n - 1].top if paired else 65535, codes, sub_ridx, cidx,
+                                  sub[0].start, sub[1].start, block_px, nbx, ob, ok, oc)
+                entries.append((ob[:k].copy(), ok[:k].copy(), oc[:k].copy()))
+        return {"hist": hist, "zeros": zeros, "entries": entries}
 
     def merge(a, b):
         a["hist"] += b["hist"]
@@ -131,6 +168,8 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
     if total is None:  # nothing inside the inner margin
         return ScanResult(np.zeros((n, 2, N_LEVELS), np.int64), np.zeros(n, np.int64))
     result = ScanResult(total["hist"], total["zeros"])
+    if boot:
+        result.n_grid = nbx * -(-shape[0] // block_px)
     if boot and total["entries"]:
         result.block_ids = np.concatenate([e[0] for e in total["entries"]])
         result.block_keys = np.concatenate([e[1] for e in total["entries"]])
@@ -140,12 +179,16 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
 
 @dataclass
 class BlockTable:
-    """Sparse block histograms in CSR form, blocks in raster order of the global grid."""
+    """The tiles' sparse block histograms, with blocks numbered in raster order of the grid.
 
-    block_ids: np.ndarray  # (B,) global ids of the blocks holding scored pixels
-    indptr: np.ndarray  # (B + 1,)
-    keys: np.ndarray  # (nnz,) set * 1024 + bin
-    values: np.ndarray  # (nnz,)
+    Entries are (block row, key, count) triples in no particular order; a block split over
+    tiles has several entries for one key, and they add up wherever they are used.
+    """
+
+    block_ids: np.ndarray  # (B,) global ids of the blocks holding scored pixels, ascending
+    rows: np.ndarray  # (nnz,) int64: each entry's block, as an index into block_ids
+    keys: np.ndarray  # (nnz,) int16: set * 1024 + bin
+    values: np.ndarray  # (nnz,) int64
     n_keys: int
 
     @property
@@ -157,19 +200,22 @@ class BlockTable:
         return np.bincount(self.keys, weights=self.values, minlength=self.n_keys).astype(np.int64)
 
 
+#: block grids up to this many blocks are numbered through a dense lookup, not a sort
+_DENSE_GRID_MAX = 1 << 26
+
+
 def block_table(result: ScanResult, paired: bool) -> BlockTable:
-    """Combine the tiles' sparse entries: sort by (block, key) and add duplicates."""
+    """Number the blocks that hold entries in raster order of the block grid."""
     n_keys = (4 if paired else 2) * BOOT_BINS
-    combined = result.block_ids * n_keys + result.block_keys
-    counts = result.block_counts
-    if combined.size > 1 and not np.all(combined[1:] > combined[:-1]):
-        order = np.argsort(combined, kind="stable")
-        combined, counts = combined[order], counts[order]
-        starts = np.flatnonzero(np.r_[True, combined[1:] != combined[:-1]])
-        counts = np.add.reduceat(counts, starts) if starts.size else counts
-        combined = combined[starts]
-    blocks = combined // n_keys
-    keys = (combined % n_keys).astype(np.int64)
-    block_ids, first = np.unique(blocks, return_index=True)
-    indptr = np.r_[first, blocks.size].astype(np.int64)
-    return BlockTable(block_ids, indptr, keys, counts.astype(np.int64), n_keys)
+    ids = result.block_ids
+    n_grid = result.n_grid
+    if n_grid is not None and n_grid <= _DENSE_GRID_MAX:
+        present = np.zeros(n_grid, np.bool_)
+        present[ids] = True
+        block_ids = np.flatnonzero(present)
+        index = np.cumsum(present, dtype=np.int64) - 1
+        rows = index[ids]
+    else:
+        block_ids, rows = np.unique(ids, return_inverse=True)
+    return BlockTable(block_ids.astype(np.int64), rows.astype(np.int64, copy=False),
+                      result.block_keys, result.block_counts.astype(np.int64, copy=False), n_keys)

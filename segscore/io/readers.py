@@ -140,22 +140,32 @@ def open_nifti(path) -> Source:
 def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSource:
     """A zarr array: ``path`` itself, or the array ``level`` inside the group at ``path``.
 
-    A group without ``level`` is refused with its keys listed.
+    A group without ``level`` is refused with its keys listed. Plain local arrays are read by
+    :mod:`segscore.io.zarr_local`; anything else (sharded, filtered, remote) by zarr-python.
     """
-    import zarr
+    from segscore.io import zarr_local
 
     if not os.path.exists(path):
         raise InputFileError(f"cannot open {_name(path)} as zarr: no such folder; point at the .zarr folder")
     try:
-        node = zarr.open(os.fspath(path), mode="r")
-    except Exception as exc:  # noqa: BLE001
-        raise ScoreError(f"cannot open {_name(path)} as zarr: {exc}; point at the .zarr folder") from None
+        node = zarr_local.open_node(path)
+        if hasattr(node, "keys") and level is not None and level in node:
+            node = node[level]
+    except zarr_local.Unsupported:
+        node = None
+    if node is None:
+        import zarr
+
+        try:
+            node = zarr.open(os.fspath(path), mode="r")
+        except Exception as exc:  # noqa: BLE001
+            raise ScoreError(f"cannot open {_name(path)} as zarr: {exc}; point at the .zarr folder") from None
     if not hasattr(node, "shape"):
         keys = sorted(node.keys())
         if level is None:
             raise ScoreError(f"{_name(path)} is a zarr group, not an array; name one inside it, e.g. "
                              f"{_name(path).rstrip('/')}/{keys[0] if keys else 'KEY'} (keys: {keys})")
-        if level not in node:
+        if level not in keys:
             raise ScoreError(f"{_name(path)}: no level {level!r}; levels: {keys}")
         node = node[level]
         if not hasattr(node, "shape"):

@@ -1,4 +1,4 @@
-"""Kernels of the block bootstrap: sparse per-block histograms and resampled sums.
+"""Kernel of the block bootstrap: sparse per-block histograms of a tile.
 
 A block histogram holds, for one square block of the map's global block grid, the counts of
 its scored pixels per (set, bin): set 0 and 1 are the map's ink and background pixels, sets
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.kernels._jit import jit, prange
+from segscore.kernels._jit import jit
 
 BOOT_BINS = 1024
 
@@ -36,9 +36,10 @@ def block_entries(levels_a, top_a, levels_b, top_b, codes, ridx, cidx, y0, x0, b
         block_px)`` on a grid that starts at the map's pixel (0, 0).
     block_px, nbx : int
         Block side and the number of block columns of the whole map.
-    out_block : (m,) int64, out_key : (m,) int32, out_count : (m,) int64
+    out_block : (m,) int64, out_key : (m,) int16, out_count : (m,) int64
         Filled with (block id = by * nbx + bx, set * 1024 + bin, count) entries. ``m`` must
-        be at least the number of scored pixels (twice that with ``levels_b``).
+        be at least the number of entries: per block piece, its scored pixels (twice that
+        with ``levels_b``) or its sets' bins, whichever is fewer.
 
     Returns
     -------
@@ -53,6 +54,13 @@ def block_entries(levels_a, top_a, levels_b, top_b, codes, ridx, cidx, y0, x0, b
     n = 0
     if h == 0 or w == 0:
         return n
+    # bin of each level, looked up instead of divided per pixel
+    bin_a = np.empty(top_a + 1, np.int32)
+    for v in range(top_a + 1):
+        bin_a[v] = (v * 1023) // top_a
+    bin_b = np.empty(top_b + 1, np.int32)
+    for v in range(top_b + 1):
+        bin_b[v] = (v * 1023) // top_b
     by_first = y0 // block_px
     by_last = (y0 + h - 1) // block_px
     bx_first = x0 // block_px
@@ -75,13 +83,13 @@ def block_entries(levels_a, top_a, levels_b, top_b, codes, ridx, cidx, y0, x0, b
                         if lb < 0:
                             continue
                     cls = 0 if codes[r, cidx[j]] & 1 else 1
-                    key = cls * BOOT_BINS + (la * 1023) // top_a
+                    key = cls * BOOT_BINS + bin_a[la]
                     if buf[key] == 0:
                         touched[nt] = key
                         nt += 1
                     buf[key] += 1
                     if paired:
-                        key = (2 + cls) * BOOT_BINS + (lb * 1023) // top_b
+                        key = (2 + cls) * BOOT_BINS + bin_b[lb]
                         if buf[key] == 0:
                             touched[nt] = key
                             nt += 1
@@ -99,30 +107,18 @@ def block_entries(levels_a, top_a, levels_b, top_b, codes, ridx, cidx, y0, x0, b
     return n
 
 
-@jit(parallel=True)  # exception to the shared options: draws are independent rows, run in parallel
-def resampled_histograms(counts, indptr, keys, values, out):
-    """Histograms of resampled sets of blocks: ``out[d] = Σ_b counts[d, b] * H[b]``.
+@jit
+def dense_blocks(rows, keys, values, column, b0, out):
+    """Add sparse block entries into dense rows: ``out[rows[e] - b0, column[keys[e]]] += values[e]``.
 
-    Parameters
-    ----------
-    counts : (k, B) int64
-        How many times each draw picked each block.
-    indptr : (B + 1,) int64, keys : (nnz,) int64, values : (nnz,) int64
-        The blocks' sparse histograms H in CSR form (block b's entries are
-        ``keys[indptr[b]:indptr[b + 1]]``).
-    out : (k, nkeys) int64
-        Overwritten with the resampled histograms. Each draw owns its row, so the result
-        does not depend on the number of threads.
+    Entries whose block is outside ``b0 .. b0 + len(out)`` are skipped, so a caller can build
+    the dense block histograms a chunk of blocks at a time. ``out`` is float64: the sums are
+    integers, exact below 2**53.
     """
-    k = counts.shape[0]
-    nblocks = counts.shape[1]
-    for d in prange(k):
-        row = out[d]
-        row[:] = 0
-        for b in range(nblocks):
-            c = counts[d, b]
-            if c == 0:
-                continue
-            for e in range(indptr[b], indptr[b + 1]):
-                row[keys[e]] += c * values[e]
+    nb = out.shape[0]
+    for e in range(rows.shape[0]):
+        r = rows[e] - b0
+        if r < 0 or r >= nb:
+            continue
+        out[r, column[keys[e]]] += values[e]
     return out

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from segscore.kernels.blocks import BOOT_BINS, block_entries, resampled_histograms
+from segscore.ink.scan import max_block_entries
+from segscore.kernels.blocks import BOOT_BINS, block_entries, dense_blocks
 
 EMPTY = np.zeros((0, 0), np.int32)
 
@@ -49,7 +50,7 @@ def test_block_entries_match_dense_oracle(paired, bp, shape):
     ridx = np.arange(h, dtype=np.int64)
     cidx = np.arange(w, dtype=np.int64)
     m = max(la.size * 2, 1)
-    ob, ok, oc = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int64)
+    ob, ok, oc = np.empty(m, np.int64), np.empty(m, np.int16), np.empty(m, np.int64)
     n = block_entries(la, top_a, lb, 65535, codes, ridx, cidx, y0, x0, bp, nbx, ob, ok, oc)
     nkeys = (4 if paired else 2) * BOOT_BINS
     want = dense_oracle(la, top_a, lb, 65535, codes, ridx, cidx, y0, x0, bp, nbx, nby, paired)
@@ -58,16 +59,22 @@ def test_block_entries_match_dense_oracle(paired, bp, shape):
     # each (block, key) is emitted once per tile, and only where the count is non-zero
     assert len(set(zip(ob[:n].tolist(), ok[:n].tolist()))) == n
     assert (oc[:n] > 0).all()
+    # the scan sizes its buffers by this bound
+    window = (slice(y0, y0 + h), slice(x0, x0 + w))
+    assert n <= max_block_entries(window, bp, paired, top_a, 65535)
 
 
-def test_resampled_histograms_equal_counts_times_dense_blocks():
-    rng = np.random.default_rng(9)
-    B, nkeys, k = 13, 2 * BOOT_BINS, 7
-    dense = np.where(rng.random((B, nkeys)) < 0.01, rng.integers(1, 50, (B, nkeys)), 0).astype(np.int64)
-    dense[4] = 0  # a block with nothing is fine
-    indptr = np.r_[0, np.cumsum((dense > 0).sum(1))].astype(np.int64)
-    keys = np.nonzero(dense)[1].astype(np.int64)
-    values = dense[dense > 0].astype(np.int64)
-    counts = rng.integers(0, 4, (k, B)).astype(np.int64)
-    out = resampled_histograms(counts, indptr, keys, values, np.full((k, nkeys), -5, np.int64))
-    np.testing.assert_array_equal(out, counts @ dense)
+def test_dense_blocks_adds_entries_of_its_chunk_only():
+    rng = np.random.default_rng(3)
+    n, B, nkeys = 500, 17, 2 * BOOT_BINS
+    rows = rng.integers(0, B, n).astype(np.int64)
+    keys = rng.integers(0, nkeys, n).astype(np.int16)
+    values = rng.integers(1, 1000, n).astype(np.int64)
+    used = np.unique(keys)
+    column = np.zeros(nkeys, np.int64)
+    column[used] = np.arange(used.size)
+    want = np.zeros((B, used.size), np.int64)
+    np.add.at(want, (rows, column[keys]), values)
+    for b0, b1 in [(0, B), (0, 5), (5, 12), (12, B)]:
+        got = dense_blocks(rows, keys, values, column, b0, np.zeros((b1 - b0, used.size)))
+        np.testing.assert_array_equal(got, want[b0:b1])
