@@ -64,6 +64,23 @@ def measure(argv, *, repeat=3, warmup=1, env=None, cwd=None) -> dict:
             "peak_mb": statistics.median(r["peak_mb"] for r in runs), "runs": runs}
 
 
+def measure_interleaved(cases: dict, *, repeat=3, warmup=1, env=None, cwd=None) -> dict:
+    """``measure`` for several commands at once, run in turns (A B C A B C ...).
+
+    On a shared, noisy machine a burst of load then hits every contender alike, so the
+    ratios between them hold better than timings taken one contender after another.
+    """
+    runs = {name: [] for name in cases}
+    for i in range(warmup + repeat):
+        for name, argv in cases.items():
+            r = run_once(argv, env=env, cwd=cwd)
+            if i >= warmup:
+                runs[name].append(r)
+    return {name: {"seconds": statistics.median(r["seconds"] for r in rs),
+                   "peak_mb": statistics.median(r["peak_mb"] for r in rs), "runs": rs}
+            for name, rs in runs.items()}
+
+
 def time_call(fn, *, repeat=3, warmup=1) -> float:
     """Median seconds of ``fn()`` in this process, after ``warmup`` calls."""
     for _ in range(warmup):
