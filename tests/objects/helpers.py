@@ -6,9 +6,23 @@ import numpy as np
 
 
 def disk(shape, center, radius):
+    """Boolean mask of the ball of ``radius`` around ``center`` (any dimension)."""
     grids = np.ogrid[tuple(slice(0, s) for s in shape)]
     d2 = sum((g - c) ** 2 for g, c in zip(grids, center))
     return d2 <= radius ** 2
+
+
+def _paint(image, center, radius, value, half=None):
+    """Set the ball to ``value`` (only its part with first coordinate below the centre when
+    ``half == "low"``, the rest when ``"high"``), touching only its bounding box."""
+    box = tuple(slice(max(0, c - radius), min(s, c + radius + 1)) for c, s in zip(center, image.shape))
+    if any(b.start >= b.stop for b in box):
+        return
+    grids = np.ogrid[box]
+    m = sum((g - c) ** 2 for g, c in zip(grids, center)) <= radius ** 2
+    if half is not None:
+        m = m & ((grids[0] < center[0]) if half == "low" else (grids[0] >= center[0]))
+    image[box][m] = value
 
 
 def synthetic_pair(shape=(256, 256), n=60, seed=0, r=(4, 10), p_miss=0.1, p_split=0.1, p_merge=0.1,
@@ -29,25 +43,23 @@ def synthetic_pair(shape=(256, 256), n=60, seed=0, r=(4, 10), p_miss=0.1, p_spli
     for k in range(n):
         c = tuple(int(cc[k]) for cc in centers)
         rad = int(radii[k])
-        m = disk(shape, c, rad)
-        truth[m] = t_ids[k]
+        _paint(truth, c, rad, t_ids[k])
         u = rng.random()
         if u < p_miss:
             continue
         c2 = tuple(int(x + rng.integers(-jitter, jitter + 1)) for x in c)
-        m2 = disk(shape, c2, max(1, rad + int(rng.integers(-1, 2))))
+        r2 = max(1, rad + int(rng.integers(-1, 2)))
         if u < p_miss + p_split:  # split along the first axis through the centre
-            grid = np.ogrid[tuple(slice(0, s) for s in shape)][0]
-            pred[m2 & (grid < c2[0])] = next(p_next)
-            pred[m2 & (grid >= c2[0])] = next(p_next)
+            _paint(pred, c2, r2, next(p_next), half="low")
+            _paint(pred, c2, r2, next(p_next), half="high")
         elif u < p_miss + p_split + p_merge and prev is not None:  # merged with the previous prediction
-            pred[m2] = prev
+            _paint(pred, c2, r2, prev)
         else:
             prev = next(p_next)
-            pred[m2] = prev
+            _paint(pred, c2, r2, prev)
     for _ in range(n_fp):
         c = tuple(int(rng.integers(0, s)) for s in shape)
-        pred[disk(shape, c, int(rng.integers(r[0], r[1] + 1)))] = next(p_next)
+        _paint(pred, c, int(rng.integers(r[0], r[1] + 1)), next(p_next))
     return truth, pred
 
 
