@@ -16,6 +16,8 @@ def as_labels(image, what: str = "labels") -> np.ndarray:
     non-negative number (a label image saved as float); negative ids are refused.
     """
     arr = np.asarray(image)
+    if not arr.dtype.isnative:  # a big-endian file read in its byte order: the kernels need native
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype == bool:
         return arr.view(np.uint8)
     kind = arr.dtype.kind

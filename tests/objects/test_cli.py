@@ -110,3 +110,20 @@ def test_holdout_refusals(cli, tmp_path):
     assert code == 2 and "no version" in err
     code, _, err = cli("holdout", tmp_path / "nope.json", "--verify")
     assert code == 2 and "nope.json" in err
+
+
+def test_objects_zarr_3d_tiff_and_big_endian(cli, tmp_path):
+    import tifffile
+    import zarr
+
+    t, p = synthetic_pair(seed=6, n=8, shape=(16, 30, 28), r=(3, 5))
+    z = zarr.open_array(str(tmp_path / "t.zarr"), mode="w", shape=t.shape, dtype=t.dtype, chunks=(8, 16, 16),
+                        zarr_format=3)
+    z[...] = t
+    tifffile.imwrite(tmp_path / "p.tif", p.astype(">u2"), byteorder=">")
+    code, out, err = cli("objects", tmp_path / "t.zarr", tmp_path / "p.tif", "--json")
+    assert code == 0, err
+    ref = score_segmentation(t, p)
+    got = json.loads(out)
+    assert got["true_positives"] == ref["true_positives"] and got["boundary_f1_1px"] == ref["boundary_f1_1px"]
+    assert score_segmentation(t.astype(">i4"), p.astype(">u2"))["f1"] == ref["f1"]
