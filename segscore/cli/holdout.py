@@ -68,6 +68,5 @@ def run(args) -> int:
             {"metric": k, "finetuned": v, "vanilla": None, "delta": None, "holdout": result["holdout"],
              "holdout_version": result["holdout_version"]} for k, v in result["finetuned"].items() if k != "notes"]
         atomic_write(args.csv, H.scorecard_csv(rows))
-    args_no_csv = type("A", (), {"json": args.json, "json_out": args.json_out})()
-    emit(args_no_csv, result, format_table(result))
+    emit(args, result, format_table(result))  # the CSV is the scorecard table, written above
     return 0
