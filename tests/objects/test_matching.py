@@ -128,3 +128,48 @@ def test_match_threshold_refused():
 
     with pytest.raises(ScoreError):
         match_objects(np.ones((2, 2), int), np.ones((2, 2), int), 0.0)
+
+
+def _brute_best(n_t, n_p, edges, thr):
+    """(max pairs, max total IoU among matchings of that size) by enumerating every matching."""
+    from itertools import combinations
+
+    cand = [(a, b, v) for a, b, v in edges if v >= thr]
+    best = (0, 0.0)
+    for k in range(len(cand), 0, -1):
+        for combo in combinations(cand, k):
+            if len({a for a, _, _ in combo}) == k and len({b for _, b, _ in combo}) == k:
+                total = sum(v for _, _, v in combo)
+                if (k, total) > (best[0], best[1] + 1e-12):
+                    best = (k, total)
+        if best[0] == k:
+            break
+    return best
+
+
+def test_assignment_is_maximum_then_heaviest_on_random_tables():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=300, deadline=None, derandomize=True)
+    @hypothesis.given(st.integers(1, 4), st.integers(1, 4), st.data(), st.sampled_from([0.02, 0.05, 0.1, 0.2, 0.5]))
+    def check(n_t, n_p, data, thr):
+        cells = [(a, b) for a in range(n_t) for b in range(n_p)]
+        chosen = data.draw(st.lists(st.sampled_from(cells), unique=True, min_size=min(3, len(cells)), max_size=len(cells)))
+        chosen.sort()
+        inter = [data.draw(st.integers(1, 40)) for _ in chosen]
+        # IoU = n / (ta + pa - n) in (0, 1]; the table need not be realisable, only consistent
+        ta = np.array([data.draw(st.integers(40, 80)) for _ in range(n_t)], np.int64)
+        pa = np.array([data.draw(st.integers(40, 80)) for _ in range(n_p)], np.int64)
+        pt = np.array([a for a, _ in chosen], np.int64)
+        pp = np.array([b for _, b in chosen], np.int64)
+        tab = ContingencyTable(np.arange(1, n_t + 1, dtype=np.uint64), ta, np.arange(1, n_p + 1, dtype=np.uint64),
+                               pa, pt, pp, np.array(inter, np.int64))
+        iou = tab.iou
+        m = match_table(tab, thr)
+        k, total = _brute_best(n_t, n_p, list(zip(pt.tolist(), pp.tolist(), iou.tolist())), thr)
+        assert m.true_positives == k
+        assert sum(m.ious) == pytest.approx(total, abs=1e-9)
+        assert len({a for a, _ in m.pairs}) == k and len({b for _, b in m.pairs}) == k
+
+    check()
