@@ -16,7 +16,6 @@ Inputs are 3D arrays; a 2D image is passed as ``image[None]``.
 
 from __future__ import annotations
 
-
 from segscore.kernels._jit import jit
 
 
