@@ -20,6 +20,8 @@ COMMANDS = {
     "auc": "segscore.cli.auc",
     "demo": "segscore.cli.demo",
     "run": "segscore.cli.run",
+    "objects": "segscore.cli.objects",
+    "holdout": "segscore.cli.holdout",
 }
 ALIASES: dict[str, str] = {}
 
@@ -28,6 +30,8 @@ HELP = {
     "auc": "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
     "demo": "score a built-in synthetic segment (offline), as `segscore auc` prints it",
     "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
+    "objects": "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary F1, splits/merges)",
+    "holdout": "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests",
 }
 
 

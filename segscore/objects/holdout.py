@@ -1,0 +1,397 @@
+"""Named, versioned held-out sets; pooled scores; the published scorecard table, CSV and chart.
+
+A manifest is JSON ``{"name", "version", "fields": [{"image", "truth", "sha256"}]}`` with paths
+relative to the manifest's folder. Scores over a set are POOLED FROM COUNTS: true/false
+positives, false negatives, splits, merges and object counts are summed over fields and
+precision, recall, F1 and every AP of the sweep are recomputed from the sums; ``iou_mean``,
+``dice_per_object`` and the area errors are means over all matched pairs of the set (the
+per-field means weighted by ``n_matched``); ``dice_pixel`` and the boundary scores come from
+summed pixel counts. A field with three objects therefore weighs what its three objects weigh.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from segscore.errors import InputFileError, ScoreError
+
+#: the metrics the scorecard chart draws, in order (absent ones are skipped, never drawn as 0)
+CHART_METRICS = ("f1", "precision", "recall", "ap_mean", "dice_per_object", "boundary_f1_2px")
+#: the metrics a headline leads with
+HEADLINE_METRICS = ("f1", "ap_mean", "dice_per_object")
+#: what to say when an entry carries no scorecard
+NO_SCORECARD = ("This model does not carry a scorecard, so nothing here tells you how accurate it is "
+                "on data it was not trained on.")
+#: table columns
+ROW_COLUMNS = ("metric", "finetuned", "vanilla", "delta", "holdout", "holdout_version")
+
+
+@dataclass(frozen=True)
+class HoldoutField:
+    """One labelled field: ``image`` (what a model reads) and ``truth`` (its label mask), both
+    relative to the manifest, and ``sha256``, the digest of the truth file ("" when unpublished)."""
+
+    image: str
+    truth: str
+    sha256: str = ""
+
+
+@dataclass(frozen=True)
+class HoldoutSet:
+    """A named, versioned set of labelled fields; ``root`` is the folder paths resolve against."""
+
+    name: str
+    version: str
+    fields: tuple
+    root: Path
+
+    def path_to(self, relative: str) -> Path:
+        """A manifest-relative path resolved against the set's root (manifests stay movable)."""
+        return Path(self.root) / relative
+
+
+@dataclass(frozen=True)
+class HoldoutScore:
+    """One model's pooled result on one named, versioned held-out set, and its per-field scorecards."""
+
+    name: str
+    version: str
+    metrics: dict
+    per_field: tuple = field(default=())
+
+    @property
+    def n_fields(self) -> int:
+        """How many labelled fields the score was computed over."""
+        return len(self.per_field)
+
+
+def load_holdout(manifest_path) -> HoldoutSet:
+    """Read a held-out manifest; refuse one without a name, a version or any field."""
+    path = Path(manifest_path)
+    if not path.is_file():
+        raise InputFileError(f"{path}: no such manifest; give the held-out set's JSON manifest")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ScoreError(f"{path}: not a JSON manifest ({exc}); fix the file") from None
+    if not isinstance(data, dict):
+        raise ScoreError(f"{path}: a manifest is a JSON object with name, version and fields")
+    name = str(data.get("name") or "").strip()
+    version = str(data.get("version") or "").strip()
+    if not name:
+        raise ScoreError(f"{path}: declares no name; add \"name\" to the manifest")
+    if not version:
+        raise ScoreError(f"{path}: declares no version; add \"version\" (a set that cannot say which "
+                         "version it is cannot be compared against anything)")
+    raw = data.get("fields")
+    if not raw or not isinstance(raw, list):
+        raise ScoreError(f"{path}: declares no fields; add \"fields\": [{{\"image\", \"truth\", \"sha256\"}}]")
+    fields = []
+    for k, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            raise ScoreError(f"{path}: field {k} is not an object with image, truth and sha256")
+        image = str(entry.get("image") or "").strip()
+        truth = str(entry.get("truth") or "").strip()
+        if not image or not truth:
+            raise ScoreError(f"{path}: field {k} needs both an image and a truth path; got {entry!r}")
+        fields.append(HoldoutField(image, truth, str(entry.get("sha256") or "").strip().lower()))
+    return HoldoutSet(name, version, tuple(fields), path.resolve().parent)
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify_holdout(holdout: HoldoutSet) -> list:
+    """One line per problem (a missing truth mask, a missing digest, a digest that does not match);
+    empty when the set is intact. A missing digest is a finding, not a pass."""
+    problems = []
+    for f in holdout.fields:
+        target = holdout.path_to(f.truth)
+        if not target.is_file():
+            problems.append(f"missing truth mask: {f.truth}")
+        elif not f.sha256:
+            problems.append(f"no digest published for {f.truth}")
+        else:
+            digest = file_sha256(target)
+            if digest != f.sha256:
+                problems.append(f"{f.truth} does not match its digest (published {f.sha256[:12]}..., "
+                                f"found {digest[:12]}...)")
+    return problems
+
+
+def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
+    """Score ``(truth, prediction)`` label arrays per field, pooled from counts (module docstring).
+
+    ``pairs`` may be any iterable (a generator keeps one field in memory at a time); ``kwargs``
+    are :func:`segscore.objects.score_segmentation`'s options.
+    """
+    from segscore.objects.metrics import add_sums, field_sums, metrics_from_sums
+
+    pooled, per_field = None, []
+    for truth, pred in pairs:
+        s = field_sums(truth, pred, **kwargs)
+        per_field.append(metrics_from_sums(s))
+        pooled = s if pooled is None else add_sums(pooled, s)
+    if pooled is None:
+        raise ScoreError(f"held-out set {name}@{version} has no fields to score")
+    metrics = {"n_fields": len(per_field), **metrics_from_sums(pooled)}
+    return HoldoutScore(str(name), str(version), metrics, tuple(per_field))
+
+
+def read_labels(path):
+    """A label image from a file (TIFF, PNG, npy, zarr, ...) as an array, singleton axes dropped."""
+    import numpy as np
+
+    from segscore.io.readers import format_of, read_image
+
+    arr = read_image(path, what="label image")
+    if arr.ndim > 2:
+        arr = arr.reshape([s for s in arr.shape if s != 1] or [1])
+    if format_of(path) == "pillow" and arr.ndim == 3:
+        raise ScoreError(f"{path}: a colour image of shape {arr.shape}; a label image has one integer id "
+                         "per pixel (save the labels as a single-channel PNG, TIFF or .npy)")
+    return np.asarray(arr)
+
+
+def score_model_on_holdout(holdout: HoldoutSet, predict, *, read_mask=None, **kwargs) -> HoldoutScore:
+    """Run ``predict`` (image path -> label array; injected, so no model is imported here) over
+    the set's fields and score it against the truth masks (read with ``read_mask``, default
+    segscore's readers). The set's name and version travel with the score."""
+    read_mask = read_mask or read_labels
+    pairs = ((read_mask(holdout.path_to(f.truth)), predict(holdout.path_to(f.image))) for f in holdout.fields)
+    return score_holdout(pairs, name=holdout.name, version=holdout.version, **kwargs)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def scorecard_rows(finetuned: HoldoutScore, vanilla: HoldoutScore) -> list:
+    """The published table, one row per metric: ``metric, finetuned, vanilla, delta, holdout,
+    holdout_version``. Refuses two scores from different sets or versions. ``delta`` is None for
+    settings and counts (``match_iou``, ``n_fields``, ``n_truth``, ``n_pred``, ``count_error``)
+    and where either value is None."""
+    from segscore.objects.metrics import NOT_A_SCORE
+
+    if (finetuned.name, finetuned.version) != (vanilla.name, vanilla.version):
+        raise ScoreError(f"scored on different held-out sets: {finetuned.name}@{finetuned.version} against "
+                         f"{vanilla.name}@{vanilla.version}; score both models on the same set and version")
+    rows = []
+    for key, a in finetuned.metrics.items():
+        if key == "notes" or key not in vanilla.metrics:
+            continue
+        b = vanilla.metrics[key]
+        delta = a - b if key not in NOT_A_SCORE and _is_number(a) and _is_number(b) else None
+        rows.append({"metric": key, "finetuned": a, "vanilla": b, "delta": delta,
+                     "holdout": finetuned.name, "holdout_version": finetuned.version})
+    return rows
+
+
+def _cell(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ""
+    return str(v)
+
+
+def scorecard_csv(rows) -> str:
+    """The rows as CSV text (the first row's keys are the columns); "" for no rows."""
+    rows = list(rows)
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    cols = list(rows[0])
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([_cell(r.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+def _number(value):
+    """A CSV cell: None when empty, int when whole, float when a number, else the string."""
+    text = str(value if value is not None else "").strip()
+    if not text:
+        return None
+    try:
+        parsed = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(parsed):
+        return None
+    if parsed.is_integer() and "." not in text and "e" not in text.lower():
+        return int(text)
+    return int(parsed) if parsed.is_integer() else parsed
+
+
+def read_scorecard_csv(text: str) -> dict:
+    """``{metric: {"finetuned", "vanilla", "delta"}}`` plus ``holdout`` and ``holdout_version``
+    from a CSV written by :func:`scorecard_csv`; whole numbers come back as int; {} for no rows."""
+    rows = list(csv.DictReader(io.StringIO(str(text))))
+    if not rows:
+        return {}
+    out = {}
+    for r in rows:
+        name = str(r.get("metric") or "").strip()
+        if name:
+            out[name] = {k: _number(r.get(k)) for k in ("finetuned", "vanilla", "delta")}
+    for carried in ("holdout", "holdout_version"):
+        value = str(rows[0].get(carried) or "").strip()
+        if value:
+            out[carried] = value
+    return out
+
+
+def scorecard_is_present(metrics) -> bool:
+    """Whether ``metrics`` carries a scorecard: some entry is a mapping with a finetuned value."""
+    if not metrics:
+        return False
+    return any(isinstance(v, dict) and v.get("finetuned") is not None for v in metrics.values())
+
+
+def _values(metrics, baseline, key):
+    v = metrics.get(key)
+    if isinstance(v, dict):
+        return v.get("finetuned"), v.get("vanilla"), v.get("delta")
+    b = baseline.get(key) if baseline else None
+    b = b.get("finetuned") if isinstance(b, dict) else b
+    d = v - b if _is_number(v) and _is_number(b) else None
+    return v, b, d
+
+
+def headline(metrics, *, baseline=None, limit: int = 3) -> list:
+    """Up to ``limit`` lines ``metric value (vanilla v, delta +d)`` for f1, ap_mean, dice_per_object,
+    then a pointer to the full table; [] when ``metrics`` holds no scorecard.
+
+    ``metrics`` is a parsed scorecard (:func:`read_scorecard_csv`) or a flat metrics dict, with
+    ``baseline`` the vanilla model's flat dict.
+    """
+    lines = []
+    for key in HEADLINE_METRICS:
+        if len(lines) >= int(limit):
+            break
+        v, b, d = _values(metrics or {}, baseline, key)
+        if not _is_number(v):
+            continue
+        text = f"{key} {v:.3f}"
+        if _is_number(b):
+            text += f" (vanilla {b:.3f}, delta {d:+.3f})" if _is_number(d) else f" (vanilla {b:.3f})"
+        lines.append(text)
+    if not lines:
+        return []
+    n = sum(1 for k, v in (metrics or {}).items() if k not in ("holdout", "holdout_version", "notes"))
+    where = ""
+    if isinstance(metrics.get("holdout"), str):
+        where = f" on {metrics['holdout']}" + (f"@{metrics['holdout_version']}" if metrics.get("holdout_version")
+                                               else "")
+    lines.append(f"full scorecard: {n} metrics{where} in the scorecard CSV")
+    return lines
+
+
+def scorecard_figure(metrics, path, *, title: str = "", dpi=None):
+    """Paired bars (vanilla, finetuned) for the :data:`CHART_METRICS` the scorecard carries,
+    written to ``path`` (PNG). Refuses an empty chart: it would read as a model that scored zero."""
+    names, fine, stock = [], [], []
+    for key in CHART_METRICS:
+        row = metrics.get(key)
+        if not isinstance(row, dict) or not _is_number(row.get("finetuned")) or not _is_number(row.get("vanilla")):
+            continue
+        names.append(key.replace("_", " "))
+        fine.append(float(row["finetuned"]))
+        stock.append(float(row["vanilla"]))
+    if not names:
+        raise ScoreError("the scorecard carries none of the chart's metrics (" + ", ".join(CHART_METRICS)
+                         + "); an empty chart would read as a model that scored zero")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    x = np.arange(len(names), dtype=float)
+    w = 0.38
+    fig, ax = plt.subplots(figsize=(1.6 * len(names) + 2.0, 4.2))
+    try:
+        ax.bar(x - w / 2, stock, w, label="vanilla", color="#b0b7c3")
+        ax.bar(x + w / 2, fine, w, label="finetuned", color="#2f6df6")
+        for xs, vals in ((x - w / 2, stock), (x + w / 2, fine)):
+            for xi, v in zip(xs, vals):
+                ax.text(xi, v + 0.015, f"{v:.3f}", ha="center", fontsize=8)
+        ax.set_xticks(x)
+        ax.set_xticklabels(names)
+        ax.set_ylim(0.0, 1.08)
+        ax.set_ylabel("score")
+        ax.legend(frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.12))
+        caption = [str(title)] if title else []
+        if metrics.get("holdout"):
+            caption.append(f"held-out {metrics['holdout']}"
+                           + (f" @ {metrics['holdout_version']}" if metrics.get("holdout_version") else ""))
+        if caption:
+            ax.set_title("  -  ".join(caption), fontsize=10)
+        fig.tight_layout()
+        fig.savefig(os.fspath(path), dpi=dpi)
+    finally:
+        plt.close(fig)
+    return Path(path)
+
+
+# ---------------------------------------------------------------- files (what `segscore holdout` runs)
+
+PREDICTION_SUFFIXES = (".tif", ".tiff", ".npy", ".png")
+
+
+def prediction_path(folder, truth_relative: str) -> Path:
+    """The prediction for a field whose truth is ``a/b.tif``: ``folder/b.tif``, else ``folder/b``
+    with .tif, .tiff, .npy or .png."""
+    folder = Path(folder)
+    base = Path(truth_relative).name
+    candidates = [folder / base] + [folder / (Path(base).stem + s) for s in PREDICTION_SUFFIXES]
+    for c in candidates:
+        if c.exists():
+            return c
+    raise InputFileError(f"{folder / base}: no prediction for truth {truth_relative} (looked for "
+                         f"{Path(base).stem} with {', '.join(PREDICTION_SUFFIXES)}); name predictions after their truth")
+
+
+def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputFileError(f"{folder}: no such folder of predictions")
+    paths = [prediction_path(folder, f.truth) for f in holdout.fields]  # refuse before the work
+    for f in holdout.fields:
+        if not holdout.path_to(f.truth).exists():
+            raise InputFileError(f"{holdout.path_to(f.truth)}: truth mask of the manifest is missing")
+    pairs = ((read_labels(holdout.path_to(f.truth)), read_labels(p)) for f, p in zip(holdout.fields, paths))
+    return score_holdout(pairs, name=holdout.name, version=holdout.version, **kwargs)
+
+
+def score_holdout_files(manifest, predictions, *, baseline=None, **kwargs) -> dict:
+    """Score a folder of predictions (and optionally a baseline folder) on a manifest's set.
+
+    Returns ``{"holdout", "holdout_version", "n_fields", "digest_problems", "finetuned",
+    "per_field", "vanilla", "rows"}`` (``vanilla``/``rows`` only with a baseline).
+    """
+    hs = load_holdout(manifest)
+    problems = verify_holdout(hs)
+    fine = _score_folder(hs, predictions, **kwargs)
+    out = {"holdout": hs.name, "holdout_version": hs.version, "n_fields": fine.n_fields,
+           "digest_problems": problems, "finetuned": fine.metrics,
+           "per_field": [{"truth": f.truth, **m} for f, m in zip(hs.fields, fine.per_field)]}
+    if baseline is not None:
+        van = _score_folder(hs, baseline, **kwargs)
+        out["vanilla"] = van.metrics
+        out["rows"] = scorecard_rows(fine, van)
+    return out

@@ -1,0 +1,209 @@
+"""One-to-one object matching at an IoU threshold, and the AP sweep, from one contingency table.
+
+The rule is stardist's: among the pairs with IoU >= threshold, match as MANY objects as
+possible (a maximum-cardinality matching), and among the matchings of that size take the one
+with the largest total IoU of its matched pairs. Relabelling either image cannot change it.
+
+spacr's ``match_objects`` instead maximises total IoU over all pairs first and then drops the
+assigned pairs below the threshold, which can match fewer objects (a test pins such a case).
+
+Pairs with IoU > 0.5 are unique on both sides (an object cannot overlap two others by more
+than half of their union each), so at thresholds above 0.5, and at 0.5 unless two pairs tie
+at exactly 0.5, the candidate pairs are already a matching. Otherwise each connected
+component of the candidate graph is solved on its own with
+``scipy.optimize.linear_sum_assignment``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from segscore.errors import ScoreError
+from segscore.objects.table import ContingencyTable, table_for
+
+#: the IoU sweep 0.5, 0.55, ..., 0.9
+DEFAULT_IOU_THRESHOLDS = tuple(round(0.5 + 0.05 * k, 2) for k in range(9))
+
+
+def _ratio(num, den):
+    return float(num) / float(den) if den else None
+
+
+@dataclass(frozen=True)
+class Match:
+    """One IoU threshold's worth of matching, and what it implies.
+
+    ``pairs`` are ``(truth index, pred index)`` into the id arrays of the contingency table
+    (sorted ids, as :func:`iou_matrix` returns them); ``ious`` the matched pairs' IoU.
+    Ratios that do not exist (no predictions for precision, no truth for recall, neither for
+    F1 and AP) are ``None``.
+    """
+
+    threshold: float
+    pairs: tuple
+    ious: tuple
+    n_truth: int
+    n_pred: int
+
+    @property
+    def true_positives(self) -> int:
+        """Predicted objects matched to a truth object at this threshold."""
+        return len(self.pairs)
+
+    @property
+    def false_positives(self) -> int:
+        """Predicted objects with no truth object to match."""
+        return self.n_pred - self.true_positives
+
+    @property
+    def false_negatives(self) -> int:
+        """Truth objects the prediction did not find."""
+        return self.n_truth - self.true_positives
+
+    @property
+    def precision(self):
+        """TP / n_pred; None when nothing was predicted."""
+        return _ratio(self.true_positives, self.n_pred)
+
+    @property
+    def recall(self):
+        """TP / n_truth; None when there was nothing to find."""
+        return _ratio(self.true_positives, self.n_truth)
+
+    @property
+    def f1(self):
+        """2TP / (2TP + FP + FN), the harmonic mean of precision and recall (0 when both are 0);
+        None only when both images are empty."""
+        tp = self.true_positives
+        return _ratio(2 * tp, 2 * tp + self.false_positives + self.false_negatives)
+
+    @property
+    def average_precision(self):
+        """TP / (TP + FP + FN): the segmentation-benchmark "AP" (as stardist's ``accuracy``).
+
+        NOT the area under a precision-recall curve; the name is the literature's.
+        None when both images are empty.
+        """
+        tp = self.true_positives
+        return _ratio(tp, tp + self.false_positives + self.false_negatives)
+
+    @property
+    def iou_mean(self):
+        """Mean IoU of the matched pairs; None when nothing matched."""
+        return float(np.mean(self.ious)) if self.ious else None
+
+
+def _assign_components(ct, cp, ciou, n_t):
+    """Maximum-cardinality, then maximum-IoU matching of a candidate edge list, by component."""
+    from scipy.optimize import linear_sum_assignment
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    # nodes: truth indices 0..n_t-1, pred indices offset by n_t (only those in edges matter)
+    n_nodes = n_t + int(cp.max()) + 1
+    g = coo_matrix((np.ones(ct.size), (ct, cp + n_t)), shape=(n_nodes, n_nodes))
+    _, comp = connected_components(g, directed=False)
+    edge_comp = comp[ct]
+    order = np.argsort(edge_comp, kind="stable")
+    bounds = np.flatnonzero(np.diff(edge_comp[order])) + 1
+    keep = []
+    for group in np.split(order, bounds):
+        if group.size == 1:
+            keep.append(group)
+            continue
+        rows, r_inv = np.unique(ct[group], return_inverse=True)
+        cols, c_inv = np.unique(cp[group], return_inverse=True)
+        if rows.size == group.size and cols.size == group.size:  # already a matching (a path of 1)
+            keep.append(group)
+            continue
+        m = min(rows.size, cols.size)
+        w = np.zeros((rows.size, cols.size))
+        # count first (weight 1 each), total IoU second (< 1 in all)
+        w[r_inv, c_inv] = 1.0 + ciou[group] / (m + 1.0)
+        eidx = np.full((rows.size, cols.size), -1, dtype=np.int64)
+        eidx[r_inv, c_inv] = group
+        r, c = linear_sum_assignment(w, maximize=True)
+        chosen = eidx[r, c]
+        keep.append(chosen[chosen >= 0])
+    return np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
+
+
+def match_table(table: ContingencyTable, threshold: float = 0.5, *, iou=None) -> Match:
+    """:class:`Match` of a precomputed table at ``threshold`` (``iou``: the table's IoUs, if known)."""
+    threshold = float(threshold)
+    if not np.isfinite(threshold) or threshold <= 0 or threshold > 1:
+        raise ScoreError(f"IoU threshold {threshold}: must be in (0, 1]")
+    iou = table.iou if iou is None else iou
+    cand = np.flatnonzero(iou >= threshold)
+    ct, cp = table.pair_t[cand], table.pair_p[cand]
+    if cand.size > 1 and (np.bincount(ct).max() > 1 or np.bincount(cp).max() > 1):
+        chosen = cand[_assign_components(ct, cp, iou[cand], table.n_truth)]
+    else:
+        chosen = cand
+    chosen = chosen[np.lexsort((table.pair_p[chosen], table.pair_t[chosen]))]
+    pairs = tuple(zip(table.pair_t[chosen].tolist(), table.pair_p[chosen].tolist()))
+    return Match(threshold, pairs, tuple(iou[chosen].tolist()), table.n_truth, table.n_pred)
+
+
+def _chosen_index(table: ContingencyTable, match: Match) -> np.ndarray:
+    """Indices into the table's pair arrays of a match's pairs."""
+    if not match.pairs:
+        return np.zeros(0, dtype=np.int64)
+    key = table.pair_t * max(table.n_pred, 1) + table.pair_p
+    mt = np.array([p[0] for p in match.pairs], dtype=np.int64)
+    mp = np.array([p[1] for p in match.pairs], dtype=np.int64)
+    return np.searchsorted(key, mt * max(table.n_pred, 1) + mp)
+
+
+def match_objects(truth, pred, threshold: float = 0.5, *, table=None) -> Match:
+    """Match predicted objects to truth objects one to one at IoU >= ``threshold``.
+
+    Maximum number of matched pairs, ties broken by total IoU (see the module docstring).
+    ``table``: a :class:`ContingencyTable` of the same pair, to reuse.
+    """
+    return match_table(table_for(truth, pred, table), threshold)
+
+
+def iou_matrix(truth, pred, *, dense: bool = False, table=None):
+    """``(iou, truth_ids, pred_ids)``: the IoU of every overlapping pair.
+
+    ``iou`` is a ``scipy.sparse.csr_array`` of shape ``(n_truth, n_pred)`` (pairs that do
+    not overlap are absent, never stored); ``dense=True`` returns an ndarray instead, for
+    small images only. Ids are sorted ascending, background excluded.
+    """
+    tab = table_for(truth, pred, table)
+    if dense:
+        out = np.zeros((tab.n_truth, tab.n_pred))
+        out[tab.pair_t, tab.pair_p] = tab.iou
+        return out, tab.truth_ids, tab.pred_ids
+    from scipy.sparse import csr_array
+
+    out = csr_array((tab.iou, (tab.pair_t, tab.pair_p)), shape=(tab.n_truth, tab.n_pred))
+    return out, tab.truth_ids, tab.pred_ids
+
+
+def ap_key(threshold: float) -> str:
+    return f"ap_{float(threshold):g}"
+
+
+def sweep(table: ContingencyTable, thresholds=DEFAULT_IOU_THRESHOLDS) -> dict:
+    """``{threshold: Match}`` for every threshold, from one table."""
+    iou = table.iou
+    return {float(t): match_table(table, t, iou=iou) for t in thresholds}
+
+
+def average_precision(truth, pred, thresholds=DEFAULT_IOU_THRESHOLDS, *, table=None) -> dict:
+    """``ap_{t}`` = TP/(TP+FP+FN) at each IoU in the sweep, and ``ap_mean`` across it.
+
+    Values are None (and ``ap_mean`` None) when both images are empty.
+    """
+    thresholds = tuple(thresholds)
+    if not thresholds:
+        raise ScoreError("average_precision: give at least one IoU threshold")
+    matches = sweep(table_for(truth, pred, table), thresholds)
+    out = {ap_key(t): m.average_precision for t, m in matches.items()}
+    vals = list(out.values())
+    out["ap_mean"] = None if any(v is None for v in vals) else float(np.mean(vals))
+    return out
