@@ -18,8 +18,10 @@ import sys
 #: subcommand -> module. Aliases are the spec tools' own names for the same command.
 COMMANDS = {
     "auc": "segscore.cli.auc",
+    "curve": "segscore.cli.curve",
     "demo": "segscore.cli.demo",
     "run": "segscore.cli.run",
+    "perturb": "segscore.cli.perturb",
 }
 ALIASES: dict[str, str] = {}
 
@@ -28,6 +30,8 @@ HELP = {
     "auc": "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
     "demo": "score a built-in synthetic segment (offline), as `segscore auc` prints it",
     "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
+    "curve": "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance",
+    "perturb": "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)",
 }
 
 
