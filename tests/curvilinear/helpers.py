@@ -10,13 +10,12 @@ def disk_line(mask, a, b, r):
     a = np.asarray(a, float)
     b = np.asarray(b, float)
     n = max(int(np.ceil(np.linalg.norm(b - a) * 2)), 1)
-    grids = np.indices(mask.shape, sparse=True)
     for t in np.linspace(0, 1, n + 1):
         c = a + (b - a) * t
         lo = [max(int(np.floor(x - r)), 0) for x in c]
         hi = [min(int(np.ceil(x + r)) + 1, s) for x, s in zip(c, mask.shape)]
         sl = tuple(slice(p, q) for p, q in zip(lo, hi))
-        sub = sum((g[sl] - x) ** 2 for g, x in zip(grids, c)) <= r * r
+        sub = sum((g - x) ** 2 for g, x in zip(np.ogrid[sl], c)) <= r * r
         mask[sl] |= sub
     return mask
 
