@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.curvilinear.graph import build_graph, distance_map, label, skeletonize
+from segscore.curvilinear.graph import build_graph, label, radius_on_skeleton, skeletonize
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
 
@@ -69,7 +69,7 @@ def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: fl
     if operator == "boundary":
         return _boundary(mask, severity, rng)
     skel = skeletonize(mask)
-    edt = distance_map(mask)
+    edt = radius_on_skeleton(mask, skel)
     if operator == "radius":
         return _radius(mask, skel, edt, severity)
     g = build_graph(skel, edt, prune_px)

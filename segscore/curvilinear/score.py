@@ -18,7 +18,7 @@ import numpy as np
 
 from segscore.curvilinear import costs as C
 from segscore.curvilinear import metrics as M
-from segscore.curvilinear.graph import SkeletonGraph, build_graph, distance_map, label, skeletonize
+from segscore.curvilinear.graph import SkeletonGraph, build_graph, label, radius_on_skeleton, skeletonize
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
 
@@ -47,7 +47,7 @@ def _analyse(mask: np.ndarray, prune_px: float) -> _Analysis:
     if n == 0:
         return _Analysis(mask, np.zeros_like(mask), np.zeros(mask.shape), lab, 0, None)
     skel = skeletonize(mask)
-    edt = distance_map(mask)
+    edt = radius_on_skeleton(mask, skel)
     g = build_graph(skel, edt, prune_px)
     return _Analysis(mask, skel, edt, lab, int(n), g)
 

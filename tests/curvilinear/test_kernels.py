@@ -256,3 +256,29 @@ def test_reach_kernels_match_bruteforce(seed):
         if lab:
             total += int(((rl == c) & (pl == lab)).sum())
     assert R.count_reached(rl, pl, out) == total
+
+
+# ----------------------------------------------------------------------------- EDT at voxels
+@pytest.mark.parametrize("shape", [(1, 1), (7, 9), (50, 61), (12, 15, 11), (1, 5, 4)])
+@pytest.mark.parametrize("p", [0.3, 0.9, 0.995])
+def test_edt_at_equals_scipy_bit_for_bit(shape, p):
+    from segscore.kernels.edt import edt_at
+
+    m = np.random.default_rng(hash((shape, p)) % 2**32).random(shape) < p
+    m3 = m.reshape((1,) * (3 - m.ndim) + m.shape)
+    c = np.argwhere(np.ones(m3.shape, bool)).astype(np.int64)
+    out = np.empty(len(c))
+    edt_at(m3.view(np.uint8), c, out)
+    if m.all():
+        assert np.isinf(out).all()
+    else:
+        assert np.array_equal(out, ndimage.distance_transform_edt(m).ravel())
+
+
+def test_radius_on_skeleton_matches_scipy_on_fives(shared_data):
+    from segscore.curvilinear.graph import radius_on_skeleton
+    from tests.curvilinear.helpers import FIVES, load_fives
+
+    m = load_fives(shared_data, FIVES[1])
+    sk = skeletonize(m)
+    assert np.array_equal(radius_on_skeleton(m, sk)[sk], ndimage.distance_transform_edt(m)[sk])
