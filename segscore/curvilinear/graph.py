@@ -82,6 +82,15 @@ class SkeletonGraph:
 
 
 def skeletonize(mask: np.ndarray) -> np.ndarray:
+    """``skimage.morphology.skeletonize(mask)``: in 2D by the numba port
+    :func:`segscore.kernels.thin.thin_zhang` (pixel-identical, tested), in 3D by scikit-image."""
+    if mask.ndim == 2:
+        from segscore.kernels.thin import ZS_TABLE, thin_zhang
+
+        pad = np.pad(np.asarray(mask, dtype=bool).view(np.uint8), 1)
+        flat = pad.ravel()
+        thin_zhang(flat, pad.shape[1], ZS_TABLE)
+        return pad[1:-1, 1:-1].astype(bool)
     from skimage.morphology import skeletonize as _sk
 
     return np.asarray(_sk(mask), dtype=bool)
@@ -140,19 +149,21 @@ def build_graph(skel: np.ndarray, radius_map: np.ndarray, prune_px: float) -> Sk
 
     junction = pixels[deg >= 3]
     endpoint = pixels[deg == 1]
-    jmask = np.zeros(flat.shape, dtype=bool)
-    jmask[junction] = True
-    jlab, n_clusters = label(jmask.reshape(pshape))
-    cid = jlab.ravel()[junction].astype(np.int64) - 1
+    member = np.zeros(flat.shape, dtype=np.uint8)
+    member[junction] = 1
+    scratch = np.empty(flat.shape, dtype=np.int64)
+    cid = np.empty(len(junction), dtype=np.int64)
+    n_clusters = K.label_subset(member, junction, scratch, offsets, cid)
     order = np.argsort(cid, kind="stable")
     junction, cid = junction[order], cid[order]
 
     n_end = len(endpoint)
-    node_of = np.full(flat.shape, -1, dtype=np.int32)
+    node_of = np.empty(flat.shape, dtype=np.int32)  # read only on skeleton voxels
+    node_of[pixels] = -1
     node_of[junction] = cid
     node_of[endpoint] = n_clusters + np.arange(n_end)
     node_pix = np.concatenate([junction, endpoint]).astype(np.int64)
-    pix_slot = np.full(flat.shape, -1, dtype=np.int32)
+    pix_slot = np.empty(flat.shape, dtype=np.int32)  # read only on node voxels
     pix_slot[node_pix] = np.arange(len(node_pix))
 
     def unpad(idx):
@@ -190,10 +201,10 @@ def build_graph(skel: np.ndarray, radius_map: np.ndarray, prune_px: float) -> Sk
     rest = pixels[~covered[pixels]]
     n_nodes = n_clusters + n_end
     if len(rest):
-        rmask = np.zeros(flat.shape, dtype=bool)
-        rmask[rest] = True
-        rlab, n_loops = label(rmask.reshape(pshape))
-        lid = rlab.ravel()[rest].astype(np.int64) - 1
+        member[junction] = 0
+        member[rest] = 1
+        lid = np.empty(len(rest), dtype=np.int64)
+        n_loops = K.label_subset(member, rest, scratch, offsets, lid)
         o = np.argsort(lid, kind="stable")
         rest, lid = rest[o], lid[o]
         lc = np.bincount(lid, minlength=n_loops)

@@ -169,3 +169,57 @@ def prune_spurs(edge_u, edge_v, edge_len, n_nodes, min_length, alive):
         if changed == 0:
             break
     return removed
+
+
+@jit
+def label_subset(member, pixels, slot, offsets, out):
+    """Connected components of a set of voxels; returns the count.
+
+    Parameters
+    ----------
+    member : (P,) uint8 padded flat array, 1 on the voxels of the set (``pixels``), 0 elsewhere.
+    pixels : (K,) int64, the set's flat indices in increasing order.
+    slot : (P,) int64 scratch (need not be initialised).
+    offsets : (M,) neighbour offsets.
+    out : (K,) int64 output: component id (0-based), numbered in order of each component's
+        first voxel (scipy.ndimage.label's raster order).
+
+    Notes
+    -----
+    Union-find over the set; does not check that ``pixels`` is sorted or matches ``member``.
+    """
+    K = pixels.shape[0]
+    parent = np.arange(K)
+    for k in range(K):
+        slot[pixels[k]] = k
+    for k in range(K):
+        p = pixels[k]
+        for m in range(offsets.shape[0]):
+            if offsets[m] >= 0:
+                continue
+            q = p + offsets[m]
+            if member[q]:
+                a = k
+                while parent[a] != a:
+                    parent[a] = parent[parent[a]]
+                    a = parent[a]
+                b = slot[q]
+                while parent[b] != b:
+                    parent[b] = parent[parent[b]]
+                    b = parent[b]
+                if a != b:
+                    if a < b:
+                        parent[b] = a
+                    else:
+                        parent[a] = b
+    n = 0
+    for k in range(K):
+        a = k
+        while parent[a] != a:
+            a = parent[a]
+        if a == k:
+            out[k] = n
+            n += 1
+        else:
+            out[k] = out[a]
+    return n
