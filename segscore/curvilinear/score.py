@@ -148,6 +148,8 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     voxel_size : carried into the row (lengths and radii stay in voxels).
     """
     if reference is None:
+        if gt is None:
+            raise ScoreError("reference: give the reference mask or a prepared reference (prepare_reference(gt))")
         reference = prepare_reference(gt, prune_px=5 if prune_px is None else prune_px)
     elif gt is not None and np.shape(gt) != tuple(reference.shape):
         raise ScoreError(f"reference: prepared for shape {reference.shape}, the mask given has {np.shape(gt)}")
