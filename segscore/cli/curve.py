@@ -53,8 +53,12 @@ def run(args) -> int:
     from segscore.curvilinear.masks import load_mask
     from segscore.curvilinear.score import score, scale_warnings
 
-    gt, vox = load_mask(args.gt, what="reference mask")
-    pred, pvox = load_mask(args.prediction, what="prediction mask")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # decode the two files side by side
+        fut = pool.submit(load_mask, args.prediction, what="prediction mask")
+        gt, vox = load_mask(args.gt, what="reference mask")
+        pred, pvox = fut.result()
     row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox)
     for w in scale_warnings(row):
         sys.stderr.write(f"segscore curve: warning: {w}\n")

@@ -50,7 +50,8 @@ def erl(obj: np.ndarray, seg: np.ndarray) -> tuple[float, float]:
     o, s = obj[keep].astype(np.int64), seg[keep].astype(np.int64)
     if len(o) == 0:
         return 0.0, 0.0
-    pairs, counts = np.unique(np.stack([s, o], axis=1), axis=0, return_counts=True)
+    keys, counts = np.unique(s * n_obj + o, return_counts=True)
+    pairs = np.stack([keys // n_obj, keys % n_obj], axis=1)
     seg_ids, n_objs = np.unique(pairs[:, 0], return_counts=True)
     merged_segs = seg_ids[n_objs > 1]
     bad = np.zeros(n_obj, dtype=bool)

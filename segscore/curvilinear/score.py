@@ -129,6 +129,21 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
                      median_radius=float(np.median(radii)) if len(radii) else float("nan"))
 
 
+def _prepare_beside(gt, pred, prune_px) -> Reference:
+    """``prepare_reference(gt)`` in a worker thread while this one analyses ``pred``: the
+    kernels release the GIL, so on two cores the two masks are processed side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pred_b = as_binary(pred, "prediction")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        fut = pool.submit(prepare_reference, gt, prune_px=prune_px)
+        pa = _analyse(pred_b, prune_px) if np.shape(pred_b) == np.shape(gt) else None
+        ref = fut.result()
+    if pa is not None:
+        ref.extra["_pred_analysis"] = pa
+    return ref
+
+
 def _frac(num, den, key, notes, why):
     if den > 0:
         return float(num / den)
@@ -150,19 +165,22 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     if reference is None:
         if gt is None:
             raise ScoreError("reference: give the reference mask or a prepared reference (prepare_reference(gt))")
-        reference = prepare_reference(gt, prune_px=5 if prune_px is None else prune_px)
+        reference = _prepare_beside(gt, pred, 5 if prune_px is None else prune_px)
     elif gt is not None and np.shape(gt) != tuple(reference.shape):
         raise ScoreError(f"reference: prepared for shape {reference.shape}, the mask given has {np.shape(gt)}")
     if prune_px is not None and reference.prune_px != prune_px:
         raise ScoreError(f"prune_px: the reference was prepared with prune_px={reference.prune_px}, not {prune_px}")
     ref = reference
-    pred = as_binary(pred, "prediction")
+    pa0 = ref.extra.get("_pred_analysis")
+    pred = pa0.mask if pa0 is not None else as_binary(pred, "prediction")
     if pred.shape != tuple(ref.shape):
         raise ScoreError(f"prediction: shape {pred.shape} differs from the reference's {tuple(ref.shape)}; "
                          "resample one onto the other's grid")
     notes: list[str] = []
     gt_m = ref.gt
-    pa = _analyse(pred, ref.prune_px)
+    pa = ref.extra.pop("_pred_analysis", None)
+    if pa is None or pa.mask is not pred:
+        pa = _analyse(pred, ref.prune_px)
 
     dice, iou = M.dice_iou(gt_m, pred)
     pl = pa.lab.ravel()[ref.skel_idx].astype(np.int64)

@@ -311,3 +311,14 @@ def test_thin_zhang_on_fives(shared_data):
         assert np.array_equal(skeletonize(m), sk(m))
         m3 = np.repeat(np.repeat(m[:300, :300], 3, 0), 3, 1)  # the benchmark's nearest-neighbour upsampling
         assert np.array_equal(skeletonize(m3), sk(m3))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (6, 5), (40, 37), (9, 11, 8)])
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.6, 1.0])
+def test_label_equals_scipy(shape, p):
+    from segscore.curvilinear.graph import label
+
+    m = np.random.default_rng(7).random(shape) < p
+    ours, n = label(m)
+    ref, nr = ndimage.label(m, np.ones((3,) * m.ndim))
+    assert n == nr and np.array_equal(ours, ref)
