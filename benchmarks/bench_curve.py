@@ -134,32 +134,23 @@ def timed(fn, repeat, warm=True):
     return statistics.median(ts)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--skip-3d", action="store_true")
-    args = ap.parse_args(argv)
+def _case_paths(skip_3d):
+    cases = {}
+    for name, pp in (("fives100_3x", 17), ("tree2048", 17), ("fives100_682", 6), ("fives101_682", 6)):
+        cases[name] = (HERE / f"{name}_gt.png", HERE / f"{name}_break.png", pp)
+    if not skip_3d:
+        cases["tree256_3d"] = (HERE / "tree256_gt.npy", HERE / "tree256_break.npy", 5)
+    return cases
+
+
+def inprocess_rows(cases, repeat):
     import curvicost
 
     from segscore.curvilinear.perturb import perturb
     from segscore.curvilinear.score import prepare_reference, score
 
-    cases = make_cases()
-    if not args.skip_3d:
-        cases["tree256_3d"] = make_3d()
-    tmp = Path(tempfile.mkdtemp())
     rows = []
-    # ---- whole process
-    for name, (gt, pred, pp) in cases.items():
-        ours = measure(segscore_argv("curve", pred, "--gt", gt, "--prune-px", pp, "--json-out", tmp / "s.json"),
-                       repeat=args.repeat)
-        rep_c = args.repeat if "3d" not in name else 1
-        theirs = measure(curvicost_argv(pred, gt, pp, tmp / "c.json"), repeat=rep_c, warmup=0)
-        rows.append({"case": f"{name}: whole process", "ours": ours["seconds"], "theirs": theirs["seconds"],
-                     "ratio": theirs["seconds"] / ours["seconds"], "mem_ours": ours["peak_mb"],
-                     "mem_theirs": theirs["peak_mb"]})
-        print(rows[-1], flush=True)
-    # ---- in process, warm
+    args = argparse.Namespace(repeat=repeat)
     for name, (gt, pred, pp) in cases.items():
         g, p = load(gt), load(pred)
         t_ours = timed(lambda: score(g, p, prune_px=pp), args.repeat)
@@ -203,6 +194,50 @@ def main(argv=None) -> int:
         t_c = time.perf_counter() - t0
         rows.append({"case": f"perturb {op} {sev:g} at 2046^2", "ours": t_ours, "theirs": t_c, "ratio": t_c / t_ours})
         print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    """The parent stays small (its RSS is a floor under every child's peak on Linux): cases
+    and in-process rows are made in child processes."""
+    import json
+    import subprocess
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--skip-3d", action="store_true")
+    ap.add_argument("--child", choices=("make", "inprocess"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child == "make":
+        make_cases()
+        if not args.skip_3d:
+            make_3d()
+        return 0
+    if args.child == "inprocess":
+        for r in inprocess_rows(_case_paths(args.skip_3d), args.repeat):
+            print("ROW " + json.dumps(r), flush=True)
+        return 0
+    me = [sys.executable, str(Path(__file__).resolve())] + (["--skip-3d"] if args.skip_3d else [])
+    subprocess.run(me + ["--child", "make"], check=True)
+    cases = _case_paths(args.skip_3d)
+    tmp = Path(tempfile.mkdtemp())
+    rows = []
+    # ---- whole process
+    for name, (gt, pred, pp) in cases.items():
+        ours = measure(segscore_argv("curve", pred, "--gt", gt, "--prune-px", pp, "--json-out", tmp / "s.json"),
+                       repeat=args.repeat)
+        rep_c = args.repeat if "3d" not in name else 1
+        theirs = measure(curvicost_argv(pred, gt, pp, tmp / "c.json"), repeat=rep_c, warmup=0)
+        rows.append({"case": f"{name}: whole process", "ours": ours["seconds"], "theirs": theirs["seconds"],
+                     "ratio": theirs["seconds"] / ours["seconds"], "mem_ours": ours["peak_mb"],
+                     "mem_theirs": theirs["peak_mb"]})
+        print(rows[-1], flush=True)
+    proc = subprocess.run(me + ["--child", "inprocess", "--repeat", str(args.repeat)], check=True,
+                          capture_output=True, text=True)
+    for line in proc.stdout.splitlines():
+        if line.startswith("ROW "):
+            rows.append(json.loads(line[4:]))
+            print(rows[-1], flush=True)
     # ---- first call: empty numba cache
     gt, pred, pp = cases["fives100_682"]
     with tempfile.TemporaryDirectory() as nc:
