@@ -140,10 +140,11 @@ def label(mask: np.ndarray):
     pixels = np.flatnonzero(flat).astype(np.int64)
     ids = np.empty(len(pixels), dtype=np.int64)
     offsets, _ = K.neighbour_offsets(pad.shape)
-    n = K.label_subset(flat, pixels, np.empty(flat.shape, dtype=np.int64), offsets, ids) if len(pixels) else 0
-    lab = np.zeros(pad.shape, dtype=np.int32)
-    lab.ravel()[pixels] = ids + 1
-    return lab[(slice(1, -1),) * mask.ndim].copy(), int(n)
+    n = K.label_subset(flat, pixels, np.empty(flat.shape, dtype=np.int32), offsets, ids) if len(pixels) else 0
+    lab = np.zeros(mask.shape, dtype=np.int32)
+    coords = np.unravel_index(pixels, pad.shape)
+    lab.ravel()[np.ravel_multi_index(tuple(c - 1 for c in coords), mask.shape)] = ids + 1
+    return lab, int(n)
 
 
 def build_graph(skel: np.ndarray, radius_map: np.ndarray, prune_px: float) -> SkeletonGraph:
@@ -164,7 +165,7 @@ def build_graph(skel: np.ndarray, radius_map: np.ndarray, prune_px: float) -> Sk
     endpoint = pixels[deg == 1]
     member = np.zeros(flat.shape, dtype=np.uint8)
     member[junction] = 1
-    scratch = np.empty(flat.shape, dtype=np.int64)
+    scratch = np.empty(flat.shape, dtype=np.int32)
     cid = np.empty(len(junction), dtype=np.int64)
     n_clusters = K.label_subset(member, junction, scratch, offsets, cid)
     order = np.argsort(cid, kind="stable")
@@ -176,7 +177,7 @@ def build_graph(skel: np.ndarray, radius_map: np.ndarray, prune_px: float) -> Sk
     node_of[junction] = cid
     node_of[endpoint] = n_clusters + np.arange(n_end)
     node_pix = np.concatenate([junction, endpoint]).astype(np.int64)
-    pix_slot = np.empty(flat.shape, dtype=np.int32)  # read only on node voxels
+    pix_slot = scratch  # reused: read only on node voxels, written here
     pix_slot[node_pix] = np.arange(len(node_pix))
 
     def unpad(idx):

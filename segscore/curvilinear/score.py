@@ -30,6 +30,10 @@ COST_KEYS = ("traceable_frac", "traceable_single_frac", "conductance_twosided", 
 ROW_KEYS = METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size", "note")
 
 
+#: masks up to this many voxels have the reference and the prediction analysed side by side
+PARALLEL_MAX_VOXELS = 1 << 23
+
+
 @dataclass
 class _Analysis:
     """One mask through the shared path: skeleton, distance map, labels, pruned graph."""
@@ -122,6 +126,7 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
     np.add.at(w, g.edge_v[ne], g.edge_len[ne])
     nodes = g.alive_nodes() if len(e) else np.zeros(0, np.int64)
     radii = edt_s
+    a.edt = a.lab = None  # not needed once the reference's own costs are known: free them
     return Reference(shape=gt.shape, prune_px=prune_px, gt=gt, a=a, skel_idx=skel_idx, skel_coords=coords, rl=rl,
                      obj=obj, root_k=root_k, src=src, src_pos=src_pos, src_k=src_k, sinks=sinks,
                      conductance_ref=float(cond_ref), base_multi=int(base_multi), base_single=int(base_single),
@@ -135,6 +140,8 @@ def _prepare_beside(gt, pred, prune_px) -> Reference:
     from concurrent.futures import ThreadPoolExecutor
 
     pred_b = as_binary(pred, "prediction")
+    if np.size(gt) > PARALLEL_MAX_VOXELS:  # big volumes: one at a time, half the peak memory
+        return prepare_reference(gt, prune_px=prune_px)
     with ThreadPoolExecutor(max_workers=1) as pool:
         fut = pool.submit(prepare_reference, gt, prune_px=prune_px)
         pa = _analyse(pred_b, prune_px) if np.shape(pred_b) == np.shape(gt) else None
