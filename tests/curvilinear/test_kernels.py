@@ -322,3 +322,20 @@ def test_label_equals_scipy(shape, p):
     ours, n = label(m)
     ref, nr = ndimage.label(m, np.ones((3,) * m.ndim))
     assert n == nr and np.array_equal(ours, ref)
+
+
+def test_graph_components_and_pruning_on_hand_drawn():
+    s = np.zeros((40, 60), bool)
+    s[20, 5:21] = True  # a Y ...
+    for i in range(1, 15):
+        s[20 - i, 20 + i] = True
+        s[20 + i, 20 + i] = True
+    s[5, 45:58] = True  # ... and a separate line
+    s[30:33, 50] = True  # ... and a 3-voxel stub, pruned at 5
+    g = build_graph(s, np.ones(s.shape), 5)
+    comp = g.components()
+    alive = g.alive_nodes()
+    assert len(set(comp[alive].tolist())) == 2 and len(g.alive_edges()) == 4
+    assert not g.node_alive[~np.isin(np.arange(g.n_nodes), alive)].any()
+    g0 = build_graph(s, np.ones(s.shape), 0)
+    assert len(set(g0.components()[g0.alive_nodes()].tolist())) == 3
