@@ -143,6 +143,12 @@ def _case_paths(skip_3d):
     return cases
 
 
+PARITY_KEYS = ("dice", "iou", "cldice", "betti0_gt", "betti0_pred", "betti0_error", "erl", "erl_frac",
+               "merged_frac", "diadem_like", "traceable_frac", "traceable_single_frac", "conductance_twosided",
+               "conductance_frac", "perfused_of_self", "traceable_length", "conductance", "traceable_length_ref",
+               "conductance_ref")
+
+
 def inprocess_rows(cases, repeat):
     import curvicost
 
@@ -155,11 +161,14 @@ def inprocess_rows(cases, repeat):
         g, p = load(gt), load(pred)
         t_ours = timed(lambda: score(g, p, prune_px=pp), args.repeat)
         t0 = time.perf_counter()
-        curvicost.score(g, p, prune_px=pp)
+        theirs = curvicost.score(g, p, prune_px=pp)
         t_c = time.perf_counter() - t0
         if t_c < 10:
             t_c = timed(lambda: curvicost.score(g, p, prune_px=pp), args.repeat, warm=False)
-        rows.append({"case": f"{name}: in-process warm", "ours": t_ours, "theirs": t_c, "ratio": t_c / t_ours})
+        ours = score(g, p, prune_px=pp)
+        diff = max(abs(float(theirs[k]) - float(ours[k])) for k in PARITY_KEYS)
+        rows.append({"case": f"{name}: in-process warm", "ours": t_ours, "theirs": t_c, "ratio": t_c / t_ours,
+                     "note": f"max |diff| over the row {diff:.1e}"})
         print(rows[-1], flush=True)
     # ---- 20 predictions against one prepared reference (2048^2)
     gt, _, pp = cases["fives100_3x"]
