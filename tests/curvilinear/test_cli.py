@@ -131,3 +131,19 @@ def test_as_binary_rules():
         as_binary(np.array([[0.0, np.nan]]))
     with pytest.raises(ScoreError, match="2D or 3D"):
         as_binary(np.zeros(5))
+
+
+@pytest.mark.parametrize("ext", [".tif", ".nii.gz", ".png", ".npy"])
+def test_2d_formats_round_trip(cli, tmp_path, ext):
+    from segscore.curvilinear.masks import save_mask
+
+    gt = vessel_tree((96, 96), seed=2, r0=4.0)
+    save_mask(gt, tmp_path / f"gt{ext}")
+    assert np.array_equal(load_mask(tmp_path / f"gt{ext}")[0], gt)
+    code, _, err = cli("perturb", tmp_path / f"gt{ext}", "--operator", "boundary", "--severity", "0.05",
+                       "-o", tmp_path / f"p{ext}")
+    assert code == 0, err
+    code, text, err = cli("curve", tmp_path / f"p{ext}", "--gt", tmp_path / f"gt{ext}", "--json")
+    assert code == 0, err
+    row = json.loads(text)
+    assert row["betti0_error"] == 0 and 0.9 < row["dice"] < 1.0
