@@ -137,3 +137,25 @@ def test_diadem_like_weights():
     assert np.isclose(M.diadem_like(np.array([[0, 0], [20, 0]]), np.array([1.0, 3.0]), np.array([[6, 0]])), 0.25)
     assert M.diadem_like(np.array([[0, 0]]), np.array([1.0]), np.zeros((0, 2))) == 0.0
     assert M.diadem_like(np.zeros((0, 2)), np.zeros(0), np.array([[0, 0]])) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("nd", [2, 3])
+def test_invariants_on_random_masks(seed, nd):
+    """A mask scored against itself keeps everything; adding voxels never loses reachable
+    length (it is counted on the reference skeleton and bounded by 1)."""
+    from segscore.curvilinear.score import score
+    from tests.curvilinear.helpers import random_blobs
+
+    shape = (48, 48) if nd == 2 else (18, 18, 18)
+    gt = random_blobs(shape, seed, q=0.6, sigma=1.5 if nd == 2 else 1.2)
+    row = score(gt, gt, prune_px=3)
+    assert row["dice"] == 1.0 and row["cldice"] == 1.0 and row["betti0_error"] == 0
+    assert row["traceable_frac"] == 1.0 and row["erl_frac"] == 1.0 and row["merged_frac"] == 0.0
+    if row["conductance_frac"] is not None:
+        assert np.isclose(row["conductance_frac"], 1.0)
+    more = gt | (np.random.default_rng(seed).random(shape) < 0.05)
+    assert score(gt, more, prune_px=3)["traceable_frac"] == 1.0
+    less = gt & (np.random.default_rng(seed + 1).random(shape) < 0.9)
+    r = score(gt, less, prune_px=3)
+    assert 0.0 <= r["traceable_frac"] <= 1.0 and r["dice"] < 1.0
