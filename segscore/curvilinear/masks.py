@@ -68,7 +68,6 @@ def load_mask(path, *, what: str = "mask"):
 def save_mask(mask, path, voxel_size=None) -> None:
     """Write a bool mask: .npy (bool), .tif/.png (0/255 uint8) or NIfTI (uint8 0/1)."""
     from segscore.io.readers import format_of
-    from segscore.io.results import atomic_write  # noqa: F401  (kept for symmetry with other writers)
 
     p = os.fspath(path)
     arr = np.asarray(mask, dtype=bool)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from segscore.curvilinear.score import prepare_reference, score
-from tests.curvilinear.helpers import FIVES, load_fives, random_blobs, vessel_tree
+from tests.curvilinear.helpers import FIVES, load_fives, vessel_tree
 
 cc = pytest.importorskip("curvicost")
 
