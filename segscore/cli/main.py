@@ -18,10 +18,12 @@ import sys
 #: subcommand -> module. Aliases are the spec tools' own names for the same command.
 COMMANDS = {
     "auc": "segscore.cli.auc",
+    "curve": "segscore.cli.curve",
     "demo": "segscore.cli.demo",
     "run": "segscore.cli.run",
     "objects": "segscore.cli.objects",
     "holdout": "segscore.cli.holdout",
+    "perturb": "segscore.cli.perturb",
 }
 ALIASES: dict[str, str] = {}
 
@@ -32,6 +34,8 @@ HELP = {
     "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
     "objects": "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary F1, splits/merges)",
     "holdout": "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests",
+    "curve": "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance",
+    "perturb": "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)",
 }
 
 

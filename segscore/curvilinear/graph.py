@@ -1,0 +1,268 @@
+"""Binary mask -> skeleton -> chain graph (nodes: end points, junction clusters; edges: chains).
+
+The skeleton is ``skimage.morphology.skeletonize`` and the radius map is the mask's exact
+Euclidean distance transform on the skeleton voxels (:func:`radius_on_skeleton`, equal there to
+``scipy.ndimage.distance_transform_edt``), so the voxels and radii are curvicost's. The tracing runs in :mod:`segscore.kernels.skelgraph`.
+
+Definitions (curvicost 0.3.1's, which the parity tests pin):
+
+* a skeleton voxel with one skeleton neighbour (8-connected in 2D, 26 in 3D) is an end point;
+  voxels with three or more form junction clusters (connected groups), one node each, placed
+  at the middle voxel of the cluster in C order, radius the cluster's mean distance value;
+* node ids: clusters in label order, then end points in C order, then loops;
+* an edge is a chain between two node voxels with both end voxels included: length = sum of
+  the Euclidean steps, radius = max(mean distance value along it, 0.5);
+* a skeleton component with no node (a ring, or a lone voxel) becomes a loop node (placed at
+  its first voxel in C order; curvicost places it at an arbitrary voxel) with a self-loop
+  of length = voxel count;
+* spur pruning removes, pass by pass, chains shorter than ``prune_px`` with an end of
+  degree 1, then drops nodes left with no edge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class SkeletonGraph:
+    """A traced skeleton graph. Node and edge arrays keep every traced item; ``*_alive`` say
+    which survive pruning. ``path[edge_ptr[e]:edge_ptr[e+1]]`` are edge ``e``'s voxels
+    (flat indices into the unpadded mask, from ``edge_u[e]``'s end to ``edge_v[e]``'s)."""
+
+    shape: tuple
+    node_pos: np.ndarray  # (N, ndim) int64
+    node_radius: np.ndarray  # (N,)
+    edge_u: np.ndarray
+    edge_v: np.ndarray
+    edge_len: np.ndarray
+    edge_rad: np.ndarray
+    edge_ptr: np.ndarray
+    path: np.ndarray
+    edge_alive: np.ndarray
+    node_alive: np.ndarray
+    pair_first: np.ndarray  # (E,) index of the first edge traced between the same two nodes
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_pos.shape[0])
+
+    def alive_edges(self) -> np.ndarray:
+        return np.flatnonzero(self.edge_alive)
+
+    def alive_nodes(self) -> np.ndarray:
+        return np.flatnonzero(self.node_alive)
+
+    def degree(self) -> np.ndarray:
+        e = self.alive_edges()
+        n = self.n_nodes
+        return np.bincount(self.edge_u[e], minlength=n) + np.bincount(self.edge_v[e], minlength=n)
+
+    def edge_order(self) -> np.ndarray:
+        """Alive edges in the order networkx iterates curvicost's graph (first node, then the
+        first time its neighbour was joined, then tracing order)."""
+        e = self.alive_edges()
+        a = np.minimum(self.edge_u[e], self.edge_v[e])
+        return e[np.lexsort((e, self.pair_first[e], a))]
+
+    def components(self) -> np.ndarray:
+        """Connected-component id of every node over the alive edges (-1 for a dead node)."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        e = self.alive_edges()
+        n = self.n_nodes
+        a = coo_matrix((np.ones(len(e)), (self.edge_u[e], self.edge_v[e])), shape=(n, n))
+        _, lab = connected_components(a, directed=False)
+        lab = lab.astype(np.int64)
+        lab[~self.node_alive] = -1
+        return lab
+
+
+def skeletonize(mask: np.ndarray) -> np.ndarray:
+    """``skimage.morphology.skeletonize(mask)``: in 2D by the numba port
+    :func:`segscore.kernels.thin.thin_zhang` (pixel-identical, tested), in 3D by scikit-image."""
+    if mask.ndim == 2:
+        from segscore.kernels.thin import ZS_TABLE, thin_zhang
+
+        pad = np.pad(np.asarray(mask, dtype=bool).view(np.uint8), 1)
+        flat = pad.ravel()
+        thin_zhang(flat, pad.shape[1], ZS_TABLE)
+        return pad[1:-1, 1:-1].astype(bool)
+    from skimage.morphology import skeletonize as _sk
+
+    return np.asarray(_sk(mask), dtype=bool)
+
+
+def distance_map(mask: np.ndarray) -> np.ndarray:
+    from scipy import ndimage
+
+    return ndimage.distance_transform_edt(mask)
+
+
+def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray) -> np.ndarray:
+    """The distance map of ``mask`` on the voxels of ``skel`` (0 elsewhere).
+
+    Equal, on those voxels, to ``scipy.ndimage.distance_transform_edt(mask)`` (the kernel
+    :func:`segscore.kernels.edt.edt_at` computes the same exact minimum), at a fraction of the
+    cost: the costs and operators read the radius only on skeleton voxels.
+    """
+    from segscore.kernels.edt import edt_at
+
+    out = np.zeros(mask.shape, dtype=np.float64)
+    idx = np.flatnonzero(skel.ravel())
+    if len(idx) == 0:
+        return out
+    m3 = np.ascontiguousarray(mask, dtype=bool).reshape((1,) * (3 - mask.ndim) + mask.shape).view(np.uint8)
+    c = np.zeros((len(idx), 3), dtype=np.int64)
+    c[:, 3 - mask.ndim:] = np.array(np.unravel_index(idx, mask.shape)).T
+    vals = np.empty(len(idx))
+    edt_at(m3, c, vals)
+    if not np.isfinite(vals).all():  # no background anywhere: scipy's convention
+        return distance_map(mask)
+    out.ravel()[idx] = vals
+    return out
+
+
+def label(mask: np.ndarray):
+    """Connected components, 8-connected in 2D, 26 in 3D: (int32 labels 1..n, n).
+
+    Numbered in raster order of each component's first voxel, as ``scipy.ndimage.label`` with
+    a full structuring element numbers them (the tests compare the two); union-find in
+    :func:`segscore.kernels.skelgraph.label_subset`, without importing scipy.ndimage.
+    """
+    from segscore.kernels import skelgraph as K
+
+    pad = np.pad(np.asarray(mask, dtype=bool).view(np.uint8), 1)
+    flat = pad.ravel()
+    pixels = np.flatnonzero(flat).astype(np.int64)
+    ids = np.empty(len(pixels), dtype=np.int64)
+    offsets, _ = K.neighbour_offsets(pad.shape)
+    n = K.label_subset(flat, pixels, np.empty(flat.shape, dtype=np.int32), offsets, ids) if len(pixels) else 0
+    lab = np.zeros(mask.shape, dtype=np.int32)
+    coords = np.unravel_index(pixels, pad.shape)
+    lab.ravel()[np.ravel_multi_index(tuple(c - 1 for c in coords), mask.shape)] = ids + 1
+    return lab, int(n)
+
+
+def build_graph(skel: np.ndarray, radius_map: np.ndarray, prune_px: float) -> SkeletonGraph:
+    """Trace ``skel`` into a :class:`SkeletonGraph` and prune spurs shorter than ``prune_px``."""
+    from segscore.kernels import skelgraph as K
+
+    shape = skel.shape
+    ndim = skel.ndim
+    pad = np.pad(np.asarray(skel, dtype=np.uint8), 1)
+    pshape = pad.shape
+    flat = pad.ravel()
+    offsets, step_len = K.neighbour_offsets(pshape)
+    pixels = np.flatnonzero(flat).astype(np.int64)
+    deg = np.empty(len(pixels), dtype=np.int32)
+    K.neighbour_degree(flat, pixels, offsets, deg)
+
+    junction = pixels[deg >= 3]
+    endpoint = pixels[deg == 1]
+    member = np.zeros(flat.shape, dtype=np.uint8)
+    member[junction] = 1
+    scratch = np.empty(flat.shape, dtype=np.int32)
+    cid = np.empty(len(junction), dtype=np.int64)
+    n_clusters = K.label_subset(member, junction, scratch, offsets, cid)
+    order = np.argsort(cid, kind="stable")
+    junction, cid = junction[order], cid[order]
+
+    n_end = len(endpoint)
+    node_of = np.empty(flat.shape, dtype=np.int32)  # read only on skeleton voxels
+    node_of[pixels] = -1
+    node_of[junction] = cid
+    node_of[endpoint] = n_clusters + np.arange(n_end)
+    node_pix = np.concatenate([junction, endpoint]).astype(np.int64)
+    pix_slot = scratch  # reused: read only on node voxels, written here
+    pix_slot[node_pix] = np.arange(len(node_pix))
+
+    def unpad(idx):
+        coords = np.unravel_index(idx, pshape)
+        return np.ravel_multi_index(tuple(c - 1 for c in coords), shape).astype(np.int64)
+
+    rflat = np.asarray(radius_map, dtype=np.float64).ravel()
+
+    # nodes: clusters (middle voxel, mean radius), then end points
+    counts = np.bincount(cid, minlength=n_clusters) if n_clusters else np.zeros(0, np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    centre = junction[starts[:-1] + counts // 2] if n_clusters else np.zeros(0, np.int64)
+    junc_r = rflat[unpad(junction)]
+    clus_r = (np.add.reduceat(junc_r, starts[:-1]) / counts) if n_clusters else np.zeros(0)
+    node_flat = np.concatenate([centre, endpoint]).astype(np.int64)
+    node_radius = np.concatenate([clus_r, rflat[unpad(endpoint)]])
+
+    n_off = len(offsets)
+    cap_e = max(len(node_pix) * n_off, 1)
+    edge_u = np.empty(cap_e, np.int64)
+    edge_v = np.empty(cap_e, np.int64)
+    edge_ptr = np.empty(cap_e + 1, np.int64)
+    edge_len = np.empty(cap_e, np.float64)
+    path = np.empty(len(pixels) + 2 * cap_e, np.int64)
+    ne, npth = K.trace_chains(flat, node_of, node_pix, pix_slot, offsets, step_len,
+                              edge_u, edge_v, edge_ptr, edge_len, path)
+    edge_u, edge_v, edge_len = edge_u[:ne].copy(), edge_v[:ne].copy(), edge_len[:ne].copy()
+    edge_ptr = edge_ptr[: ne + 1].copy()
+    path = path[:npth].copy()
+
+    # loops: skeleton voxels on no chain and in no node
+    covered = np.zeros(flat.shape, dtype=bool)
+    covered[path] = True
+    covered[node_pix] = True
+    rest = pixels[~covered[pixels]]
+    n_nodes = n_clusters + n_end
+    if len(rest):
+        member[junction] = 0
+        member[rest] = 1
+        lid = np.empty(len(rest), dtype=np.int64)
+        n_loops = K.label_subset(member, rest, scratch, offsets, lid)
+        o = np.argsort(lid, kind="stable")
+        rest, lid = rest[o], lid[o]
+        lc = np.bincount(lid, minlength=n_loops)
+        ls = np.concatenate([[0], np.cumsum(lc)]).astype(np.int64)
+        rr = rflat[unpad(rest)]
+        loop_r = np.add.reduceat(rr, ls[:-1]) / lc
+        loop_ids = n_nodes + np.arange(n_loops)
+        node_flat = np.concatenate([node_flat, rest[ls[:-1]]])
+        node_radius = np.concatenate([node_radius, loop_r])
+        edge_u = np.concatenate([edge_u, loop_ids])
+        edge_v = np.concatenate([edge_v, loop_ids])
+        edge_len = np.concatenate([edge_len, lc.astype(np.float64)])
+        edge_ptr = np.concatenate([edge_ptr, edge_ptr[-1] + ls[1:]])
+        path = np.concatenate([path, rest])
+        n_nodes += n_loops
+    else:
+        n_loops = 0
+
+    path_u = unpad(path) if len(path) else path
+    ecount = np.diff(edge_ptr)
+    if len(ecount):
+        mean_r = np.add.reduceat(rflat[path_u], edge_ptr[:-1]) / ecount
+    else:
+        mean_r = np.zeros(0)
+    edge_rad = np.maximum(mean_r, 0.5)
+    if n_loops:
+        edge_rad[len(edge_rad) - n_loops:] = mean_r[len(mean_r) - n_loops:]  # loops: unclamped mean
+    edge_len = np.maximum(edge_len, 1e-6)
+
+    # first edge index between each unordered node pair (networkx adjacency order)
+    a = np.minimum(edge_u, edge_v)
+    b = np.maximum(edge_u, edge_v)
+    key = a * (n_nodes + 1) + b
+    _, first_idx, inv = np.unique(key, return_index=True, return_inverse=True)
+    pair_first = first_idx[inv].astype(np.int64) if len(key) else np.zeros(0, np.int64)
+
+    alive = np.ones(len(edge_u), dtype=bool)
+    if len(edge_u):
+        K.prune_spurs(edge_u, edge_v, edge_len, n_nodes, float(prune_px), alive)
+    node_pos = np.array(np.unravel_index(unpad(node_flat), shape), dtype=np.int64).T.reshape(-1, ndim)
+    g = SkeletonGraph(shape=tuple(shape), node_pos=node_pos, node_radius=np.asarray(node_radius, float),
+                      edge_u=edge_u, edge_v=edge_v, edge_len=edge_len, edge_rad=edge_rad, edge_ptr=edge_ptr,
+                      path=path_u, edge_alive=alive, node_alive=np.ones(n_nodes, dtype=bool),
+                      pair_first=pair_first)
+    if len(edge_u):
+        g.node_alive = g.degree() > 0
+    return g

@@ -1,0 +1,99 @@
+"""Reading and checking binary curvilinear masks (2D or 3D).
+
+Binary means exactly the values {0, v} in an integer or bool array (one of them may be
+absent), or {0.0, 1.0} in a float array. Probability maps and multi-label images are refused
+with the reason: the threshold or the label choice changes the score and is not ours to make.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from segscore.errors import ScoreError
+
+
+def as_binary(arr, name: str = "mask") -> np.ndarray:
+    """``arr`` as a bool array, or a :class:`ScoreError` saying why it is not a binary mask."""
+    a = np.asarray(arr)
+    if a.ndim not in (2, 3):
+        raise ScoreError(f"{name}: expected a 2D or 3D mask, got shape {a.shape}; give one image or volume")
+    if a.dtype == bool:
+        return a
+    if a.dtype.kind in "iu":
+        vals = np.unique(a)
+        nz = vals[vals != 0]
+        if len(nz) > 1:
+            raise ScoreError(f"{name}: has {len(vals)} distinct values {_few(vals)}; a binary mask has two (0 and one "
+                             "other). Multi-label images are out of scope: extract one structure first")
+        return a != 0
+    if a.dtype.kind == "f":
+        if not np.isfinite(a).all():
+            raise ScoreError(f"{name}: holds NaN or infinite values; a binary float mask holds only 0.0 and 1.0")
+        bad = (a != 0.0) & (a != 1.0)
+        if bad.any():
+            raise ScoreError(f"{name}: float values other than 0.0 and 1.0 (e.g. {float(a[bad].flat[0]):g}): this looks "
+                             "like a probability map; threshold it first (segscore will not pick a threshold for you)")
+        return a == 1.0
+    raise ScoreError(f"{name}: holds {a.dtype} values; give a bool, integer or 0/1 float mask")
+
+
+def _few(vals) -> str:
+    v = list(vals[:4])
+    return "{" + ", ".join(str(x) for x in v) + (", ...}" if len(vals) > 4 else "}")
+
+
+def load_mask(path, *, what: str = "mask"):
+    """(bool mask, voxel size or None) from a PNG, TIFF, NIfTI or .npy file."""
+    from segscore.io.readers import format_of, open_image
+
+    kind = format_of(path)
+    with open_image(path, what=what) as src:
+        arr = np.asarray(src.read_all())
+        vox = getattr(src, "voxel_size", None)
+    if kind == "pillow" and arr.ndim == 3 and arr.shape[-1] in (3, 4):
+        if not all(np.array_equal(arr[..., 0], arr[..., i]) for i in range(1, min(arr.shape[-1], 3))):
+            raise ScoreError(f"{os.fspath(path)}: a colour image with differing channels; save the mask as one "
+                             "grey channel")
+        arr = arr[..., 0]
+    if arr.ndim > 3:
+        arr = np.squeeze(arr)
+    mask = as_binary(arr, os.fspath(path))
+    if vox is not None:
+        vox = tuple(float(v) for v in vox[: mask.ndim])
+    return mask, vox
+
+
+def save_mask(mask, path, voxel_size=None) -> None:
+    """Write a bool mask: .npy (bool), .tif/.png (0/255 uint8) or NIfTI (uint8 0/1)."""
+    from segscore.io.readers import format_of
+
+    p = os.fspath(path)
+    arr = np.asarray(mask, dtype=bool)
+    kind = format_of(p)
+    d = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(d):
+        raise ScoreError(f"{p}: the folder {d} does not exist; create it first")
+    if kind == "npy":
+        np.save(p, arr)
+    elif kind == "tiff":
+        import tifffile
+
+        tifffile.imwrite(p, arr.astype(np.uint8) * 255)
+    elif kind == "nifti":
+        import nibabel
+
+        aff = np.eye(4)
+        if voxel_size is not None:
+            for i, z in enumerate(list(voxel_size)[:3]):
+                aff[i, i] = z
+        nibabel.save(nibabel.Nifti1Image(arr.astype(np.uint8), aff), p)
+    elif kind == "pillow" and p.lower().endswith(".png"):
+        if arr.ndim != 2:
+            raise ScoreError(f"{p}: a PNG holds one 2D image; write a 3D mask as .tif, .nii.gz or .npy")
+        from PIL import Image
+
+        Image.fromarray(arr.astype(np.uint8) * 255).save(p)
+    else:
+        raise ScoreError(f"{p}: unsupported output format; use .png, .tif, .nii.gz or .npy")

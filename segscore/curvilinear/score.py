@@ -1,0 +1,262 @@
+"""Score a curvilinear prediction: overlap/topology metrics beside functional costs.
+
+``score(gt, pred)`` returns one flat dict with curvicost 0.3.1's key names. The reference's
+work (its skeleton, graph, source, sinks, component roots and own costs) is done once by
+:func:`prepare_reference` and can be passed back in to score many predictions against it.
+
+Invariants (curvicost's spec, "Four invariants"): the reference and the prediction go
+through the same path (:func:`_analyse`); sinks are the reference's terminal positions and
+survive only through the prediction's mask connectivity to the source; the source is pinned
+to the reference's source position; reachable length is counted on the reference skeleton.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from segscore.curvilinear import costs as C
+from segscore.curvilinear import metrics as M
+from segscore.curvilinear.graph import SkeletonGraph, build_graph, label, radius_on_skeleton, skeletonize
+from segscore.curvilinear.masks import as_binary
+from segscore.errors import ScoreError
+
+#: the row's keys, in order (curvicost's names), then the run's own fields
+METRIC_KEYS = ("dice", "iou", "cldice", "betti0_gt", "betti0_pred", "betti0_error", "erl", "erl_frac",
+               "merged_frac", "diadem_like")
+COST_KEYS = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac",
+             "perfused_of_self", "traceable_length", "conductance", "traceable_length_ref", "conductance_ref")
+ROW_KEYS = METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size", "note")
+
+
+#: masks up to this many voxels have the reference and the prediction analysed side by side
+PARALLEL_MAX_VOXELS = 1 << 23
+
+
+@dataclass
+class _Analysis:
+    """One mask through the shared path: skeleton, distance map, labels, pruned graph."""
+
+    mask: np.ndarray
+    skel: np.ndarray
+    edt: np.ndarray
+    lab: np.ndarray
+    n_comp: int
+    graph: SkeletonGraph | None
+
+
+def _analyse(mask: np.ndarray, prune_px: float) -> _Analysis:
+    lab, n = label(mask)
+    if n == 0:
+        return _Analysis(mask, np.zeros_like(mask), np.zeros(mask.shape), lab, 0, None)
+    skel = skeletonize(mask)
+    edt = radius_on_skeleton(mask, skel)
+    g = build_graph(skel, edt, prune_px)
+    return _Analysis(mask, skel, edt, lab, int(n), g)
+
+
+@dataclass
+class Reference:
+    """Everything ``score`` needs from the reference alone (see :func:`prepare_reference`)."""
+
+    shape: tuple
+    prune_px: float
+    gt: np.ndarray
+    a: _Analysis
+    skel_idx: np.ndarray  # flat indices of the reference-skeleton voxels (C order)
+    skel_coords: np.ndarray  # (K, ndim) float
+    rl: np.ndarray  # reference mask component of each skeleton voxel
+    obj: np.ndarray  # reference skeleton component of each skeleton voxel (ERL objects)
+    root_k: np.ndarray  # per mask component: its root voxel (max distance value), -1 if none
+    src: int | None
+    src_pos: np.ndarray | None
+    src_k: int | None
+    sinks: np.ndarray
+    conductance_ref: float
+    base_multi: int
+    base_single: int
+    erl_ref: float
+    diadem_pos: np.ndarray
+    diadem_w: np.ndarray
+    median_radius: float
+    extra: dict = field(default_factory=dict)
+
+
+def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
+    """Do the reference's work once. Refuses an empty reference or a non-binary mask."""
+    gt = as_binary(gt, "reference")
+    if not gt.any():
+        raise ScoreError("reference: the mask is empty; a reference needs at least one foreground voxel")
+    if not (prune_px >= 0):
+        raise ScoreError(f"prune_px: must be a length >= 0 voxels, got {prune_px}")
+    a = _analyse(gt, prune_px)
+    g = a.graph
+    skel_idx = np.flatnonzero(a.skel.ravel())
+    coords = np.array(np.unravel_index(skel_idx, gt.shape), dtype=np.float64).T.reshape(-1, gt.ndim)
+    rl = a.lab.ravel()[skel_idx].astype(np.int64)
+    slab, _ = label(a.skel)
+    obj = slab.ravel()[skel_idx].astype(np.int64)
+    edt_s = a.edt.ravel()[skel_idx]
+    # root of each mask component: its skeleton voxel of maximum distance value (first in C order)
+    root_k = np.full(a.n_comp + 1, -1, dtype=np.int64)
+    if len(skel_idx):
+        order = np.lexsort((np.arange(len(rl)), -edt_s, rl))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = rl[order][1:] != rl[order][:-1]
+        root_k[rl[order][first]] = order[first]
+
+    e = g.alive_edges()
+    if len(e):
+        src = C.pick_source(g)
+        src_pos = g.node_pos[src].astype(float)
+        sinks = C.terminal_positions(g)
+        cond_ref = C.kirchhoff(g, src, sinks, a.lab, a.edt)
+        flat_src = int(np.ravel_multi_index(tuple(g.node_pos[src]), gt.shape))
+        src_k = int(np.searchsorted(skel_idx, flat_src))
+    else:
+        src, src_pos, src_k, sinks, cond_ref = None, None, None, np.zeros((0, gt.ndim)), 0.0
+    base_multi = C.reach_multi(rl, coords, root_k, rl)
+    base_single = C.reach_single(rl, coords, src_k, rl) if src_k is not None else 0
+    erl_ref, _ = M.erl(obj, rl)
+    # DIADEM-like weights: incident edge length of every alive reference node (a loop once)
+    w = np.zeros(g.n_nodes)
+    np.add.at(w, g.edge_u[e], g.edge_len[e])
+    ne = e[g.edge_u[e] != g.edge_v[e]]
+    np.add.at(w, g.edge_v[ne], g.edge_len[ne])
+    nodes = g.alive_nodes() if len(e) else np.zeros(0, np.int64)
+    radii = edt_s
+    a.edt = a.lab = None  # not needed once the reference's own costs are known: free them
+    return Reference(shape=gt.shape, prune_px=prune_px, gt=gt, a=a, skel_idx=skel_idx, skel_coords=coords, rl=rl,
+                     obj=obj, root_k=root_k, src=src, src_pos=src_pos, src_k=src_k, sinks=sinks,
+                     conductance_ref=float(cond_ref), base_multi=int(base_multi), base_single=int(base_single),
+                     erl_ref=float(erl_ref), diadem_pos=g.node_pos[nodes], diadem_w=w[nodes],
+                     median_radius=float(np.median(radii)) if len(radii) else float("nan"))
+
+
+def _prepare_beside(gt, pred, prune_px) -> Reference:
+    """``prepare_reference(gt)`` in a worker thread while this one analyses ``pred``: the
+    kernels release the GIL, so on two cores the two masks are processed side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pred_b = as_binary(pred, "prediction")
+    if np.size(gt) > PARALLEL_MAX_VOXELS:  # big volumes: one at a time, half the peak memory
+        return prepare_reference(gt, prune_px=prune_px)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        fut = pool.submit(prepare_reference, gt, prune_px=prune_px)
+        pa = _analyse(pred_b, prune_px) if np.shape(pred_b) == np.shape(gt) else None
+        ref = fut.result()
+    if pa is not None:
+        ref.extra["_pred_analysis"] = pa
+    return ref
+
+
+def _frac(num, den, key, notes, why):
+    if den > 0:
+        return float(num / den)
+    notes.append(f"{key}: null, {why}")
+    return None
+
+
+def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None) -> dict:
+    """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
+
+    Parameters
+    ----------
+    gt, pred : array-like, binary (see :func:`segscore.curvilinear.masks.as_binary`).
+    prune_px : spur-pruning length in voxels, applied to both graphs (default 5, or the
+        reference's when ``reference`` is given).
+    reference : the result of ``prepare_reference(gt, prune_px=...)``; ``gt`` may then be None.
+    voxel_size : carried into the row (lengths and radii stay in voxels).
+    """
+    if reference is None:
+        if gt is None:
+            raise ScoreError("reference: give the reference mask or a prepared reference (prepare_reference(gt))")
+        reference = _prepare_beside(gt, pred, 5 if prune_px is None else prune_px)
+    elif gt is not None and np.shape(gt) != tuple(reference.shape):
+        raise ScoreError(f"reference: prepared for shape {reference.shape}, the mask given has {np.shape(gt)}")
+    if prune_px is not None and reference.prune_px != prune_px:
+        raise ScoreError(f"prune_px: the reference was prepared with prune_px={reference.prune_px}, not {prune_px}")
+    ref = reference
+    pa0 = ref.extra.get("_pred_analysis")
+    pred = pa0.mask if pa0 is not None else as_binary(pred, "prediction")
+    if pred.shape != tuple(ref.shape):
+        raise ScoreError(f"prediction: shape {pred.shape} differs from the reference's {tuple(ref.shape)}; "
+                         "resample one onto the other's grid")
+    notes: list[str] = []
+    gt_m = ref.gt
+    pa = ref.extra.pop("_pred_analysis", None)
+    if pa is None or pa.mask is not pred:
+        pa = _analyse(pred, ref.prune_px)
+
+    dice, iou = M.dice_iou(gt_m, pred)
+    pl = pa.lab.ravel()[ref.skel_idx].astype(np.int64)
+    erl_v, merged = M.erl(ref.obj, pl)
+    g = pa.graph
+    if g is None:
+        notes.append("prediction is empty: every cost is 0")
+        pred_nodes = np.zeros((0, len(ref.shape)))
+    elif len(g.alive_edges()) == 0 and len(g.edge_u):
+        pred_nodes = np.zeros((0, len(ref.shape)))
+    else:
+        pred_nodes = g.node_pos[g.node_alive]
+    diadem = M.diadem_like(ref.diadem_pos, ref.diadem_w, pred_nodes)
+    if diadem is None:
+        notes.append("diadem_like: null, the reference graph has no branch longer than prune_px")
+
+    # costs
+    reach_m = C.reach_multi(ref.rl, ref.skel_coords, ref.root_k, pl) if pa.n_comp else 0
+    if ref.src_k is not None and pa.n_comp:
+        reach_s = C.reach_single(ref.rl, ref.skel_coords, ref.src_k, pl)
+    else:
+        reach_s = 0
+    cond, perf = 0.0, 0.0
+    if g is not None and len(g.alive_edges()) and ref.src_pos is not None:
+        src = C.nearest_node(g, ref.src_pos)
+        cond = C.kirchhoff(g, src, ref.sinks, pa.lab, pa.edt) if len(ref.sinks) else 0.0
+        perf = C.perfused_of_self(g, src)
+    elif g is not None and len(g.alive_edges()):
+        perf = None
+    if perf is None:
+        notes.append("perfused_of_self: null, the reference has no source (no branch longer than prune_px)")
+    why_src = "the reference graph has no branch longer than prune_px, so no source and no sinks"
+    cfrac = _frac(cond, ref.conductance_ref, "conductance_frac", notes,
+                  "the reference's own conductance is 0 (" + why_src + ")")
+    row = {
+        "dice": dice, "iou": iou,
+        "cldice": M.cldice(ref.a.skel, gt_m, pa.skel, pred),
+        "betti0_gt": int(ref.a.n_comp), "betti0_pred": int(pa.n_comp),
+        "betti0_error": abs(int(pa.n_comp) - int(ref.a.n_comp)),
+        "erl": float(erl_v),
+        "erl_frac": _frac(erl_v, ref.erl_ref, "erl_frac", notes, "the reference skeleton is empty"),
+        "merged_frac": float(merged),
+        "diadem_like": diadem,
+        "traceable_frac": _frac(reach_m, ref.base_multi, "traceable_frac", notes, "the reference skeleton is empty"),
+        "traceable_single_frac": _frac(reach_s, ref.base_single, "traceable_single_frac", notes, why_src),
+        "conductance_twosided": None if cfrac is None else (min(cfrac, 1.0 / cfrac) if cfrac > 0 else 0.0),
+        "conductance_frac": cfrac,
+        "perfused_of_self": perf,
+        "traceable_length": int(reach_m),
+        "conductance": float(cond),
+        "traceable_length_ref": int(ref.base_multi),
+        "conductance_ref": float(ref.conductance_ref),
+        "prune_px": ref.prune_px,
+        "prune_radii": (float(ref.prune_px / ref.median_radius) if ref.median_radius > 0 else None),
+        "voxel_size": None if voxel_size is None else [float(v) for v in voxel_size],
+        "note": "; ".join(notes) if notes else None,
+    }
+    return row
+
+
+def scale_warnings(row: dict) -> list[str]:
+    """Warnings a reader of ``row`` should see: pruning far from 1-4 vessel radii, anisotropy."""
+    out = []
+    pr = row.get("prune_radii")
+    if pr is not None and not (1.0 <= pr <= 4.0):
+        out.append(f"--prune-px {row['prune_px']:g} is {pr:.2f} median vessel radii, outside 1-4: scale it to the "
+                   "structure (e.g. 2-3 radii) or the costs are not comparable across datasets")
+    vs = row.get("voxel_size")
+    if vs is not None and len(set(vs)) > 1:
+        out.append(f"anisotropic voxels {tuple(vs)}: lengths and radii are in voxels and the r^4 conductance is "
+                   "off by the anisotropy; resample to isotropic voxels before scoring")
+    return out

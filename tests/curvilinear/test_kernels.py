@@ -1,0 +1,341 @@
+"""Kernels against brute-force NumPy/Python oracles on random and hand-drawn skeletons."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from segscore.curvilinear.graph import build_graph, skeletonize
+from segscore.kernels import reach as R
+from segscore.kernels import skelgraph as K
+from tests.curvilinear.helpers import random_blobs
+
+
+def _pad_flat(skel):
+    pad = np.pad(skel.astype(np.uint8), 1)
+    return pad, pad.ravel()
+
+
+# ----------------------------------------------------------------------------- degree
+@pytest.mark.parametrize("shape", [(1, 1), (5, 7), (40, 33), (9, 8, 7)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_neighbour_degree_matches_convolution(shape, seed):
+    skel = np.random.default_rng(seed).random(shape) < 0.4
+    pad, flat = _pad_flat(skel)
+    off, _ = K.neighbour_offsets(pad.shape)
+    pix = np.flatnonzero(flat).astype(np.int64)
+    out = np.empty(len(pix), np.int32)
+    K.neighbour_degree(flat, pix, off, out)
+    kern = np.ones((3,) * skel.ndim)
+    kern[(1,) * skel.ndim] = 0
+    conv = ndimage.convolve(pad.astype(int), kern.astype(int), mode="constant")
+    np.testing.assert_array_equal(out, conv.ravel()[pix])
+
+
+def test_offsets_are_lexicographic_and_unit_lengths():
+    off, ln = K.neighbour_offsets((5, 6))
+    assert off.tolist() == [-7, -6, -5, -1, 1, 5, 6, 7]
+    np.testing.assert_allclose(ln, [2**0.5, 1, 2**0.5, 1, 1, 2**0.5, 1, 2**0.5])
+    off3, ln3 = K.neighbour_offsets((4, 4, 4))
+    assert len(off3) == 26 and np.isclose(ln3.max(), 3**0.5)
+
+
+# ----------------------------------------------------------------------------- tracing oracle
+def _oracle_graph(skel):
+    """Plain-Python tracing from the definitions (graph.py docstring): returns sorted lists of
+    node positions and (end pos, end pos, length, n voxels) per chain, loops as (pos, pos, n, n)."""
+    nd = skel.ndim
+    offs = [tuple(o) for o in (np.indices((3,) * nd).reshape(nd, -1).T - 1) if any(o)]
+    on = {tuple(p) for p in np.argwhere(skel)}
+
+    def nbrs(p):
+        return [q for q in (tuple(a + b for a, b in zip(p, o)) for o in offs) if q in on]
+
+    deg = {p: len(nbrs(p)) for p in on}
+    junction = {p for p in on if deg[p] >= 3}
+    node = {}
+    clusters = []
+    for p in sorted(junction):
+        if p in node:
+            continue
+        comp, stack = [p], [p]
+        node[p] = len(clusters)
+        while stack:
+            u = stack.pop()
+            for v in nbrs(u):
+                if v in junction and v not in node:
+                    node[v] = len(clusters)
+                    comp.append(v)
+                    stack.append(v)
+        clusters.append(sorted(comp))
+    n = len(clusters)
+    pos = [c[len(c) // 2] for c in clusters]
+    for p in sorted(p for p in on if deg[p] == 1):
+        node[p] = n
+        pos.append(p)
+        n += 1
+    edges, walked, covered = [], set(), set()
+    for p in sorted(node, key=lambda q: (node[q], q)):
+        for q in nbrs(p):
+            if node.get(q) == node[p] or (p, q) in walked:
+                continue
+            walked.add((p, q))
+            path, prev, cur = [p, q], p, q
+            while cur not in node:
+                nxt = [x for x in nbrs(cur) if x != prev][0]
+                prev, cur = cur, nxt
+                path.append(cur)
+            walked.add((cur, prev))
+            covered.update(path)
+            ln = sum(np.linalg.norm(np.subtract(a, b)) for a, b in zip(path[:-1], path[1:]))
+            a, b = sorted([pos[node[p]], pos[node[cur]]])
+            edges.append((a, b, round(ln, 9), len(path)))
+    rest = on - covered - set(node)
+    while rest:
+        s = min(rest)
+        comp, stack = {s}, [s]
+        while stack:
+            u = stack.pop()
+            for v in nbrs(u):
+                if v in rest and v not in comp:
+                    comp.add(v)
+                    stack.append(v)
+        rest -= comp
+        pos.append(min(comp))
+        edges.append((min(comp), min(comp), float(len(comp)), len(comp)))
+    return sorted(pos), sorted(edges)
+
+
+def _ours(skel):
+    g = build_graph(skel, np.ones(skel.shape), 0)
+    pos = sorted(tuple(int(x) for x in p) for p in g.node_pos)
+    edges = []
+    for e in range(len(g.edge_u)):
+        a, b = sorted([tuple(int(x) for x in g.node_pos[g.edge_u[e]]), tuple(int(x) for x in g.node_pos[g.edge_v[e]])])
+        edges.append((a, b, round(float(g.edge_len[e]), 9), int(g.edge_ptr[e + 1] - g.edge_ptr[e])))
+    return pos, sorted(edges)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_trace_matches_python_oracle_2d(seed):
+    skel = skeletonize(random_blobs((48, 48), seed))
+    assert _ours(skel) == _oracle_graph(skel)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_trace_matches_python_oracle_3d(seed):
+    skel = skeletonize(random_blobs((16, 16, 16), seed, q=0.55, sigma=1.2))
+    assert _ours(skel) == _oracle_graph(skel)
+
+
+def test_trace_on_raw_random_voxels_matches_oracle():
+    # not a skeleton at all: clusters, self-loops through clusters, lone voxels
+    skel = np.random.default_rng(5).random((30, 30)) < 0.25
+    assert _ours(skel) == _oracle_graph(skel)
+
+
+def test_empty_and_single_voxel():
+    g = build_graph(np.zeros((5, 5), bool), np.zeros((5, 5)), 5)
+    assert g.n_nodes == 0 and len(g.edge_u) == 0
+    s = np.zeros((5, 5), bool)
+    s[2, 2] = True
+    g = build_graph(s, np.ones((5, 5)), 5)
+    assert g.n_nodes == 1 and g.edge_u.tolist() == [0] and g.edge_v.tolist() == [0] and g.edge_len.tolist() == [1.0]
+
+
+# ----------------------------------------------------------------------------- hand-drawn
+def test_line_and_diagonal_lengths():
+    s = np.zeros((20, 30), bool)
+    s[5, 2:27] = True
+    s[np.arange(8, 18), np.arange(3, 13)] = True
+    g = build_graph(s, np.ones(s.shape), 0)
+    assert sorted(np.round(g.edge_len, 9).tolist()) == sorted([24.0, round(9 * 2**0.5, 9)])
+    assert g.n_nodes == 4
+
+
+def test_y_shape_has_one_junction_three_branches():
+    s = np.zeros((40, 40), bool)
+    s[20, 5:21] = True  # stem
+    for i in range(1, 15):
+        s[20 - i, 20 + i] = True
+        s[20 + i, 20 + i] = True
+    g = build_graph(s, np.ones(s.shape), 0)
+    deg = g.degree()
+    assert (deg >= 3).sum() == 1 and (deg == 1).sum() == 3 and len(g.edge_u) == 3
+    assert np.isclose(g.edge_len.sum(), 15 + 2 * 14 * 2**0.5, atol=2.0)
+
+
+def test_ring_is_one_loop_node():
+    yy, xx = np.mgrid[:41, :41]
+    ring = skeletonize(((yy - 20) ** 2 + (xx - 20) ** 2 <= 15**2) & ((yy - 20) ** 2 + (xx - 20) ** 2 >= 12**2))
+    g = build_graph(ring, np.ones(ring.shape), 5)
+    assert g.n_nodes == 1 and g.edge_u[0] == g.edge_v[0] and g.edge_len[0] == ring.sum()
+
+
+def _helix_path():
+    t = np.linspace(0, 4 * np.pi, 5000)
+    raw = np.round(np.stack([3 * t / np.pi + 2, 8 * np.cos(t) + 12, 8 * np.sin(t) + 12], 1)).astype(int)
+    keep = [raw[0]]
+    for p in raw[1:]:
+        if (p == keep[-1]).all():
+            continue
+        if len(keep) > 1 and np.abs(p - keep[-2]).max() <= 1:
+            keep[-1] = p
+        else:
+            keep.append(p)
+    return np.array(keep)
+
+
+def test_3d_helix_length():
+    path = _helix_path()
+    vol = np.zeros((int(path[:, 0].max()) + 3, 25, 25), bool)
+    vol[tuple(path.T)] = True
+    g = build_graph(vol, np.ones(vol.shape), 0)
+    assert len(g.edge_u) == 1 and g.n_nodes == 2
+    expected = np.sqrt((np.diff(path, axis=0) ** 2).sum(1)).sum()
+    assert np.isclose(g.edge_len[0], expected)
+
+
+# ----------------------------------------------------------------------------- pruning oracle
+def _prune_oracle(u, v, ln, n, m):
+    alive = [True] * len(u)
+    while True:
+        deg = [0] * n
+        for e in range(len(u)):
+            if alive[e]:
+                deg[u[e]] += 1
+                deg[v[e]] += 1
+        kill = [e for e in range(len(u)) if alive[e] and ln[e] < m and (deg[u[e]] == 1 or deg[v[e]] == 1)]
+        if not kill:
+            return alive
+        for e in kill:
+            alive[e] = False
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_prune_matches_oracle(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 30))
+    E = int(rng.integers(0, 40))
+    u = rng.integers(0, n, E).astype(np.int64)
+    v = rng.integers(0, n, E).astype(np.int64)
+    ln = rng.random(E) * 10
+    alive = np.ones(E, bool)
+    K.prune_spurs(u, v, ln, n, 5.0, alive)
+    assert alive.tolist() == _prune_oracle(u.tolist(), v.tolist(), ln.tolist(), n, 5.0)
+
+
+# ----------------------------------------------------------------------------- reach oracle
+@pytest.mark.parametrize("seed", range(8))
+def test_reach_kernels_match_bruteforce(seed):
+    rng = np.random.default_rng(seed)
+    K_ = int(rng.integers(0, 60))
+    C = 5
+    rl = rng.integers(1, C + 1, K_).astype(np.int64)
+    pl = rng.integers(0, 4, K_).astype(np.int64)
+    coords = rng.integers(0, 20, (K_, 2)).astype(float)
+    root = np.full(C + 1, -1, np.int64)
+    for c in range(1, C + 1):
+        ks = np.flatnonzero(rl == c)
+        if len(ks):
+            root[c] = rng.choice(ks)
+    wanted = root >= 0
+    out = np.zeros(C + 1, np.int64)
+    R.root_labels(rl, pl, coords, root, wanted, out)
+    total = 0
+    for c in range(1, C + 1):
+        if root[c] < 0:
+            assert out[c] == 0
+            continue
+        lab = pl[root[c]]
+        if lab == 0:
+            sel = np.flatnonzero((rl == c) & (pl > 0))
+            lab = 0 if len(sel) == 0 else pl[sel[np.argmin(((coords[sel] - coords[root[c]]) ** 2).sum(1))]]
+        assert out[c] == lab
+        if lab:
+            total += int(((rl == c) & (pl == lab)).sum())
+    assert R.count_reached(rl, pl, out) == total
+
+
+# ----------------------------------------------------------------------------- EDT at voxels
+@pytest.mark.parametrize("shape", [(1, 1), (7, 9), (50, 61), (12, 15, 11), (1, 5, 4)])
+@pytest.mark.parametrize("p", [0.3, 0.9, 0.995])
+def test_edt_at_equals_scipy_bit_for_bit(shape, p):
+    from segscore.kernels.edt import edt_at
+
+    m = np.random.default_rng(hash((shape, p)) % 2**32).random(shape) < p
+    m3 = m.reshape((1,) * (3 - m.ndim) + m.shape)
+    c = np.argwhere(np.ones(m3.shape, bool)).astype(np.int64)
+    out = np.empty(len(c))
+    edt_at(m3.view(np.uint8), c, out)
+    if m.all():
+        assert np.isinf(out).all()
+    else:
+        assert np.array_equal(out, ndimage.distance_transform_edt(m).ravel())
+
+
+def test_radius_on_skeleton_matches_scipy_on_fives(shared_data):
+    from segscore.curvilinear.graph import radius_on_skeleton
+    from tests.curvilinear.helpers import FIVES, load_fives
+
+    m = load_fives(shared_data, FIVES[1])
+    sk = skeletonize(m)
+    assert np.array_equal(radius_on_skeleton(m, sk)[sk], ndimage.distance_transform_edt(m)[sk])
+
+
+# ----------------------------------------------------------------------------- 2D thinning
+def test_thin_zhang_is_skimage_skeletonize():
+    from skimage.morphology import skeletonize as sk
+
+    rng = np.random.default_rng(0)
+    for t in range(150):
+        sh = tuple(int(x) for x in rng.integers(1, 40, 2))
+        if t % 2:
+            m = rng.random(sh) < rng.uniform(0.2, 0.95)
+        else:
+            f = ndimage.gaussian_filter(rng.random(sh), rng.uniform(0.5, 3))
+            m = f > np.quantile(f, rng.uniform(0.2, 0.8))
+        assert np.array_equal(skeletonize(m), sk(m)), (t, sh)
+    assert not skeletonize(np.zeros((4, 5), bool)).any()
+    assert skeletonize(np.ones((1, 1), bool)).all() == sk(np.ones((1, 1), bool)).all()
+
+
+def test_thin_zhang_on_fives(shared_data):
+    from skimage.morphology import skeletonize as sk
+
+    from tests.curvilinear.helpers import FIVES, load_fives
+
+    for name in FIVES:
+        m = load_fives(shared_data, name)
+        assert np.array_equal(skeletonize(m), sk(m))
+        m3 = np.repeat(np.repeat(m[:300, :300], 3, 0), 3, 1)  # the benchmark's nearest-neighbour upsampling
+        assert np.array_equal(skeletonize(m3), sk(m3))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (6, 5), (40, 37), (9, 11, 8)])
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.6, 1.0])
+def test_label_equals_scipy(shape, p):
+    from segscore.curvilinear.graph import label
+
+    m = np.random.default_rng(7).random(shape) < p
+    ours, n = label(m)
+    ref, nr = ndimage.label(m, np.ones((3,) * m.ndim))
+    assert n == nr and np.array_equal(ours, ref)
+
+
+def test_graph_components_and_pruning_on_hand_drawn():
+    s = np.zeros((40, 60), bool)
+    s[20, 5:21] = True  # a Y ...
+    for i in range(1, 15):
+        s[20 - i, 20 + i] = True
+        s[20 + i, 20 + i] = True
+    s[5, 45:58] = True  # ... and a separate line
+    s[30:33, 50] = True  # ... and a 3-voxel stub, pruned at 5
+    g = build_graph(s, np.ones(s.shape), 5)
+    comp = g.components()
+    alive = g.alive_nodes()
+    assert len(set(comp[alive].tolist())) == 2 and len(g.alive_edges()) == 4
+    assert not g.node_alive[~np.isin(np.arange(g.n_nodes), alive)].any()
+    g0 = build_graph(s, np.ones(s.shape), 0)
+    assert len(set(g0.components()[g0.alive_nodes()].tolist())) == 3
