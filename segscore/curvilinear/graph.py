@@ -82,18 +82,10 @@ class SkeletonGraph:
 
 
 def skeletonize(mask: np.ndarray) -> np.ndarray:
-    """``skimage.morphology.skeletonize(mask)``: in 2D by the numba port
-    :func:`segscore.kernels.thin.thin_zhang` (pixel-identical, tested), in 3D by scikit-image."""
-    if mask.ndim == 2:
-        from segscore.kernels.thin import ZS_TABLE, thin_zhang
-
-        pad = np.pad(np.asarray(mask, dtype=bool).view(np.uint8), 1)
-        flat = pad.ravel()
-        thin_zhang(flat, pad.shape[1], ZS_TABLE)
-        return pad[1:-1, 1:-1].astype(bool)
+    """``skimage.morphology.skeletonize(mask)`` (Zhang-Suen in 2D, Lee in 3D), as a bool array."""
     from skimage.morphology import skeletonize as _sk
 
-    return np.asarray(_sk(mask), dtype=bool)
+    return np.asarray(_sk(np.asarray(mask, dtype=bool)), dtype=bool)
 
 
 def distance_map(mask: np.ndarray) -> np.ndarray:

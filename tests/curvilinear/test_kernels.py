@@ -284,35 +284,6 @@ def test_radius_on_skeleton_matches_scipy_on_fives(shared_data):
     assert np.array_equal(radius_on_skeleton(m, sk)[sk], ndimage.distance_transform_edt(m)[sk])
 
 
-# ----------------------------------------------------------------------------- 2D thinning
-def test_thin_zhang_is_skimage_skeletonize():
-    from skimage.morphology import skeletonize as sk
-
-    rng = np.random.default_rng(0)
-    for t in range(150):
-        sh = tuple(int(x) for x in rng.integers(1, 40, 2))
-        if t % 2:
-            m = rng.random(sh) < rng.uniform(0.2, 0.95)
-        else:
-            f = ndimage.gaussian_filter(rng.random(sh), rng.uniform(0.5, 3))
-            m = f > np.quantile(f, rng.uniform(0.2, 0.8))
-        assert np.array_equal(skeletonize(m), sk(m)), (t, sh)
-    assert not skeletonize(np.zeros((4, 5), bool)).any()
-    assert skeletonize(np.ones((1, 1), bool)).all() == sk(np.ones((1, 1), bool)).all()
-
-
-def test_thin_zhang_on_fives(shared_data):
-    from skimage.morphology import skeletonize as sk
-
-    from tests.curvilinear.helpers import FIVES, load_fives
-
-    for name in FIVES:
-        m = load_fives(shared_data, name)
-        assert np.array_equal(skeletonize(m), sk(m))
-        m3 = np.repeat(np.repeat(m[:300, :300], 3, 0), 3, 1)  # the benchmark's nearest-neighbour upsampling
-        assert np.array_equal(skeletonize(m3), sk(m3))
-
-
 @pytest.mark.parametrize("shape", [(1, 1), (6, 5), (40, 37), (9, 11, 8)])
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.6, 1.0])
 def test_label_equals_scipy(shape, p):
