@@ -20,14 +20,19 @@ COMMANDS = {
     "auc": "segscore.cli.auc",
     "demo": "segscore.cli.demo",
     "run": "segscore.cli.run",
+    "fibers": "segscore.cli.fibers",
+    "fibers-aggregate": "segscore.cli.fibers_aggregate",
 }
 ALIASES: dict[str, str] = {}
+ALIASES["score-fibers"] = "fibers"
 
 #: one-line help of each command, so ``segscore --help`` imports none of them
 HELP = {
     "auc": "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
     "demo": "score a built-in synthetic segment (offline), as `segscore auc` prints it",
     "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
+    "fibers": "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors",
+    "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
 }
 
 
