@@ -75,6 +75,8 @@ def as_label_array(labels, shape, name: str = "<labels>") -> np.ndarray:
                          f"not probabilities or a mask")
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
+    if arr.dtype == np.uint64:  # ids >= 2**63 show as negative and are refused; no copy
+        arr = arr.view(np.int64)
     return arr
 
 
@@ -82,13 +84,13 @@ def label_census(arr: np.ndarray, name: str = "<labels>") -> tuple[int, int]:
     """``(predicted voxels, distinct non-zero instances)``; refuses negative ids."""
     count, lo, hi = K.label_stats(arr)
     if lo < 0:
-        raise ScoreError(f"{name}: holds negative ids (min {lo}); instance ids must be >= 0 with 0 = background")
+        raise ScoreError(f"{name}: holds negative ids (min {lo}; or uint64 ids >= 2**63); instance ids must be "
+                         f">= 0 with 0 = background")
     if count == 0:
         return 0, 0
-    if hi <= max(4 * arr.size, 1 << 24):
-        seen = np.zeros(int(hi) + 1, np.uint8)
-        K.mark_present(arr, seen)
-        return int(count), int(seen[1:].sum(dtype=np.int64))
+    if hi <= max(arr.size, 1 << 27):  # a bitset of at most max(voxels, 2**27) bits
+        seen = np.zeros((int(hi) >> 3) + 1, np.uint8)
+        return int(count), int(K.count_present(arr, seen))
     vals = np.empty(int(count), arr.dtype)
     K.gather_nonzero(arr, vals)
     return int(count), int(np.unique(vals).size)

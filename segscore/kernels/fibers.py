@@ -288,13 +288,23 @@ def label_stats(labels):
 
 
 @jit
-def mark_present(labels, seen):
-    """Set ``seen[v] = 1`` for every value ``v`` of ``labels`` (non-negative, < len(seen))."""
+def count_present(labels, seen_bits):
+    """Number of distinct non-zero values of ``labels`` (non-negative, < 8 * len(seen_bits)).
+
+    ``seen_bits`` is a zeroed uint8 bitset (scratch).
+    """
     nz, ny, nx = labels.shape
+    n = 0
     for z in range(nz):
         for y in range(ny):
             for x in range(nx):
-                seen[labels[z, y, x]] = 1
+                v = np.int64(labels[z, y, x])
+                if v != 0:
+                    bit = np.uint8(1) << np.uint8(v & 7)
+                    if not seen_bits[v >> 3] & bit:
+                        seen_bits[v >> 3] |= bit
+                        n += 1
+    return n
 
 
 @jit

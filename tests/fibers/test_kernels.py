@@ -168,6 +168,20 @@ def test_label_stats_and_census(seed):
     assert label_census(labels) == ((labels != 0).sum(), len(set(labels.ravel().tolist()) - {0}))
     small = labels % 7
     assert label_census(small) == ((small != 0).sum(), len(set(small.ravel().tolist()) - {0}))
+    u = small.astype(np.uint64)
+    from segscore.fibers.score import as_label_array
+
+    assert label_census(as_label_array(u, u.shape)) == label_census(small)
+
+
+def test_uint64_ids_beyond_int64_refused():
+    from segscore.errors import ScoreError
+    from segscore.fibers.score import as_label_array, label_census
+
+    u = np.zeros((2, 2, 2), np.uint64)
+    u[0, 0, 0] = 2**63 + 5
+    with pytest.raises(ScoreError, match="2\\*\\*63"):
+        label_census(as_label_array(u, u.shape))
 
 
 def test_rank_labels_and_random_floor():
