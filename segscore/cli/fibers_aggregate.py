@@ -17,8 +17,8 @@ def run(args) -> int:
     from segscore.fibers.card import aggregate_fiber_scores, load_cards
 
     out = aggregate_fiber_scores(load_cards(args.cards))
-    text = (f"{out['n']} card(s), size class {out['size_class']}^3: mean ERL {out['erl_mean']:.2f}, "
-            f"mean merge-penalized ERL {out['erl_merge_penalized_mean']:.2f}")
+    text = (f"{out['n']} card(s), size class {out['size_class']}^3, tolerance {out['tolerance']:g} voxels: "
+            f"mean ERL {out['erl_mean']:.2f}, mean merge-penalized ERL {out['erl_merge_penalized_mean']:.2f}")
     if out.get("note"):
         text += f"\nnote: {out['note']}"
     emit(args, out, text)

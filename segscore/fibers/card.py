@@ -160,7 +160,7 @@ def aggregate_fiber_scores(cards) -> dict:
     """Plain means of ERL and merge-penalized ERL over cards of one size class.
 
     Refuses an empty list and a mix of size classes (ERL is a length: a 512^3 cube admits
-    longer runs than a 256^3 one). A null ERL (nothing covered) counts as 0 and is counted
+    longer runs than a 256^3 one) or of tolerances. A null ERL (nothing covered) counts as 0 and is counted
     in ``n_null_erl``.
     """
     cards = list(cards)
@@ -168,6 +168,7 @@ def aggregate_fiber_scores(cards) -> dict:
         raise ScoreError("no scorecards given; pass one or more `segscore fibers --json-out` cards")
     try:
         classes = sorted({int(c["size_class"]) for c in cards})
+        tolerances = sorted({float(c.get("tolerance", c["metrics"].get("tolerance"))) for c in cards})
         erls = [c["metrics"]["erl"] for c in cards]
         pens = [c["metrics"]["erl_merge_penalized"] for c in cards]
     except (KeyError, TypeError, ValueError) as exc:
@@ -175,10 +176,14 @@ def aggregate_fiber_scores(cards) -> dict:
     if len(classes) > 1:
         raise ScoreError(f"refusing to aggregate across size classes {classes}: ERL is a length statistic and "
                          f"does not compare between cube sizes; aggregate each size class separately")
+    if len(tolerances) > 1:
+        raise ScoreError(f"refusing to aggregate across tolerances {tolerances}: ERL depends on the tolerance; "
+                         f"aggregate cards scored at one tolerance")
     n = len(cards)
     out = {
         "size_class": classes[0],
         "n": n,
+        "tolerance": tolerances[0],
         "erl_mean": float(sum(0.0 if v is None else float(v) for v in erls) / n),
         "erl_merge_penalized_mean": float(sum(0.0 if v is None else float(v) for v in pens) / n),
     }

@@ -96,10 +96,16 @@ def test_aggregate(cli, target, labels, tmp_path):
     ca, cb = json.loads(a.read_text()), json.loads(b.read_text())
     assert agg["n"] == 2 and agg["size_class"] == 10
     assert agg["erl_mean"] == pytest.approx((ca["metrics"]["erl"] + cb["metrics"]["erl"]) / 2)
+    code, out, err = cli("fibers-aggregate", a, b)
+    assert code == 0 and "tolerance 2 voxels" in out and "merge-penalized" in out
     cb["size_class"] = 512
     b.write_text(json.dumps(cb))
     code, out, err = cli("fibers-aggregate", a, b)
     assert code == 2 and "size class" in err and "length" in err and err.count("\n") == 1
+    cb["size_class"], cb["tolerance"] = 10, 3.0
+    b.write_text(json.dumps(cb))
+    code, out, err = cli("fibers-aggregate", a, b)
+    assert code == 2 and "tolerance" in err
 
 
 def _refusal(cli, *args, want):

@@ -48,3 +48,26 @@ def test_target_reader_matches_meta(cube):
     hi = [s - 1 for s in target.shape]
     inb = ((target.coords >= 0) & (target.coords <= hi)).all(axis=1).sum()
     assert inb == gt["n_nodes_in_bounds"]
+
+
+def test_cli_floor_card_on_a_real_cube(cli, shared_data):
+    import json
+
+    path = shared_data / "scrollgt" / CUBES[1]
+    if not path.is_dir():
+        pytest.skip(f"{path} not present")
+    code, out, err = cli("score-fibers", "--floor", "connected_components", path, "--json")
+    assert code == 0, err
+    card = json.loads(out)
+    meta = json.loads((path / "meta.json").read_text())
+    assert card["metrics"] == meta["floors"]["floor_connected_components"]
+    assert card["floors_source"] == "published" and card["below_baseline"] is False
+    assert card["class_oracle_erl"] == meta["floors"]["oracle"]["erl"]
+    assert set(card["floors"]) == {"oracle", "floor_single_instance", "floor_connected_components",
+                                   "floor_voxel_instances", "floor_random_instances"}
+    code, out, _ = cli("fibers", "--floor", "single_instance", path)
+    assert code == 0
+    # single instance: raw ERL 184.22 beats connected components (182.22); its penalized twin is 0.00
+    assert out.splitlines()[-1] == ("ERL 184.22 is not below the connected-components floor (182.22); "
+                                    "merge-penalized ERL 0.00")
+    assert "tolerance 2 voxels" in out
