@@ -19,6 +19,10 @@ from segscore.fibers.floors import FLOORS, floor_labels
 from segscore.fibers.score import score_labels
 from segscore.fibers.target import FiberTarget, load_target
 
+#: ScrollGT's fiber scoring version this module reproduces: runs read in stored edge-row order
+#: (meta.json without ``floors_scoring_version`` means 1)
+SCORING_VERSION = 1
+
 COLUMNS = ("erl", "erl_merge_penalized", "coverage", "precision", "splits", "merges", "merged_instances",
            "n_pred_instances")
 
@@ -77,6 +81,11 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
     t = target if isinstance(target, FiberTarget) else load_target(target)
 
     published = _published(t.meta)
+    version = t.meta.get("floors_scoring_version", SCORING_VERSION)
+    if published and not recompute and version != SCORING_VERSION:
+        raise ScoreError(f"{t.path}: meta.json's floors were computed with fiber scoring version {version}, this "
+                         f"scorer implements version {SCORING_VERSION} (runs in stored edge order); pass "
+                         f"--recompute-floors to compare against floors computed here")
     floors = _floors.recompute_floors(t) if (recompute or not published) else published
     source = "recomputed" if (recompute or not published) else "published"
 

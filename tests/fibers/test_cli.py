@@ -147,6 +147,16 @@ def test_out_of_sync_target_refused(cli, tmp_path, labels):
     _refusal(cli, "fibers", labels, t2, want="shape")
 
 
+def test_floors_of_another_scoring_version_refused(cli, tmp_path, labels):
+    fibers = [(np.array([[4, 4, 2], [4, 4, 20]], float), np.array([[0, 1]]))]
+    floors = {"floor_connected_components": dict(PUBLISHED)}
+    t = write_target(tmp_path / "v2", fibers, np.zeros(SHAPE, bool), floors=floors,
+                     extra_meta={"floors_scoring_version": 2})
+    _refusal(cli, "fibers", labels, t, want="--recompute-floors")
+    code, out, err = cli("fibers", labels, t, "--recompute-floors", "--json")
+    assert code == 0, err
+
+
 def test_object_fiber_names_never_unpickled(tmp_path):
     from segscore.fibers.target import load_target
 
