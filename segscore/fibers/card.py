@@ -15,7 +15,7 @@ import numpy as np
 
 from segscore.errors import InputFileError, ScoreError
 from segscore.fibers import floors as _floors
-from segscore.fibers.floors import FLOORS, floor_labels
+from segscore.fibers.floors import FLOORS
 from segscore.fibers.score import score_labels
 from segscore.fibers.target import FiberTarget, load_target
 
@@ -93,7 +93,7 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         if source == "recomputed":
             metrics = dict(floors[FLOORS[floor]])
         else:
-            metrics = score_labels(t, floor_labels(t, floor), name=f"floor {floor}")
+            metrics = _floors.score_floor(t, floor)
         prediction = f"floor:{floor}"
     else:
         if isinstance(labels, (str, os.PathLike)):

@@ -26,31 +26,53 @@ FLOORS = {
 }
 
 
+def _mask_count(mask: np.ndarray) -> int:
+    return int(np.count_nonzero(mask))
+
+
 def single_instance(mask: np.ndarray) -> np.ndarray:
-    return mask.view(np.uint8)
+    return _single(mask)[0]
+
+
+def _single(mask):
+    n = _mask_count(mask)
+    return mask.view(np.uint8), (n, 1 if n else 0)
 
 
 def voxel_instances(mask: np.ndarray) -> np.ndarray:
-    n = int(np.count_nonzero(mask))
+    return _voxel(mask)[0]
+
+
+def _voxel(mask):
+    n = _mask_count(mask)
     out = np.empty(mask.shape, np.int32)
     K.rank_labels(mask.view(np.uint8), np.arange(1, n + 1, dtype=np.int32), out)
-    return out
+    return out, (n, n)
 
 
 def random_instances(mask: np.ndarray, n: int = 50, seed: int = 0) -> np.ndarray:
-    count = int(np.count_nonzero(mask))
+    return _random(mask, n, seed)[0]
+
+
+def _random(mask, n=50, seed=0):
+    count = _mask_count(mask)
     draws = np.random.default_rng(seed).integers(1, n + 1, size=count, dtype=np.int32)
     out = np.empty(mask.shape, np.int32)
     K.rank_labels(mask.view(np.uint8), draws, out)
-    return out
+    return out, (count, int(np.count_nonzero(np.bincount(draws, minlength=n + 1)[1:])))
 
 
 def connected_components(mask: np.ndarray) -> np.ndarray:
-    from scipy import ndimage
+    """26-connected components, numbered as ``scipy.ndimage.label`` numbers them."""
+    return _components(mask)[0]
 
+
+def _components(mask):
+    count = _mask_count(mask)
     out = np.empty(mask.shape, np.int32)
-    ndimage.label(mask, structure=np.ones((3, 3, 3), bool), output=out)
-    return out
+    parent = np.empty(count + 1, np.int32)
+    m = K.label_components26(mask.view(np.uint8), out, parent)
+    return out, (count, int(m))
 
 
 def oracle(target: FiberTarget, radius: float = 1.0) -> np.ndarray:
@@ -64,28 +86,31 @@ def oracle(target: FiberTarget, radius: float = 1.0) -> np.ndarray:
     return out
 
 
-def floor_labels(target: FiberTarget, name: str) -> np.ndarray:
-    """The labelling of floor ``name`` (a key of :data:`FLOORS`, with or without ``floor_``)."""
+def _floor(target: FiberTarget, name: str):
+    """``(labels, (predicted voxels, instances) or None)`` of floor ``name``."""
     key = name[len("floor_"):] if name.startswith("floor_") else name
     if key == "oracle":
-        return oracle(target)
-    makers = {"single_instance": single_instance, "voxel_instances": voxel_instances,
-              "connected_components": connected_components, "random_instances": random_instances}
+        return oracle(target), None
+    makers = {"single_instance": _single, "voxel_instances": _voxel, "connected_components": _components,
+              "random_instances": _random}
     if key not in makers:
         raise ScoreError(f"unknown floor {name!r}; choose one of {', '.join(FLOORS)}")
     return makers[key](target.mask)
 
 
-def recompute_floors(target: FiberTarget, *, tolerance: float | None = None) -> dict:
-    """Every floor and the oracle scored against ``target``: ``{meta.json key: metrics row}``."""
+def floor_labels(target: FiberTarget, name: str) -> np.ndarray:
+    """The labelling of floor ``name`` (a key of :data:`FLOORS`, with or without ``floor_``)."""
+    return _floor(target, name)[0]
+
+
+def score_floor(target: FiberTarget, name: str, *, tolerance: float | None = None) -> dict:
+    """The metrics row of floor ``name``."""
     from segscore.fibers.score import score_labels
 
-    mask = target.mask
-    n_mask = int(np.count_nonzero(mask))
-    known = {"single_instance": (n_mask, 1 if n_mask else 0), "voxel_instances": (n_mask, n_mask)}
-    rows = {}
-    for name, key in FLOORS.items():
-        labels = floor_labels(target, name)
-        rows[key] = score_labels(target, labels, tolerance=tolerance, name=key, census=known.get(name))
-        del labels
-    return rows
+    labels, census = _floor(target, name)
+    return score_labels(target, labels, tolerance=tolerance, name=f"floor {name}", census=census)
+
+
+def recompute_floors(target: FiberTarget, *, tolerance: float | None = None) -> dict:
+    """Every floor and the oracle scored against ``target``: ``{meta.json key: metrics row}``."""
+    return {key: score_floor(target, name, tolerance=tolerance) for name, key in FLOORS.items()}

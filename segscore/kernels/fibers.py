@@ -425,3 +425,88 @@ def grow_volume(labels, seeds, offsets, scratch_lin, scratch_lab):
         x = r - y * nx
         labels[z, y, x] = scratch_lab[i]
     return m
+
+
+@jit
+def _find(parent, a):
+    root = a
+    while parent[root] != root:
+        root = parent[root]
+    while parent[a] != root:  # path compression
+        nxt = parent[a]
+        parent[a] = root
+        a = nxt
+    return root
+
+
+@jit
+def label_components26(mask, out, parent):
+    """26-connected components of ``mask`` (Z, Y, X) into ``out`` (int32), numbered 1.. in C order
+    of each component's first voxel (as ``scipy.ndimage.label`` with a full 3x3x3 structure).
+
+    ``parent`` is int32 scratch of at least ``count_nonzero(mask) + 1`` entries. Returns the
+    number of components. Two passes: provisional labels from the 13 already-scanned
+    neighbours with union-find, then resolution and renumbering.
+    """
+    nz, ny, nx = mask.shape
+    n = 0
+    for z in range(nz):
+        for y in range(ny):
+            for x in range(nx):
+                if mask[z, y, x] == 0:
+                    out[z, y, x] = 0
+                    continue
+                lab = 0
+                for dz in range(-1, 1):
+                    zz = z + dz
+                    if zz < 0:
+                        continue
+                    for dy in range(-1, 2):
+                        yy = y + dy
+                        if yy < 0 or yy >= ny:
+                            continue
+                        if dz == 0 and dy > 0:
+                            break
+                        for dx in range(-1, 2):
+                            xx = x + dx
+                            if xx < 0 or xx >= nx:
+                                continue
+                            if dz == 0 and dy == 0 and dx >= 0:
+                                break
+                            q = out[zz, yy, xx]
+                            if q == 0:
+                                continue
+                            if lab == 0:
+                                lab = _find(parent, q)
+                            else:
+                                r = _find(parent, q)
+                                if r != lab:
+                                    if r < lab:
+                                        parent[lab] = r
+                                        lab = r
+                                    else:
+                                        parent[r] = lab
+                if lab == 0:
+                    n += 1
+                    parent[n] = n
+                    lab = n
+                out[z, y, x] = lab
+    # roots are the smallest provisional label of their set, and provisional labels are
+    # issued in scan order, so numbering roots in increasing order numbers components by
+    # their first voxel
+    final = np.zeros(n + 1, np.int32)
+    m = 0
+    for i in range(1, n + 1):
+        r = _find(parent, i)
+        if r == i:
+            m += 1
+            final[i] = m
+        else:
+            final[i] = final[r]
+    for z in range(nz):
+        for y in range(ny):
+            for x in range(nx):
+                v = out[z, y, x]
+                if v != 0:
+                    out[z, y, x] = final[v]
+    return m

@@ -219,3 +219,42 @@ def test_rasterize_and_grow_match_reference(seed):
         m = len(seeds) * len(off)
         K.grow_volume(grown, seeds, off, np.empty(m, np.int64), np.empty(m, np.int32))
         np.testing.assert_array_equal(grown, grow_reference(ref, radius))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_components26_equal_scipy_label(seed):
+    from scipy import ndimage
+
+    from segscore.fibers.floors import connected_components
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(1, 14, 3))
+    mask = rng.random(shape) < [0.05, 0.2, 0.35, 0.6, 1.0][seed % 5]
+    expected, n = ndimage.label(mask, structure=np.ones((3, 3, 3), bool))
+    np.testing.assert_array_equal(connected_components(mask), expected)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (0, 4, 4), (1, 1, 9), (3, 1, 1)])
+@pytest.mark.parametrize("fill", [0, 1])
+def test_kernels_on_tiny_and_constant_volumes(shape, fill):
+    from segscore.fibers.floors import connected_components, voxel_instances
+    from segscore.fibers.score import label_census
+
+    labels = np.full(shape, fill, np.int32)
+    size = labels.size
+    assert label_census(labels) == (size * fill, 1 if (fill and size) else 0)
+    np.testing.assert_array_equal(connected_components(labels.astype(bool)), labels)
+    assert voxel_instances(labels.astype(bool)).sum() == (size * (size + 1) // 2 if fill else 0)
+    if size:
+        got = _lookup_all(labels, 2.0)
+        np.testing.assert_array_equal(got, grow_reference(labels, 2.0))
+
+
+def test_floor_census_shortcuts_equal_a_full_count():
+    from segscore.fibers import floors
+    from segscore.fibers.score import label_census
+
+    mask = np.random.default_rng(5).random((9, 10, 11)) < 0.3
+    for make in (floors._single, floors._voxel, floors._random, floors._components):
+        labels, census = make(mask)
+        assert census == label_census(labels), make.__name__
