@@ -86,14 +86,11 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         raise ScoreError(f"{t.path}: meta.json's floors were computed with fiber scoring version {version}, this "
                          f"scorer implements version {SCORING_VERSION} (runs in stored edge order); pass "
                          f"--recompute-floors to compare against floors computed here")
-    floors = _floors.recompute_floors(t) if (recompute or not published) else published
     source = "recomputed" if (recompute or not published) else "published"
 
+    # the prediction first: a bad labels file is refused before any floor is computed
     if floor is not None:
-        if source == "recomputed":
-            metrics = dict(floors[FLOORS[floor]])
-        else:
-            metrics = _floors.score_floor(t, floor)
+        metrics = None if source == "recomputed" else _floors.score_floor(t, floor)
         prediction = f"floor:{floor}"
     else:
         if isinstance(labels, (str, os.PathLike)):
@@ -106,6 +103,9 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
             metrics = score_labels(t, labels, name=name)
         prediction = name
 
+    floors = _floors.recompute_floors(t) if source == "recomputed" else published
+    if metrics is None:
+        metrics = dict(floors[FLOORS[floor]])
     cc = floors.get("floor_connected_components") or {}
     below = bool(cc) and cc.get("erl") is not None and (metrics["erl"] is None or metrics["erl"] < cc["erl"])
     oracle_erl = ((t.meta.get("floors") or {}).get("oracle") or {}).get("erl")

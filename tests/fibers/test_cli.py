@@ -163,3 +163,14 @@ def test_object_fiber_names_never_unpickled(tmp_path):
     fibers = [(np.array([[4, 4, 2], [4, 4, 20]], float), np.array([[0, 1]]))]
     t = load_target(write_target(tmp_path / "t", fibers, np.zeros(SHAPE, bool), names=True))
     assert t.n_fibers == 1
+
+
+def test_bad_labels_refused_before_floors_are_recomputed(cli, target, tmp_path, monkeypatch):
+    from segscore.fibers import floors
+
+    def boom(*a, **k):
+        raise AssertionError("floors computed before the labels were checked")
+
+    monkeypatch.setattr(floors, "recompute_floors", boom)
+    np.save(tmp_path / "wrong.npy", np.zeros((3, 3, 3), np.int32))
+    _refusal(cli, "fibers", tmp_path / "wrong.npy", target, "--recompute-floors", want="(10, 12, 24)")
