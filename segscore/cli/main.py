@@ -24,8 +24,10 @@ COMMANDS = {
     "objects": "segscore.cli.objects",
     "holdout": "segscore.cli.holdout",
     "perturb": "segscore.cli.perturb",
+    "fibers": "segscore.cli.fibers",
+    "fibers-aggregate": "segscore.cli.fibers_aggregate",
 }
-ALIASES: dict[str, str] = {}
+ALIASES: dict[str, str] = {"score-fibers": "fibers"}
 
 #: one-line help of each command, so ``segscore --help`` imports none of them
 HELP = {
@@ -36,6 +38,8 @@ HELP = {
     "holdout": "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests",
     "curve": "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance",
     "perturb": "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)",
+    "fibers": "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors",
+    "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
 }
 
 

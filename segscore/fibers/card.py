@@ -1,0 +1,220 @@
+"""The ``segscore fibers`` scorecard: a prediction (or a floor) beside every floor of its target.
+
+JSON layout (ScrollGT's ``score-fibers`` card): ``target``, ``prediction``, ``split``,
+``tolerance``, ``size_class``, ``class_oracle_erl``, ``metrics``, ``floors`` (the ``floor_*``
+and ``oracle`` rows), ``floors_source`` (``published`` or ``recomputed``), ``below_baseline``
+(the prediction's ERL is below the connected-components floor's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from segscore.errors import InputFileError, ScoreError
+from segscore.fibers import floors as _floors
+from segscore.fibers.floors import FLOORS
+from segscore.fibers.score import score_labels
+from segscore.fibers.target import FiberTarget, load_target
+
+#: ScrollGT's fiber scoring version this module reproduces: runs read in stored edge-row order
+#: (meta.json without ``floors_scoring_version`` means 1)
+SCORING_VERSION = 1
+
+COLUMNS = ("erl", "erl_merge_penalized", "coverage", "precision", "splits", "merges", "merged_instances",
+           "n_pred_instances")
+
+
+def open_labels(path, shape) -> np.ndarray:
+    """An instance-label volume from ``.npy`` (memory-mapped), ``.tif`` or zarr, checked for shape."""
+    from segscore.engine.sources import RawFileSource
+    from segscore.io.readers import format_of, open_image
+
+    kind = format_of(path)
+    if kind not in ("npy", "tiff", "zarr"):
+        raise ScoreError(f"{path}: not a .npy, .tif or zarr array; save the instance labels as .npy")
+    if not os.path.exists(path):
+        raise InputFileError(f"{path}: no such file; give your tracer's instance labels (a .npy of integer "
+                             f"ids shaped {tuple(shape)}), or score a floor with --floor connected_components")
+    source = open_image(path, what="labels")
+    try:
+        src_shape = tuple(source.shape)
+        if src_shape != tuple(shape):
+            raise ScoreError(f"{path}: shape {src_shape} differs from the cube's shape {tuple(shape)}; "
+                             f"label exactly the target's cube")
+        if source.dtype == np.bool_ or source.dtype.kind not in "iu":
+            raise ScoreError(f"{path}: holds {source.dtype} values; give integer instance ids "
+                             f"(0 = background), not probabilities or a mask")
+        if isinstance(source, RawFileSource) and source.file_dtype.isnative:
+            need = source.offset + int(np.prod(src_shape, dtype=np.int64)) * source.file_dtype.itemsize
+            if os.path.getsize(source.path) < need:
+                raise ScoreError(f"{path}: file ends before its declared shape {src_shape}; re-save it")
+            return np.memmap(source.path, dtype=source.file_dtype, mode="r", offset=source.offset, shape=src_shape)
+        return np.asarray(source.read_all())
+    finally:
+        source.close()
+
+
+def _published(meta) -> dict:
+    floors = meta.get("floors") or {}
+    return {k: v for k, v in floors.items() if k == "oracle" or k.startswith("floor_")}
+
+
+def score_fibers(target, labels=None, *, floor: str | None = None, recompute_floors: bool = False,
+                 prediction_name: str | None = None) -> dict:
+    """Score ``labels`` (path or array) or the floor ``floor`` against a fiber target.
+
+    ``target`` is a target directory or a :class:`FiberTarget`. Floors are read from
+    meta.json unless ``recompute_floors`` is true or none are published. Exactly one of
+    ``labels`` and ``floor`` is required.
+    """
+    recompute = bool(recompute_floors)
+    if (labels is None) == (floor is None):
+        raise ScoreError("give exactly one of LABELS and --floor "
+                         f"({', '.join(n for n in FLOORS)})")
+    if floor is not None:
+        floor = floor[len("floor_"):] if floor.startswith("floor_") else floor
+        if floor not in FLOORS:
+            raise ScoreError(f"unknown floor {floor!r}; choose one of {', '.join(FLOORS)}")
+    t = target if isinstance(target, FiberTarget) else load_target(target)
+
+    published = _published(t.meta)
+    version = t.meta.get("floors_scoring_version", SCORING_VERSION)
+    if published and not recompute and version != SCORING_VERSION:
+        raise ScoreError(f"{t.path}: meta.json's floors were computed with fiber scoring version {version}, this "
+                         f"scorer implements version {SCORING_VERSION} (runs in stored edge order); pass "
+                         f"--recompute-floors to compare against floors computed here")
+    source = "recomputed" if (recompute or not published) else "published"
+
+    # the prediction first: a bad labels file is refused before any floor is computed
+    if floor is not None:
+        metrics = None if source == "recomputed" else _floors.score_floor(t, floor)
+        prediction = f"floor:{floor}"
+    else:
+        if isinstance(labels, (str, os.PathLike)):
+            name = prediction_name or os.path.basename(os.fspath(labels).rstrip("/"))
+            arr = open_labels(os.fspath(labels), t.shape)
+            metrics = score_labels(t, arr, name=os.fspath(labels))
+            del arr
+        else:
+            name = prediction_name or "<array>"
+            metrics = score_labels(t, labels, name=name)
+        prediction = name
+
+    floors = _floors.recompute_floors(t) if source == "recomputed" else published
+    if metrics is None:
+        metrics = dict(floors[FLOORS[floor]])
+    cc = floors.get("floor_connected_components") or {}
+    below = bool(cc) and cc.get("erl") is not None and (metrics["erl"] is None or metrics["erl"] < cc["erl"])
+    oracle_erl = ((t.meta.get("floors") or {}).get("oracle") or {}).get("erl")
+    if oracle_erl is None:
+        oracle_erl = (floors.get("oracle") or {}).get("erl")
+    return {
+        "target": t.name,
+        "prediction": prediction,
+        "split": t.meta.get("split", "primary"),
+        "tolerance": t.tolerance,
+        "size_class": t.size_class,
+        "class_oracle_erl": oracle_erl,
+        "metrics": metrics,
+        "floors": floors,
+        "floors_source": source,
+        "below_baseline": bool(below),
+    }
+
+
+def _fmt(v, key):
+    if v is None:
+        return "null"
+    if key in ("coverage", "precision"):
+        return f"{v:.4f}"
+    if key.startswith("erl"):
+        return f"{v:.2f}"
+    return str(int(v))
+
+
+def format_card(card: dict) -> str:
+    """The text scorecard: the prediction's row above every floor's, ERL always with its twin."""
+    lines = [
+        f"fiber target {card['target']} (split {card['split']}, size class {card['size_class']}^3, "
+        f"tolerance {card['tolerance']:g} voxels)",
+        f"prediction: {card['prediction']}   floors: {card['floors_source']}   "
+        f"class oracle ERL: {_fmt(card['class_oracle_erl'], 'erl')}",
+        "",
+    ]
+    rows = [(card["prediction"], card["metrics"])] + list(card["floors"].items())
+    width = max(len(r[0]) for r in rows)
+    head = ["erl", "erl_pen", "coverage", "precision", "splits", "merges", "merged", "instances"]
+    widths = [max(len(h), 9) for h in head]
+    lines.append(" ".join([" " * width] + [h.rjust(w) for h, w in zip(head, widths)]))
+    for label, row in rows:
+        cells = [_fmt(row.get(k), k).rjust(w) for k, w in zip(COLUMNS, widths)]
+        lines.append(" ".join([label.ljust(width)] + cells))
+        if label == card["prediction"] and len(rows) > 1:
+            lines.append("")
+    lines.append("")
+    if card["metrics"].get("note"):
+        lines.append(f"note: {card['metrics']['note']}")
+    cc = card["floors"].get("floor_connected_components")
+    if cc:
+        verdict = "BELOW" if card["below_baseline"] else "not below"
+        lines.append(f"ERL {_fmt(card['metrics']['erl'], 'erl')} is {verdict} the connected-components floor "
+                     f"({_fmt(cc.get('erl'), 'erl')}); merge-penalized ERL {_fmt(card['metrics']['erl_merge_penalized'], 'erl')}")
+    return "\n".join(lines)
+
+
+def aggregate_fiber_scores(cards) -> dict:
+    """Plain means of ERL and merge-penalized ERL over cards of one size class.
+
+    Refuses an empty list and a mix of size classes (ERL is a length: a 512^3 cube admits
+    longer runs than a 256^3 one) or of tolerances. A null ERL (nothing covered) counts as 0 and is counted
+    in ``n_null_erl``.
+    """
+    cards = list(cards)
+    if not cards:
+        raise ScoreError("no scorecards given; pass one or more `segscore fibers --json-out` cards")
+    try:
+        classes = sorted({int(c["size_class"]) for c in cards})
+        tolerances = sorted({float(c.get("tolerance", c["metrics"].get("tolerance"))) for c in cards})
+        erls = [c["metrics"]["erl"] for c in cards]
+        pens = [c["metrics"]["erl_merge_penalized"] for c in cards]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScoreError(f"not a fiber scorecard (missing {exc}); pass `segscore fibers --json-out` cards") from None
+    if len(classes) > 1:
+        raise ScoreError(f"refusing to aggregate across size classes {classes}: ERL is a length statistic and "
+                         f"does not compare between cube sizes; aggregate each size class separately")
+    if len(tolerances) > 1:
+        raise ScoreError(f"refusing to aggregate across tolerances {tolerances}: ERL depends on the tolerance; "
+                         f"aggregate cards scored at one tolerance")
+    n = len(cards)
+    out = {
+        "size_class": classes[0],
+        "n": n,
+        "tolerance": tolerances[0],
+        "erl_mean": float(sum(0.0 if v is None else float(v) for v in erls) / n),
+        "erl_merge_penalized_mean": float(sum(0.0 if v is None else float(v) for v in pens) / n),
+    }
+    nulls = sum(v is None for v in erls)
+    if nulls:
+        out["n_null_erl"] = nulls
+        out["note"] = f"{nulls} card(s) covered nothing (ERL null); counted as 0 in the means"
+    return out
+
+
+def load_cards(paths) -> list[dict]:
+    cards = []
+    for p in paths:
+        if not os.path.exists(p):
+            raise InputFileError(f"{p}: no such file; give scorecards written by `segscore fibers --json-out`")
+        try:
+            with open(p, encoding="utf-8") as fh:
+                card = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise ScoreError(f"cannot read {p}: {exc}; give a JSON scorecard") from None
+        if not isinstance(card, dict) or "metrics" not in card or "size_class" not in card:
+            raise ScoreError(f"{p}: not a fiber scorecard (no metrics/size_class); "
+                             f"give cards written by `segscore fibers --json-out`")
+        cards.append(card)
+    return cards

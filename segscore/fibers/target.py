@@ -1,0 +1,178 @@
+"""Read a ScrollGT fiber target directory: ``skeleton.npz``, ``mask.npz``, ``meta.json``.
+
+- ``skeleton.npz``: ``coords`` (N, 3) float32 z, y, x in cube voxels; ``edges`` (E, 2) with
+  *global* node indices; ``fiber_offsets`` (F + 1) into the nodes and ``edge_offsets``
+  (F + 1) into the edges; ``fiber_ids``; ``fiber_names`` is an object array and is skipped
+  (the file is read with ``allow_pickle=False``, so it is never unpickled).
+- ``mask.npz``: ``packed`` (``numpy.packbits``, big-endian bit order) and ``shape``; the bits
+  are trimmed to the shape.
+- ``meta.json``: tolerance, size class, split, the published floors and oracle.
+
+A node is in bounds when ``0 <= c <= shape - 1`` on its float coordinates; fibers with fewer
+than two in-bounds nodes are not scored (ScrollGT's filter, which its published floors use).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from segscore.errors import InputFileError, ScoreError
+
+FILES = ("skeleton.npz", "mask.npz", "meta.json")
+SKELETON_KEYS = ("coords", "edges", "fiber_offsets", "edge_offsets", "fiber_ids")
+
+
+@dataclass
+class FiberTarget:
+    """One fiber target, with only its scored fibers kept.
+
+    ``coords`` holds every node (float64); ``edges`` (global node indices) and
+    ``edge_offsets`` (F + 1) and ``node_start``/``node_stop`` (F) describe the scored fibers only, in stored order.
+    """
+
+    path: str
+    meta: dict
+    shape: tuple[int, int, int]
+    coords: np.ndarray
+    edges: np.ndarray
+    edge_offsets: np.ndarray
+    node_start: np.ndarray
+    node_stop: np.ndarray
+    fiber_ids: np.ndarray
+    n_fibers_total: int
+    _mask: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("target_id") or os.path.basename(os.path.normpath(self.path)))
+
+    @property
+    def n_fibers(self) -> int:
+        return len(self.fiber_ids)
+
+    @property
+    def tolerance(self) -> float:
+        return float(self.meta.get("tolerance", 2.0))
+
+    @property
+    def size_class(self) -> int:
+        return int(self.meta.get("size_class", self.shape[0]))
+
+    @property
+    def mask(self) -> np.ndarray:
+        """The reference mask, bool (Z, Y, X), unpacked on first use."""
+        if self._mask is None:
+            self._mask = _read_mask(Path(self.path) / "mask.npz", self.shape)
+        return self._mask
+
+
+def _npz(path: Path):
+    try:
+        return np.load(path, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - a corrupt archive is one refusal
+        raise ScoreError(f"cannot read {path}: {exc}; restore the target's file") from None
+
+
+def _read_mask(path: Path, shape) -> np.ndarray:
+    with _npz(path) as npz:
+        for key in ("packed", "shape"):
+            if key not in npz.files:
+                raise ScoreError(f"{path}: no '{key}' array; a fiber mask holds 'packed' and 'shape'")
+        mshape = tuple(int(v) for v in npz["shape"])
+        if mshape != tuple(shape):
+            raise ScoreError(f"{path}: mask shape {mshape} differs from the target's shape {tuple(shape)}")
+        packed = npz["packed"]
+    n = int(np.prod(mshape, dtype=np.int64))
+    if packed.dtype != np.uint8 or packed.ndim != 1 or packed.size * 8 < n:
+        raise ScoreError(f"{path}: 'packed' holds {packed.size} bytes of {packed.dtype}; "
+                         f"need at least {(n + 7) // 8} uint8 bytes for shape {mshape}")
+    bits = np.unpackbits(packed, count=n, bitorder="big")
+    return bits.view(bool).reshape(mshape)
+
+
+def load_target(path) -> FiberTarget:
+    """Read a target directory; refuse a missing file or inconsistent arrays (ScoreError)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise InputFileError(f"{path}: no such target folder; give a fiber target directory "
+                             f"holding {', '.join(FILES)}")
+    for name in FILES:
+        if not (root / name).is_file():
+            raise InputFileError(f"{root / name}: missing; a fiber target directory holds {', '.join(FILES)}")
+    try:
+        meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ScoreError(f"cannot read {root / 'meta.json'}: {exc}; restore the target's meta.json") from None
+    if not isinstance(meta, dict):
+        raise ScoreError(f"{root / 'meta.json'}: not a JSON object; restore the target's meta.json")
+
+    skel_path = root / "skeleton.npz"
+    with _npz(skel_path) as npz:
+        missing = [k for k in SKELETON_KEYS if k not in npz.files]
+        if missing:
+            raise ScoreError(f"{skel_path}: missing arrays {missing}; a fiber skeleton holds {list(SKELETON_KEYS)}")
+        arrays = {k: npz[k] for k in SKELETON_KEYS}  # fiber_names (object dtype) is never loaded
+        file_shape = tuple(int(v) for v in npz["shape"]) if "shape" in npz.files else None
+        with _npz(root / "mask.npz") as mnpz:
+            if "shape" not in mnpz.files:
+                raise ScoreError(f"{root / 'mask.npz'}: no 'shape' array; a fiber mask holds 'packed' and 'shape'")
+            shape = tuple(int(v) for v in mnpz["shape"])
+    if len(shape) != 3 or min(shape) < 1:
+        raise ScoreError(f"{root / 'mask.npz'}: shape {shape} is not a 3D cube shape")
+    if meta.get("shape") is not None and tuple(int(v) for v in meta["shape"]) != shape:
+        raise ScoreError(f"{root}: meta.json shape {tuple(meta['shape'])} differs from mask.npz shape {shape}")
+    if file_shape is not None and file_shape != shape:
+        raise ScoreError(f"{skel_path}: shape {file_shape} differs from mask.npz shape {shape}")
+
+    coords = np.asarray(arrays["coords"], dtype=np.float64)
+    edges = np.asarray(arrays["edges"]).astype(np.int64)
+    f_off = np.asarray(arrays["fiber_offsets"]).astype(np.int64)
+    e_off = np.asarray(arrays["edge_offsets"]).astype(np.int64)
+    ids = np.asarray(arrays["fiber_ids"]).astype(np.int64)
+    nf = len(ids)
+    ok = (coords.ndim == 2 and coords.shape[1] == 3 and edges.ndim == 2 and edges.shape[1] == 2
+          and f_off.shape == (nf + 1,) and e_off.shape == (nf + 1,)
+          and f_off[0] == 0 and e_off[0] == 0 and f_off[-1] == len(coords) and e_off[-1] == len(edges)
+          and np.all(np.diff(f_off) >= 0) and np.all(np.diff(e_off) >= 0))
+    if not ok:
+        raise ScoreError(f"{skel_path}: coords/edges/offsets are inconsistent ({len(coords)} nodes, "
+                         f"{len(edges)} edges, {nf} fibers); restore the target's skeleton.npz")
+    if not np.all(np.isfinite(coords)):
+        raise ScoreError(f"{skel_path}: coords hold NaN or infinite values")
+    # edges are global node indices: each fiber's edges must stay inside its own nodes
+    owner_lo = np.repeat(f_off[:-1], np.diff(e_off))
+    owner_hi = np.repeat(f_off[1:], np.diff(e_off))
+    if len(edges) and (np.any(edges < owner_lo[:, None]) or np.any(edges >= owner_hi[:, None])):
+        raise ScoreError(f"{skel_path}: an edge joins nodes outside its own fiber; edges must hold "
+                         f"global node indices within the fiber's fiber_offsets range")
+
+    hi = np.asarray(shape, dtype=np.float64) - 1
+    inb = np.all((coords >= 0) & (coords <= hi), axis=1)
+    n_in = np.add.reduceat(inb.astype(np.int64), f_off[:-1]) if len(coords) else np.zeros(nf, np.int64)
+    n_in = np.where(np.diff(f_off) > 0, n_in, 0)
+    scored = np.flatnonzero(n_in > 1)
+
+    expected = (meta.get("ground_truth") or {}).get("n_fibers_scored")
+    if expected is not None and int(expected) != len(scored):
+        raise ScoreError(f"{root}: {len(scored)} fibers have two or more in-bounds nodes but meta.json's "
+                         f"ground_truth.n_fibers_scored is {expected}; skeleton.npz and meta.json are out of sync")
+
+    sel_edges = [edges[e_off[i]:e_off[i + 1]] for i in scored]
+    edge_counts = np.array([len(e) for e in sel_edges], dtype=np.int64)
+    return FiberTarget(
+        path=str(root),
+        meta=meta,
+        shape=shape,
+        coords=np.ascontiguousarray(coords),
+        edges=np.ascontiguousarray(np.concatenate(sel_edges) if len(sel_edges) else np.zeros((0, 2), np.int64)),
+        edge_offsets=np.concatenate([[0], np.cumsum(edge_counts)]).astype(np.int64),
+        node_start=np.ascontiguousarray(f_off[scored]),
+        node_stop=np.ascontiguousarray(f_off[scored + 1]),
+        fiber_ids=ids[scored],
+        n_fibers_total=nf,
+    )
