@@ -20,14 +20,25 @@ COMMANDS = {
     "auc": "segscore.cli.auc",
     "demo": "segscore.cli.demo",
     "run": "segscore.cli.run",
+    "target": "segscore.cli.target",
+    "columns": "segscore.cli.columns",
+    "check": "segscore.cli.check",
+    "placement": "segscore.cli.placement",
 }
-ALIASES: dict[str, str] = {}
+ALIASES: dict[str, str] = {
+    "score": "target",
+    "score-columns": "columns",
+}
 
 #: one-line help of each command, so ``segscore --help`` imports none of them
 HELP = {
     "auc": "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
     "demo": "score a built-in synthetic segment (offline), as `segscore auc` prints it",
     "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
+    "target": "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction",
+    "columns": "ScrollGT column target: text columns vs gutters and line periodicity, with floors",
+    "check": "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)",
+    "placement": "placement probe: where prediction and label agree best (NCC over shifts), per tile too",
 }
 
 
