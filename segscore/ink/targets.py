@@ -17,7 +17,7 @@ and the card is computed from the two histograms (:mod:`segscore.ink.cards`).
 Floors are scored at scoring time on the target itself: ``all_positive`` (p = 1),
 ``constant_0_5`` (p = 0.5), whose histograms are one level holding every pixel, and
 ``uniform_random`` (``numpy.random.default_rng(seed).random(shape)``, streamed by bands and
-scored through the same float path as a prediction).
+scored through the same float path as a prediction; bands drawn by :func:`uniform_rows`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from segscore.errors import InputFileError, ScoreError
 from segscore.ink.cards import card_from_histograms, constant_card, p_levels_for
 
 __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors", "format_scorecard",
-           "map_kind", "RANGE_SLACK", "FLOOR_NAMES"]
+           "map_kind", "uniform_rows", "RANGE_SLACK", "FLOOR_NAMES"]
 
 #: values this far outside [0, 1] are clipped (ScrollGT's tolerance); farther is refused
 RANGE_SLACK = 1e-6
@@ -114,6 +114,18 @@ def load_target(target_dir) -> Target:
 
 # ---------------------------------------------------------------------------------------------
 # the streamed pass
+
+
+def uniform_rows(seed: int, width: int, r0: int, r1: int) -> np.ndarray:
+    """Rows ``r0:r1`` of ``numpy.random.default_rng(seed).random((H, width))``, drawn alone.
+
+    ``default_rng`` is PCG64 and ``random()`` takes one 64-bit draw per double, so advancing a
+    fresh generator by ``r0 * width`` draws gives exactly those rows: bands can be drawn in
+    any order, on any thread, and the floor is still the one full-array call.
+    """
+    bitgen = np.random.PCG64(seed)
+    bitgen.advance(int(r0) * int(width))
+    return np.random.Generator(bitgen).random((int(r1) - int(r0), int(width)))
 
 
 def map_kind(dtype) -> str:
@@ -228,17 +240,8 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, band_rows=None, executor=
         card.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
         out[name] = card
     h, w = codes.shape
-    rng = np.random.default_rng(seed)
-    ink_h = np.zeros(65536, np.int64)
-    bg_h = np.zeros(65536, np.int64)
-    # The draws must follow the single call rng.random((h, w)) exactly, so the bands are drawn
-    # in order in this thread (each band hands its histograms to the kernel directly).
-    for r0, r1 in _bands(h, w, band_rows):
-        band = rng.random((r1 - r0, w))
-        a, b, *_ = _histograms(lambda x, y, band=band: band[x:y], "float", codes[r0:r1],
-                               band_rows=r1 - r0, executor="synchronous", check_range=False)
-        ink_h += a
-        bg_h += b
+    ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, band_rows=band_rows,
+                                  executor=executor, workers=workers, check_range=False)
     card = _card(ink_h, bg_h, "float")
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card

@@ -150,3 +150,11 @@ def test_band_size_never_changes_the_card():
 def test_p_levels():
     assert p_levels_for("uint8")[255] == 1.0 and p_levels_for("uint8").size == 256
     assert p_levels_for("float").size == 65536
+
+
+def test_uniform_rows_are_the_full_array_call():
+    from segscore.ink.targets import uniform_rows
+
+    full = np.random.default_rng(11).random((29, 13))
+    for r0, r1 in ((0, 29), (0, 1), (5, 9), (28, 29), (17, 17)):
+        np.testing.assert_array_equal(uniform_rows(11, 13, r0, r1), full[r0:r1])
