@@ -41,6 +41,7 @@ RANGE_SLACK = 1e-6
 FLOOR_NAMES = ("all_positive", "constant_0_5", "uniform_random")
 #: pixels per streamed band
 _BAND_PX = 1 << 21
+_RANDOM_BAND_PX = 1 << 19
 
 SCORECARD_COLUMNS = ("val_f1", "f1_at_0.5", "average_precision", "ap_prevalence_lift", "precision", "recall",
                      "positive_rate", "roc_auc")
@@ -257,7 +258,8 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, band_rows=None, executor=
         card.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
         out[name] = card
     h, w = codes.shape
-    ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, band_rows=band_rows,
+    rows = band_rows or max(1, _RANDOM_BAND_PX // max(w, 1))  # float64 draws: smaller bands bound memory
+    ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, band_rows=rows,
                                   executor=executor, workers=workers, check_range=False)
     card = _card(ink_h, bg_h, "float")
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
@@ -314,6 +316,28 @@ def _crop(src_shape, target: Target, origin):
     return cy, cx
 
 
+def _prewarm():
+    """Load the level kernels (numba import, on-disk cache) on a thread while PNGs decode."""
+    import threading
+
+    def work():
+        try:
+            from segscore.kernels.levels import class_histograms
+
+            codes = np.full((1, 1), 3, np.uint8)
+            idx = np.zeros(1, np.int64)
+            h = np.zeros(65536, np.int64)
+            empty = np.zeros((0, 0), np.int32)
+            for v in (np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)):
+                class_histograms(v, v.dtype == np.uint8, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
+        except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
+            pass
+
+    t = threading.Thread(target=work, name="segscore-prewarm", daemon=True)
+    t.start()
+    return t
+
+
 def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = False,
                  allow_failing_placement: bool = False, floors: bool = True, seed: int = 0, band_rows=None,
                  executor=None, workers=None) -> dict:
@@ -328,6 +352,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     """
     from segscore.io.readers import open_map
 
+    warming = _prewarm()
     tgt = target if isinstance(target, Target) else load_target(target)
     meta = tgt.meta
     enabled = _scoring_enabled(meta)
@@ -349,6 +374,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         src = stack.enter_context(open_map(_png_or_path(prediction), what="prediction", name="the prediction"))
         cy, cx = _crop(src.shape, tgt, origin)
         kind = map_kind(src.dtype)
+        warming.join()
         ink_h, bg_h, lo, hi, bad = _histograms(
             lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w))), kind, tgt.codes,
             band_rows=band_rows, executor=executor, workers=workers)
