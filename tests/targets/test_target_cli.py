@@ -178,3 +178,23 @@ def test_real_non_scoring_target_refused(cli, shared_data, tmp_path):
     assert code == 0, err
     r = json.loads(out)
     assert r["metrics"]["roc_auc"] == 0.5 and r["scoring_enabled"] is False
+
+
+def test_tiff_and_zarr_predictions(cli, tgt):
+    import tifffile
+    import zarr
+
+    p16 = reading_map(tgt["ink"], dtype=np.uint16)
+    tifffile.imwrite(tgt["tmp"] / "p16.tif", p16)
+    pf = reading_map(tgt["ink"], dtype=np.float32)
+    z = zarr.open_array(str(tgt["tmp"] / "p.zarr"), mode="w", shape=pf.shape, dtype=pf.dtype, chunks=(16, 16),
+                        zarr_format=3)
+    z[...] = pf
+    for path, quantized in ((tgt["tmp"] / "p16.tif", False), (tgt["tmp"] / "p.zarr", True)):
+        code, out, err = cli("target", path, tgt["dir"], "--json", "--no-floors")
+        assert code == 0, err
+        r = json.loads(out)
+        assert r["metrics"]["quantized"] is quantized and "floors" not in r
+    direct16 = targets.score_map(p16, tgt["ink"], tgt["mask"])
+    code, out, _ = cli("target", tgt["tmp"] / "p16.tif", tgt["dir"], "--json", "--no-floors")
+    assert json.loads(out)["metrics"]["average_precision"] == direct16["average_precision"]
