@@ -387,6 +387,8 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         "placement_mm": placement.get("offset_mm"),
         "placement_passed": placement.get("passed"),
     }
+    if reg.get("validation_basis") is not None:
+        registration["validation"] = reg.get("validation_basis")
     if placement.get("peak_shift_level2_px") is not None:
         registration["placement_peak_shift_level2_px"] = placement.get("peak_shift_level2_px")
     if placement.get("offset_mm"):
