@@ -12,7 +12,7 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "curvilinear", "objects", "fibers"}
+_SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers"}
 
 __all__ = ["__version__", "ScoreError", "VerifyError", *sorted(_SUBMODULES)]
 

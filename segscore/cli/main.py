@@ -18,22 +18,34 @@ import sys
 #: subcommand -> module. Aliases are the spec tools' own names for the same command.
 COMMANDS = {
     "auc": "segscore.cli.auc",
-    "curve": "segscore.cli.curve",
     "demo": "segscore.cli.demo",
     "run": "segscore.cli.run",
+    "target": "segscore.cli.target",
+    "columns": "segscore.cli.columns",
+    "check": "segscore.cli.check",
+    "placement": "segscore.cli.placement",
+    "curve": "segscore.cli.curve",
+    "perturb": "segscore.cli.perturb",
     "objects": "segscore.cli.objects",
     "holdout": "segscore.cli.holdout",
-    "perturb": "segscore.cli.perturb",
     "fibers": "segscore.cli.fibers",
     "fibers-aggregate": "segscore.cli.fibers_aggregate",
 }
-ALIASES: dict[str, str] = {"score-fibers": "fibers"}
+ALIASES: dict[str, str] = {
+    "score": "target",
+    "score-columns": "columns",
+    "score-fibers": "fibers",
+}
 
 #: one-line help of each command, so ``segscore --help`` imports none of them
 HELP = {
     "auc": "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
     "demo": "score a built-in synthetic segment (offline), as `segscore auc` prints it",
     "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
+    "target": "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction",
+    "columns": "ScrollGT column target: text columns vs gutters and line periodicity, with floors",
+    "check": "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)",
+    "placement": "placement probe: where prediction and label agree best (NCC over shifts), per tile too",
     "objects": "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary F1, splits/merges)",
     "holdout": "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests",
     "curve": "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance",

@@ -1,0 +1,32 @@
+"""``segscore check``: prize pre-check (window cap, train/predict overlap). Exit 3 on a violation."""
+
+from __future__ import annotations
+
+HELP = "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)"
+
+
+def add_arguments(p) -> None:
+    from segscore.cli._common import add_output_options
+
+    p.add_argument("--window-px", type=float, required=True, help="side of the model's input window in pixels")
+    p.add_argument("--scan-um", type=float, required=True, help="scan resolution in micrometres per pixel")
+    p.add_argument("--regions-json", metavar="FILE",
+                   help='{"train_regions": [{"y0", "x0", "h", "w", "volume"?}], "predict_region": {...}}')
+    add_output_options(p)
+
+
+def run(args) -> int:
+    import sys
+
+    from segscore.cli._common import emit
+    from segscore.ink import compliance
+
+    regions = compliance.load_regions(args.regions_json) if args.regions_json else None
+    wp = int(args.window_px) if float(args.window_px).is_integer() else args.window_px
+    result = compliance.check(wp, args.scan_um, regions)
+    emit(args, result, compliance.format_check(result))
+    if not result["compliant"]:
+        for v in result["violations"]:
+            sys.stderr.write(f"segscore check: {v}\n")
+        return 3
+    return 0

@@ -1,0 +1,29 @@
+"""``segscore columns`` (alias ``score-columns``): a grid-resolution map on a column target."""
+
+from __future__ import annotations
+
+HELP = "ScrollGT column target: text columns vs gutters and line periodicity, with floors"
+
+
+def add_arguments(p) -> None:
+    from segscore.cli._common import add_output_options
+
+    p.add_argument("prediction", help="probability map at grid resolution: .npy float in [0, 1], 8-bit PNG, TIFF "
+                                      "or zarr; the full grid or a sub-extent with --origin")
+    p.add_argument("target", help="column target folder holding columns.json, meta.json and valid_mask.png")
+    p.add_argument("--origin", nargs=2, type=int, metavar=("Y", "X"), default=(0, 0),
+                   help="grid coordinate of the prediction's pixel (0, 0) (default 0 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the uniform_random floor (default 0)")
+    p.add_argument("--no-floors", action="store_true", help="skip the floors")
+    add_output_options(p)
+    p.add_argument("--workers", type=int, help="threads to use (default: the CPUs available)")
+
+
+def run(args) -> int:
+    from segscore.cli._common import emit
+    from segscore.columns import format_columns, score_columns
+
+    result = score_columns(args.prediction, args.target, tuple(args.origin), floors=not args.no_floors,
+                           seed=args.seed, workers=args.workers)
+    emit(args, result, format_columns(result))
+    return 0

@@ -1,0 +1,36 @@
+"""``segscore target`` (alias ``score``): a prediction's card and floors on a registered ink target."""
+
+from __future__ import annotations
+
+HELP = "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction"
+
+
+def add_arguments(p) -> None:
+    from segscore.cli._common import add_output_options
+
+    p.add_argument("prediction", help="probability map over the target region: 8-bit PNG (v/255), .npy float in "
+                                      "[0, 1], TIFF or zarr")
+    p.add_argument("target", help="target folder holding gt_ink.png, optional mask.png, and meta.json")
+    p.add_argument("--origin", nargs=2, type=int, metavar=("Y", "X"),
+                   help="level-2 coordinate of the prediction's pixel (0, 0): a larger map is cut to the "
+                        "region in meta.json")
+    p.add_argument("--allow-non-scoring", action="store_true",
+                   help="score a target whose meta.json marks it non-scoring (historical rows)")
+    p.add_argument("--allow-failing-placement", action="store_true",
+                   help="score a target that fails its placement check")
+    p.add_argument("--seed", type=int, default=0, help="seed of the uniform_random floor (default 0)")
+    p.add_argument("--no-floors", action="store_true", help="skip the floors")
+    add_output_options(p)
+    p.add_argument("--workers", type=int, help="threads to use (default: the CPUs available)")
+
+
+def run(args) -> int:
+    from segscore.cli._common import emit
+    from segscore.ink import targets
+
+    result = targets.score_target(args.prediction, args.target, origin=args.origin,
+                                  allow_non_scoring=args.allow_non_scoring,
+                                  allow_failing_placement=args.allow_failing_placement,
+                                  floors=not args.no_floors, seed=args.seed, workers=args.workers)
+    emit(args, result, targets.format_scorecard(result))
+    return 0

@@ -1,0 +1,371 @@
+"""Column-level scoring: is a map's signal in the text columns rather than the gutters?
+
+The target (``columns.json``, ``valid_mask.png``, ``meta.json``) gives each column's box on a
+grid (``text_band`` rows, ``gx0:gx1`` columns) and its status (``text`` or ``traces``), and a
+papyrus valid mask. The prediction is a probability map at grid resolution over the full grid
+or a rectangular sub-extent whose grid top-left is ``origin``. Definitions (ScrollGT's):
+
+- a column is scored when its box lies fully inside the extent and holds a valid pixel;
+- a gutter is the box between two consecutive scored columns (``x`` from one column's end
+  to the next one's start, rows where both text bands overlap), skipped when narrower than
+  2 px or shorter than 8 rows, and excluded (counted) when either column is ``cross_strip``;
+- ``col_gutter_auc``: Mann-Whitney AUC (ties half) of text-column means against gutter means;
+- ``col_gutter_pixel_auc``: the same over their valid pixels (from level histograms; a float
+  map is read on 65,536 levels ``rint(p * 65535)``, an 8-bit map on its 256 values);
+- ``line_period_peak``: for a text column, the row profile (mean over valid pixels of each row;
+  rows without one are filled with the profile's mean), centred; the largest normalized
+  autocorrelation ``sum(p[:-lag] p[lag:]) / sum(p^2)`` (at least 0) over lags in the target's
+  ``line_pitch_range``; undefined when fewer than ``3 * pitch_lo`` rows hold a valid pixel;
+- ``traces_mean_ratio``: mean of traces-column means over mean of text-column means.
+
+The map is streamed by row bands through :func:`segscore.kernels.regions.box_rows`, which
+keeps per-box row sums and class histograms, so memory is set by the band and the mask.
+Floors (``constant_0_5``, ``papyrus_mask``, ``uniform_random``) are the same scoring run on the
+trivial maps of the prediction's extent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from segscore.errors import InputFileError, ScoreError
+
+COLUMN_FLOORS = {
+    "constant_0_5": "p = 0.5 everywhere",
+    "papyrus_mask": "the target's own valid mask (1 on papyrus, 0 elsewhere)",
+    "uniform_random": "numpy.random.default_rng(seed).random(extent shape) as float32 (as ScrollGT draws it)",
+}
+_BAND_PX = 1 << 21
+REPORT_COLUMNS = ("col_gutter_auc", "col_gutter_pixel_auc", "line_period_peak_mean", "n_text_cols", "n_gutters",
+                  "traces_mean_ratio")
+
+
+@dataclass
+class ColumnTarget:
+    path: str
+    meta: dict
+    columns: list
+    valid: np.ndarray | None  # (H, W) uint8 (1 = papyrus) or None
+    grid_shape: tuple
+    target_id: str
+
+
+def load_column_target(target_dir) -> ColumnTarget:
+    """Read a column target folder (``columns.json``, ``meta.json``, optional ``valid_mask.png``)."""
+    from segscore.ink.targets import _gray, _read_meta
+
+    folder = Path(target_dir)
+    if not folder.is_dir():
+        raise InputFileError(f"{folder}: no such target folder; give a folder holding columns.json and meta.json")
+    cpath = folder / "columns.json"
+    if not cpath.exists():
+        hint = " (an ink target: use `segscore target`)" if (folder / "gt_ink.png").exists() else ""
+        raise InputFileError(f"{cpath}: no such file; a column target folder holds columns.json{hint}")
+    try:
+        with open(cpath, encoding="utf-8") as fh:
+            cols = json.load(fh)["columns"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ScoreError(f"{cpath}: not a columns file ({exc!r}); restore the target's columns.json") from None
+    for c in cols:
+        if not isinstance(c, dict) or not all(k in c for k in ("col", "gx0", "gx1", "transcription")):
+            raise ScoreError(f"{cpath}: column entry {c!r} lacks col/gx0/gx1/transcription; restore the file")
+    meta = _read_meta(folder)
+    valid = None
+    vpath = folder / "valid_mask.png"
+    if vpath.exists():
+        valid = (_gray(vpath, "valid mask") > 127).view(np.uint8)
+    shape = tuple(meta.get("geometry", {}).get("grid_shape") or (valid.shape if valid is not None else ()))
+    if valid is not None and shape and tuple(valid.shape) != shape:
+        raise ScoreError(f"{vpath}: shape {valid.shape} differs from meta.json grid_shape {shape}; restore the mask")
+    return ColumnTarget(str(folder), meta, cols, valid, shape, meta.get("target_id") or folder.name)
+
+
+def _plan(tgt: ColumnTarget, origin, shape):
+    """Scored columns and gutters: boxes (grid coords), kinds and descriptors."""
+    oy, ox = origin
+    h, w = shape
+    valid = tgt.valid
+    scored = []
+    for c in tgt.columns:
+        band = c.get("text_band")
+        if band is None:
+            continue
+        y0, y1 = int(band[0]), int(band[1])
+        x0, x1 = int(c["gx0"]), int(c["gx1"])
+        if not (y0 >= oy and x0 >= ox and y1 <= oy + h and x1 <= ox + w):
+            continue
+        if y1 <= y0 or x1 <= x0:
+            continue
+        if valid is not None and not valid[y0:y1, x0:x1].any():
+            continue
+        scored.append({"col": c["col"], "status": c["transcription"], "cross_strip": bool(c.get("cross_strip")),
+                       "box": (y0, y1, x0, x1)})
+    gutters, excluded = [], 0
+    for a, b in zip(scored, scored[1:]):
+        gx0, gx1 = a["box"][3], b["box"][2]
+        if gx1 - gx0 < 2:
+            continue
+        if a["cross_strip"] or b["cross_strip"]:
+            excluded += 1
+            continue
+        y0, y1 = max(a["box"][0], b["box"][0]), min(a["box"][1], b["box"][1])
+        if y1 - y0 < 8:
+            continue
+        if valid is not None and not valid[y0:y1, gx0:gx1].any():
+            continue
+        gutters.append({"between": [a["col"], b["col"]], "box": (y0, y1, gx0, gx1)})
+    return scored, gutters, excluded
+
+
+def _mw_auc(pos, neg):
+    """Mann-Whitney AUC, ties half, of two small float lists."""
+    pos = np.asarray(pos, np.float64)[:, None]
+    neg = np.asarray(neg, np.float64)[None, :]
+    return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
+
+
+def _hist_auc(ink, bg):
+    below = np.cumsum(bg) - bg
+    n1, n0 = int(ink.sum()), int(bg.sum())
+    if not n1 or not n0:
+        return None
+    return int(np.sum(ink * (2 * below + bg))) / (2.0 * n1 * n0)
+
+
+def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi, valid_given):
+    good = rcnt > 0
+    if good.sum() < 3 * pitch_lo:
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        profile = np.where(good, rsum / np.where(good, rcnt, 1), np.nan)
+    p = np.where(good, profile, np.nanmean(profile))
+    p = p - p.mean()
+    denom = float((p * p).sum())
+    if denom <= 0:
+        return 0.0
+    best = 0.0
+    for lag in range(int(pitch_lo), min(int(pitch_hi) + 1, len(p) - 1)):
+        best = max(best, float((p[:-lag] * p[lag:]).sum()) / denom)
+    return best
+
+
+def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, band_rows=None, executor=None,
+                workers=None, check_range=True):
+    from segscore.engine.executor import reduce_windows
+    from segscore.ink.quantize import kernel_array
+    from segscore.kernels.regions import box_rows
+
+    h, w = shape
+    oy, ox = origin
+    k = len(boxes)
+    maxh = max([b[1] - b[0] for b in boxes] + [1])
+    boxes_a = np.array(boxes, np.int64).reshape(-1, 4)
+    kinds_a = np.array(kinds, np.int64)
+    valid_a = valid if valid is not None else np.zeros((0, 0), np.uint8)
+    passthrough = kind != "float"
+    vdiv = {"uint8": 255.0, "uint16": 65535.0}.get(kind, 1.0)
+    if k:
+        lo_row = max(min(b[0] for b in boxes) - oy, 0)
+        hi_row = min(max(b[1] for b in boxes) - oy, h)
+    else:
+        lo_row = hi_row = 0
+    rows = band_rows or max(1, _BAND_PX // max(w, 1))
+    windows = [(a, min(a + rows, hi_row)) for a in range(lo_row, hi_row, rows)]
+
+    def task(win):
+        r0, r1 = win
+        values = kernel_array(read_band(r0, r1))
+        lo, hi = np.inf, -np.inf
+        if check_range and kind == "float" and values.size:
+            lo, hi = float(values.min()), float(values.max())  # NaN propagates into both
+        rs = np.zeros((k, maxh))
+        rc = np.zeros((k, maxh), np.int64)
+        hist = np.zeros((2, 65536), np.int64)
+        box_rows(values, oy + r0, ox, valid_a, boxes_a, kinds_a, passthrough, vdiv, rs, rc, hist)
+        return [rs, rc, hist, lo, hi]
+
+    def merge(a, b):
+        a[0] += b[0]
+        a[1] += b[1]
+        a[2] += b[2]
+        lo = a[3] if np.isnan(a[3]) else (b[3] if np.isnan(b[3]) else min(a[3], b[3]))
+        hi = a[4] if np.isnan(a[4]) else (b[4] if np.isnan(b[4]) else max(a[4], b[4]))
+        return [a[0], a[1], a[2], lo, hi]
+
+    total = reduce_windows(task, windows, merge, executor=executor, workers=workers)
+    if total is None:
+        return np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64), np.inf, -np.inf
+    return total
+
+
+def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
+    pitch_lo, pitch_hi = tgt.meta.get("line_pitch_range", [60, 220])
+    per_column, text_means, traces_means = [], [], []
+    peaks = []
+    for i, c in enumerate(scored):
+        n = int(rc[i].sum())
+        mean = float(rs[i].sum() / n) if n else None
+        peak = None
+        if c["status"] == "text":
+            hgt = c["box"][1] - c["box"][0]
+            peak = _line_period_peak(rs[i, :hgt], rc[i, :hgt], pitch_lo, pitch_hi, tgt.valid is not None)
+            text_means.append(mean)
+            if peak is not None:
+                peaks.append(peak)
+        elif c["status"] == "traces":
+            traces_means.append(mean)
+        per_column.append({"col": c["col"], "status": c["status"], "mean": mean, "line_period_peak": peak,
+                           "n_pixels": n, "cross_strip": c["cross_strip"]})
+    gut = []
+    for j, g in enumerate(gutters):
+        i = len(scored) + j
+        n = int(rc[i].sum())
+        gut.append({"between": g["between"], "mean": float(rs[i].sum() / n) if n else None, "n_pixels": n})
+    m = {"cols_scored": [c["col"] for c in scored], "n_text_cols": len(text_means),
+         "n_traces_cols": len(traces_means), "n_gutters": len(gut), "excluded_gutters": excluded}
+    if text_means and gut:
+        m["col_gutter_auc"] = _mw_auc([t for t in text_means if t is not None],
+                                      [g["mean"] for g in gut if g["mean"] is not None])
+        m["col_gutter_pixel_auc"] = _hist_auc(hist[1], hist[0])
+    else:
+        m["col_gutter_auc"] = None
+        m["col_gutter_pixel_auc"] = None
+        m["note"] = "extent contains too few columns/gutters to score (needs a text column and a gutter)"
+    m["line_period_peak_mean"] = float(np.mean(peaks)) if peaks else None
+    if text_means and traces_means:
+        tmean = float(np.mean(text_means))
+        m["traces_mean_ratio"] = float(np.mean(traces_means)) / tmean if tmean > 0 else None
+    else:
+        m["traces_mean_ratio"] = None
+    m["quantized"] = kind == "float"
+    m["scale"] = {"uint8": "uint8: p = v / 255", "uint16": "uint16: p = v / 65535"}.get(
+        kind, "float in [0, 1]; pixel AUC on 65,536 levels rint(p * 65535)")
+    return {"metrics": m, "per_column": per_column, "gutters": gut}
+
+
+def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True):
+    boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
+    kinds = [1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters)
+    rs, rc, hist, lo, hi = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
+                                       check_range=check_range, **engine)
+    return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind), lo, hi
+
+
+def _check_range(name, lo, hi):
+    from segscore.ink.targets import RANGE_SLACK
+
+    if np.isnan(lo) or np.isnan(hi):
+        raise ScoreError(f"{name}: the map holds NaN values; replace them (0 for no ink) before scoring")
+    if lo < -RANGE_SLACK or hi > 1.0 + RANGE_SLACK:
+        raise ScoreError(f"{name}: values outside [0, 1] (min {lo:.6g}, max {hi:.6g}) in the scored boxes; a "
+                         f"prediction is a probability: apply a sigmoid or divide by the maximum of its scale")
+
+
+def _origin_and_shape(tgt, src_shape, origin):
+    oy, ox = (0, 0) if origin is None else (int(origin[0]), int(origin[1]))
+    if oy < 0 or ox < 0:
+        raise ScoreError(f"--origin ({oy}, {ox}) must not be negative")
+    gh, gw = tgt.grid_shape if tgt.grid_shape else (oy + src_shape[0], ox + src_shape[1])
+    if oy + src_shape[0] > gh or ox + src_shape[1] > gw:
+        raise ScoreError(f"prediction of shape {tuple(src_shape)} at origin ({oy}, {ox}) runs past the target's "
+                         f"grid {(gh, gw)} (meta.json geometry.grid_shape); predict at grid resolution and pass "
+                         f"--origin Y X for a sub-extent")
+    return (oy, ox)
+
+
+def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0, plan=None, band_rows=None,
+                  executor=None, workers=None) -> dict:
+    """The three floors scored over the extent ``shape`` at ``origin`` (default: the full grid)."""
+    from segscore.ink.targets import uniform_rows
+
+    shape = tuple(shape or tgt.grid_shape)
+    oy, ox = origin
+    h, w = shape
+    scored, gutters, excluded = plan or _plan(tgt, origin, shape)
+    engine = {"band_rows": band_rows, "executor": executor, "workers": workers}
+    valid = tgt.valid
+    readers = {
+        # read on the float scale: 0.5, or the mask's 0 / 1 handed over as a view (no copy)
+        "constant_0_5": lambda a, b: np.full((b - a, w), 0.5, np.float32),
+        "papyrus_mask": (lambda a, b: valid[oy + a:oy + b, ox:ox + w]) if valid is not None
+        else (lambda a, b: np.ones((b - a, w), np.uint8)),
+        "uniform_random": lambda a, b: uniform_rows(seed, w, a, b).astype(np.float32),
+    }
+    out = {}
+    for name, read in readers.items():
+        res, _, _ = _score(read, "float", shape, tgt, origin, scored, gutters, excluded, engine,
+                           check_range=False)
+        card = dict(res["metrics"])
+        card["what"] = COLUMN_FLOORS[name]
+        if name == "uniform_random":
+            card["seed"] = int(seed)
+        out[name] = card
+    return out
+
+
+def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, band_rows=None, executor=None,
+                        workers=None, name="the prediction") -> dict:
+    """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
+    from segscore.ink.targets import _png_or_path, map_kind
+    from segscore.io.readers import open_map
+
+    tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
+    engine = {"band_rows": band_rows, "executor": executor, "workers": workers}
+    with open_map(_png_or_path(prediction), what="prediction", name=name) as src:
+        origin = _origin_and_shape(tgt, src.shape, origin)
+        plan = _plan(tgt, origin, src.shape)
+        kind = map_kind(src.dtype)
+        w = src.shape[1]
+        core, lo, hi = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
+                              *plan, engine)
+        _check_range(src.name, lo, hi)
+        shape = src.shape
+    out = {"target": tgt.target_id,
+           "prediction": os.path.basename(os.fspath(prediction)) if isinstance(prediction, (str, os.PathLike))
+           else "<array>",
+           "granularity": "column (no pixel ground truth exists for this target; see meta.json)",
+           "origin": list(origin), "extent_shape": list(shape), **core}
+    if floors:
+        out["floors"] = column_floors(tgt, origin, shape, seed=seed, plan=plan, **engine)
+    return out
+
+
+def score_columns(prediction, target_dir, origin=(0, 0), *, floors=True, seed=0, band_rows=None, executor=None,
+                  workers=None) -> dict:
+    """Score a prediction file (or array) against a column target folder. Returns the scorecard:
+    ``{"target", "prediction", "granularity", "origin", "extent_shape", "metrics", "per_column",
+    "gutters", "floors"}``."""
+    return score_columns_array(prediction, target_dir, origin, floors=floors, seed=seed, band_rows=band_rows,
+                               executor=executor, workers=workers)
+
+
+def _cell(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool):
+        return str(v)
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+def format_columns(result: dict) -> str:
+    cols = REPORT_COLUMNS
+    lines = ["| model / target | " + " | ".join(cols) + " |", "|---|" + "|".join("---" for _ in cols) + "|"]
+    lines.append(f"| {result['prediction']} vs {result['target']} | "
+                 + " | ".join(_cell(result["metrics"].get(c)) for c in cols) + " |")
+    for name, card in (result.get("floors") or {}).items():
+        lines.append(f"| floor: {name} | " + " | ".join(_cell(card.get(c)) for c in cols) + " |")
+    m = result["metrics"]
+    lines.append(f"columns scored: {m['cols_scored']}; gutters {m['n_gutters']} "
+                 f"({m['excluded_gutters']} excluded next to cross-strip columns)")
+    if m.get("note"):
+        lines.append(f"note: {m['note']}")
+    lines.append("per column: " + ", ".join(
+        f"{c['col']}({c['status'][0]}) {_cell(c['mean'])}"
+        + (f"/{_cell(c['line_period_peak'])}" if c["line_period_peak"] is not None else "")
+        for c in result["per_column"]))
+    return "\n".join(lines)

@@ -1,0 +1,449 @@
+"""Registered ink targets (ScrollGT ``score``): metrics card, floors, refusals.
+
+A target is a folder holding ``gt_ink.png`` (ink where the value is > 127), optionally
+``mask.png`` (scored where > 127; every pixel without it) and ``meta.json`` (region,
+registration and placement record, scoring flag). A prediction is a probability map on
+the target's fixed [0, 1] scale, never stretched:
+
+- uint8 (an 8-bit PNG, TIFF, ``.npy`` or zarr): its 256 values, ``p = v / 255``;
+- uint16: its 65,536 values, ``p = v / 65535``;
+- anything else (float ``.npy``, TIFF, zarr): values in [0, 1] (a 1e-6 slack is clipped, as
+  ScrollGT does), read on 65,536 levels ``rint(p * 65535)``; the card says it quantized.
+
+Zeros are counted and there is no inner margin. The map is streamed in row bands through
+the foundation's level-histogram kernel (:func:`segscore.kernels.levels.class_histograms`),
+and the card is computed from the two histograms (:mod:`segscore.ink.cards`).
+
+Floors are scored at scoring time on the target itself: ``all_positive`` (p = 1),
+``constant_0_5`` (p = 0.5), whose histograms are one level holding every pixel, and
+``uniform_random`` (``numpy.random.default_rng(seed).random(shape)``, streamed by bands and
+scored through the same float path as a prediction; bands drawn by :func:`uniform_rows`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from segscore.errors import InputFileError, ScoreError
+from segscore.ink.cards import card_from_histograms, constant_card, p_levels_for
+
+__all__ = ["Target", "load_target", "score_target", "score_map", "target_floors", "format_scorecard",
+           "map_kind", "uniform_rows", "RANGE_SLACK", "FLOOR_NAMES"]
+
+#: values this far outside [0, 1] are clipped (ScrollGT's tolerance); farther is refused
+RANGE_SLACK = 1e-6
+FLOOR_NAMES = ("all_positive", "constant_0_5", "uniform_random")
+#: pixels per streamed band
+_BAND_PX = 1 << 21
+_RANDOM_BAND_PX = 1 << 19
+
+SCORECARD_COLUMNS = ("val_f1", "f1_at_0.5", "average_precision", "ap_prevalence_lift", "precision", "recall",
+                     "positive_rate", "roc_auc")
+
+
+@dataclass
+class Target:
+    """A loaded target: codes (bit 0 ink, bit 1 scored), meta.json and where it came from."""
+
+    path: str
+    meta: dict
+    codes: np.ndarray  # (h, w) uint8
+    has_mask: bool
+    target_id: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def shape(self):
+        return self.codes.shape
+
+
+def _read_meta(folder: Path) -> dict:
+    meta_path = folder / "meta.json"
+    if not meta_path.exists():
+        return {}
+    try:
+        with open(meta_path, encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ScoreError(f"{meta_path}: not readable JSON ({exc}); restore the target's meta.json") from None
+    if not isinstance(meta, dict):
+        raise ScoreError(f"{meta_path}: expected a JSON object; restore the target's meta.json")
+    return meta
+
+
+def read_png(path) -> np.ndarray:
+    """A PNG decoded whole, with imagecodecs (about twice Pillow's speed), else the reader."""
+    from segscore.io.readers import read_image
+
+    try:
+        import imagecodecs
+
+        with open(path, "rb") as fh:
+            return imagecodecs.png_decode(fh.read())
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: no such file or folder; check the path") from None
+    except Exception:  # noqa: BLE001 - no imagecodecs, or a PNG it cannot read: Pillow decides
+        return read_image(path)
+
+
+def _gray(path: Path, what: str) -> np.ndarray:
+    arr = read_png(path) if str(path).lower().endswith(".png") else None
+    if arr is None:
+        from segscore.io.readers import read_image
+
+        arr = read_image(path, what=what)
+    if arr.ndim == 3 and arr.shape[2] in (1, 2, 3, 4):
+        arr = arr[..., 0] if arr.shape[2] <= 2 else arr[..., :3].max(axis=2)
+    if arr.ndim != 2:
+        raise ScoreError(f"{path}: expected a 2D {what}, got shape {arr.shape}")
+    return arr
+
+
+def load_target(target_dir) -> Target:
+    """Read a target folder; ``InputFileError`` when it or its ``gt_ink.png`` is missing."""
+    folder = Path(target_dir)
+    if not folder.is_dir():
+        raise InputFileError(f"{folder}: no such target folder; give a folder holding gt_ink.png and meta.json")
+    gt_path = folder / "gt_ink.png"
+    if not gt_path.exists():
+        hint = " (a column target: use `segscore columns`)" if (folder / "columns.json").exists() else ""
+        raise InputFileError(f"{gt_path}: no such file; an ink target folder holds gt_ink.png{hint}")
+    meta = _read_meta(folder)
+    gt = _gray(gt_path, "ink label")
+    codes = (gt > 127).view(np.uint8).copy()
+    mask_path = folder / "mask.png"
+    has_mask = mask_path.exists()
+    if has_mask:
+        mask = _gray(mask_path, "mask")
+        if mask.shape != gt.shape:
+            raise ScoreError(f"{mask_path}: shape {mask.shape} differs from gt_ink.png's {gt.shape}; "
+                             f"restore the target's mask")
+        codes |= (mask > 127).view(np.uint8) << 1
+    else:
+        codes |= 2
+    return Target(str(folder), meta, codes, has_mask, meta.get("target_id") or folder.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# the streamed pass
+
+
+def uniform_rows(seed: int, width: int, r0: int, r1: int) -> np.ndarray:
+    """Rows ``r0:r1`` of ``numpy.random.default_rng(seed).random((H, width))``, drawn alone.
+
+    ``default_rng`` is PCG64 and ``random()`` takes one 64-bit draw per double, so advancing a
+    fresh generator by ``r0 * width`` draws gives exactly those rows: bands can be drawn in
+    any order, on any thread, and the floor is still the one full-array call.
+    """
+    bitgen = np.random.PCG64(seed)
+    bitgen.advance(int(r0) * int(width))
+    return np.random.Generator(bitgen).random((int(r1) - int(r0), int(width)))
+
+
+def map_kind(dtype) -> str:
+    """``'uint8'``, ``'uint16'`` or ``'float'``: how a map of ``dtype`` is put on levels."""
+    dtype = np.dtype(dtype)
+    if dtype == np.uint8:
+        return "uint8"
+    if dtype == np.uint16:
+        return "uint16"
+    return "float"
+
+
+def _scale_note(kind: str) -> dict:
+    if kind == "uint8":
+        return {"scale": "uint8: p = v / 255 (256 levels)", "quantized": False}
+    if kind == "uint16":
+        return {"scale": "uint16: p = v / 65535 (65,536 levels)", "quantized": False}
+    return {"scale": "float in [0, 1] on 65,536 levels: level = rint(p * 65535)", "quantized": True}
+
+
+def _bands(h: int, w: int, band_rows: int | None):
+    rows = band_rows or max(1, _BAND_PX // max(w, 1))
+    return [(a, min(a + rows, h)) for a in range(0, h, rows)]
+
+
+def _histograms(read_band, kind: str, codes: np.ndarray, *, band_rows=None, executor=None, workers=None,
+                check_range=True):
+    """Stream ``read_band(r0, r1)`` against ``codes``: (ink hist, bg hist, lo, hi, n_nonfinite)."""
+    from segscore.engine.executor import reduce_windows
+    from segscore.ink.quantize import kernel_array
+    from segscore.kernels.levels import class_histograms, value_stats
+
+    h, w = codes.shape
+    passthrough = kind != "float"
+    n_levels = 256 if kind == "uint8" else 65536
+    cidx = np.arange(w, dtype=np.int64)
+    empty = np.zeros((0, 0), np.int32)
+
+    def task(band):
+        r0, r1 = band
+        values = kernel_array(read_band(r0, r1))
+        hist = np.zeros((2, 65536), np.int64)
+        lo, hi, bad = np.inf, -np.inf, 0
+        if check_range and kind == "float":
+            occ = np.zeros((3, 65536), np.uint8)
+            lo, hi, bad, _ = value_stats(values, occ[0], occ[1], occ[2])
+        ridx = np.arange(r1 - r0, dtype=np.int64)
+        class_histograms(values, passthrough, 0.0, 65535.0, True, codes[r0:r1], ridx, cidx,
+                         hist[0], hist[1], empty)
+        return [hist, float(lo), float(hi), int(bad)]
+
+    def merge(a, b):
+        a[0] += b[0]
+        return [a[0], min(a[1], b[1]), max(a[2], b[2]), a[3] + b[3]]
+
+    total = reduce_windows(task, _bands(h, w, band_rows), merge, executor=executor, workers=workers)
+    hist, lo, hi, bad = total
+    return hist[0, :n_levels], hist[1, :n_levels], lo, hi, bad
+
+
+def _check_values(name: str, lo: float, hi: float, bad: int) -> None:
+    if bad:
+        raise ScoreError(f"{name}: the map holds {bad} NaN or infinite values; replace them (0 for no ink) "
+                         f"before scoring")
+    if lo < -RANGE_SLACK or hi > 1.0 + RANGE_SLACK:
+        raise ScoreError(f"{name}: values outside [0, 1] (min {lo:.6g}, max {hi:.6g}); a prediction is a "
+                         f"probability: apply a sigmoid or divide by the maximum of its scale")
+
+
+def _card(ink_h, bg_h, kind):
+    card = card_from_histograms(ink_h, bg_h, p_levels_for(kind))
+    card.update(_scale_note(kind))
+    return card
+
+
+def score_map(prediction, label, mask=None, *, name: str = "the prediction", band_rows=None, executor=None,
+              workers=None) -> dict:
+    """The metrics card of an in-memory or file map against a same-shape ``label`` (ink where
+    true or > 0.5) inside ``mask`` (every pixel when None). Raises ScoreError for other shapes,
+    NaN or values outside [0, 1]."""
+    from segscore.io.readers import open_map
+
+    label = np.asarray(label)
+    codes = (label > 0.5).view(np.uint8).copy() if label.dtype != bool else label.view(np.uint8).copy()
+    if mask is None:
+        codes |= 2
+    else:
+        mask = np.asarray(mask)
+        if mask.shape != label.shape:
+            raise ScoreError(f"mask shape {mask.shape} differs from the label's {label.shape}")
+        codes |= (mask.astype(bool)).view(np.uint8) << 1
+    with open_map(_png_or_path(prediction), what="prediction", name=name) as src:
+        if src.shape != codes.shape:
+            raise ScoreError(f"{src.name}: shape {src.shape} differs from the label's {codes.shape}")
+        kind = map_kind(src.dtype)
+        ink_h, bg_h, lo, hi, bad = _histograms(lambda a, b: src.read((slice(a, b), slice(0, codes.shape[1]))),
+                                               kind, codes, band_rows=band_rows, executor=executor,
+                                               workers=workers)
+    _check_values(name, lo, hi, bad)
+    return _card(ink_h, bg_h, kind)
+
+
+def target_floors(codes: np.ndarray, *, seed: int = 0, band_rows=None, executor=None, workers=None) -> dict:
+    """The three floors of a target whose ``codes`` (bit 0 ink, bit 1 scored) are given."""
+    scored = (codes & 2) != 0
+    pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
+    neg = int(np.count_nonzero(scored)) - pos
+    out = {}
+    for name, p, what in (("all_positive", 1.0, "p = 1 everywhere"),
+                          ("constant_0_5", 0.5, "p = 0.5 everywhere")):
+        card = constant_card(pos, neg, p)
+        card.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
+        out[name] = card
+    h, w = codes.shape
+    rows = band_rows or max(1, _RANDOM_BAND_PX // max(w, 1))  # float64 draws: smaller bands bound memory
+    ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, band_rows=rows,
+                                  executor=executor, workers=workers, check_range=False)
+    card = _card(ink_h, bg_h, "float")
+    card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
+    out["uniform_random"] = card
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the target command
+
+
+def _png_or_path(prediction):
+    """A PNG prediction decoded with :func:`read_png` (as a named array source); else unchanged."""
+    if isinstance(prediction, (str, os.PathLike)) and os.fspath(prediction).lower().endswith(".png"):
+        from segscore.engine.sources import ArraySource
+
+        if not os.path.exists(prediction):
+            raise InputFileError(f"{os.fspath(prediction)}: no such file or folder; check the path")
+        return ArraySource(read_png(prediction), os.fspath(prediction))
+    return prediction
+
+
+def _scoring_enabled(meta: dict) -> bool:
+    scoring = meta.get("scoring")
+    if isinstance(scoring, dict) and scoring.get("enabled") is False:
+        return False
+    return True
+
+
+def _placement(meta: dict) -> dict:
+    reg = meta.get("registration") or {}
+    return reg.get("placement") or {}
+
+
+def _crop(src_shape, target: Target, origin):
+    """Rows and columns of the prediction that cover the target's region."""
+    h, w = target.shape
+    region = target.meta.get("region") or {}
+    where = (f"meta.json region y0={region.get('y0')} x0={region.get('x0')} size={region.get('size')}"
+             if region else "the target's gt_ink.png")
+    if origin is None:
+        if tuple(src_shape) != (h, w):
+            raise ScoreError(f"prediction shape {tuple(src_shape)} differs from the target's {(h, w)}: predict "
+                             f"exactly {where}, or pass --origin Y X for a larger map")
+        return 0, 0
+    if "y0" not in region or "x0" not in region:
+        raise ScoreError(f"{target.path}/meta.json has no region y0/x0, so --origin cannot place the map; "
+                         f"give a map of the target's shape {(h, w)} instead")
+    oy, ox = (int(v) for v in origin)
+    cy, cx = int(region["y0"]) - oy, int(region["x0"]) - ox
+    if cy < 0 or cx < 0 or cy + h > src_shape[0] or cx + w > src_shape[1]:
+        raise ScoreError(f"prediction of shape {tuple(src_shape)} at origin ({oy}, {ox}) does not cover {where} "
+                         f"(needs rows {cy}:{cy + h} and columns {cx}:{cx + w} of the map)")
+    return cy, cx
+
+
+def _prewarm():
+    """Load the level kernels (numba import, on-disk cache) on a thread while PNGs decode."""
+    import threading
+
+    def work():
+        try:
+            from segscore.kernels.levels import class_histograms
+
+            codes = np.full((1, 1), 3, np.uint8)
+            idx = np.zeros(1, np.int64)
+            h = np.zeros(65536, np.int64)
+            empty = np.zeros((0, 0), np.int32)
+            for v in (np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)):
+                class_histograms(v, v.dtype == np.uint8, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
+        except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
+            pass
+
+    t = threading.Thread(target=work, name="segscore-prewarm", daemon=True)
+    t.start()
+    return t
+
+
+def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = False,
+                 allow_failing_placement: bool = False, floors: bool = True, seed: int = 0, band_rows=None,
+                 executor=None, workers=None) -> dict:
+    """Score ``prediction`` (a path or an array) against a target folder (or a loaded
+    :class:`Target`). Returns ``{"target", "prediction", "registration", "scoring_enabled",
+    "metrics", "floors"}``.
+
+    Refuses (ScoreError) a non-scoring target unless ``allow_non_scoring``, one that fails its
+    placement check unless ``allow_failing_placement``, a map of the wrong shape, NaN and
+    values outside [0, 1]. ``origin=(Y, X)`` is the level-2 coordinate of the map's pixel (0, 0):
+    the map is then cut to the target's region from meta.json.
+    """
+    from segscore.io.readers import open_map
+
+    warming = _prewarm()
+    tgt = target if isinstance(target, Target) else load_target(target)
+    meta = tgt.meta
+    enabled = _scoring_enabled(meta)
+    if not enabled and not allow_non_scoring:
+        reason = (meta.get("scoring") or {}).get("reason", "")
+        first = reason.split(". ")[0].strip().rstrip(".") if reason else "see its meta.json"
+        raise ScoreError(f"target {tgt.target_id} is marked non-scoring ({first}); pass --allow-non-scoring "
+                         f"(allow_non_scoring=True) to reproduce its historical rows")
+    placement = _placement(meta)
+    if placement.get("passed") is False and not allow_failing_placement:
+        raise ScoreError(f"target {tgt.target_id} FAILS its placement check: the label peaks "
+                         f"{placement.get('offset_level2_px')} level-2 px ({placement.get('offset_mm')} mm) from zero "
+                         f"shift, over the {placement.get('gate_threshold_level2_px')} px gate, so a score would "
+                         f"measure misalignment; pass --allow-failing-placement to score it anyway")
+    pred_name = os.path.basename(os.fspath(prediction)) if isinstance(prediction, (str, os.PathLike)) \
+        else "<array>"
+    h, w = tgt.shape
+    with ExitStack() as stack:
+        src = stack.enter_context(open_map(_png_or_path(prediction), what="prediction", name="the prediction"))
+        cy, cx = _crop(src.shape, tgt, origin)
+        kind = map_kind(src.dtype)
+        warming.join()
+        ink_h, bg_h, lo, hi, bad = _histograms(
+            lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w))), kind, tgt.codes,
+            band_rows=band_rows, executor=executor, workers=workers)
+        _check_values(src.name, lo, hi, bad)
+    card = _card(ink_h, bg_h, kind)
+    reg = meta.get("registration") or {}
+    registration = {
+        "median_residual_voxels": reg.get("median_residual"),
+        "placement_offset_level2_px": placement.get("offset_level2_px"),
+        "placement_mm": placement.get("offset_mm"),
+        "placement_passed": placement.get("passed"),
+    }
+    if reg.get("validation_basis") is not None:
+        registration["validation"] = reg.get("validation_basis")
+    if placement.get("peak_shift_level2_px") is not None:
+        registration["placement_peak_shift_level2_px"] = placement.get("peak_shift_level2_px")
+    if placement.get("offset_mm"):
+        registration["resolution_note"] = (f"scores are lower bounds; this target resolves to "
+                                           f"~{placement['offset_mm']} mm")
+    result = {
+        "target": tgt.target_id,
+        "prediction": pred_name,
+        "registration": registration,
+        "scoring_enabled": enabled,
+        "metrics": card,
+    }
+    if origin is not None:
+        result["origin"] = [int(origin[0]), int(origin[1])]
+        result["crop"] = {"y0": cy, "x0": cx, "h": h, "w": w}
+    overrides = [n for n, on in (("allow_non_scoring", allow_non_scoring and not enabled),
+                                 ("allow_failing_placement",
+                                  allow_failing_placement and placement.get("passed") is False)) if on]
+    if overrides:
+        result["overrides"] = overrides
+    if floors:
+        result["floors"] = target_floors(tgt.codes, seed=seed, band_rows=band_rows, executor=executor,
+                                         workers=workers)
+    return result
+
+
+def _cell(v):
+    return f"{v:.4f}" if isinstance(v, (int, float)) and not isinstance(v, bool) else "n/a"
+
+
+def format_scorecard(result: dict) -> str:
+    """A markdown scorecard: the prediction's row and one row per floor."""
+    cols = SCORECARD_COLUMNS
+    lines = ["| model / target | " + " | ".join(cols) + " |", "|---|" + "|".join("---" for _ in cols) + "|"]
+
+    def row(name, card):
+        lines.append(f"| {name} | " + " | ".join(_cell(card.get(c)) for c in cols) + " |")
+
+    row(f"{result['prediction']} vs {result['target']}", result["metrics"])
+    for name, card in (result.get("floors") or {}).items():
+        row(f"floor: {name}", card)
+    notes = []
+    m = result["metrics"]
+    if m.get("note"):
+        notes.append(m["note"])
+    if m.get("quantized"):
+        notes.append(f"quantized: {m['scale']}")
+    reg = result.get("registration") or {}
+    if reg.get("placement_offset_level2_px") is not None:
+        notes.append(f"placement {reg['placement_offset_level2_px']} level-2 px / {reg.get('placement_mm')} mm, "
+                     f"{'passed' if reg.get('placement_passed') else 'FAILED'} (residual "
+                     f"{reg.get('median_residual_voxels') if reg.get('median_residual_voxels') is None else round(reg['median_residual_voxels'], 2)} "
+                     f"voxels is scatter, not placement)")
+    if not result.get("scoring_enabled", True):
+        notes.append("target is NON-SCORING: a historical record, not a bar to beat")
+    if result.get("floors", {}).get("uniform_random", {}).get("seed") is not None:
+        notes.append(f"uniform_random floor seed {result['floors']['uniform_random']['seed']}")
+    return "\n".join(lines + [f"note: {n}" for n in notes])
