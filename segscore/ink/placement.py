@@ -131,25 +131,26 @@ def probe(prediction, label, mask=None, *, radius: int = DEFAULT_RADIUS, gate_px
 def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
     h, w = am.shape
     rows = []
-    b2 = bm * bm
     if tile_px < 1:
         raise ScoreError(f"tile size must be at least 1 px, got {tile_px}")
+    # the label padded circularly by r (numpy.roll's shift): a tile's window is a plain slice
+    bpad = np.pad(bm, r, mode="wrap")
     for y0 in range(0, h, tile_px):
+        y1 = min(y0 + tile_px, h)
+        th = y1 - y0
+        band_sat = None  # summed-area table of the label's energy over this row of tiles
         for x0 in range(0, w, tile_px):
-            y1, x1 = min(y0 + tile_px, h), min(x0 + tile_px, w)
+            x1 = min(x0 + tile_px, w)
+            tw = x1 - x0
             sel = m[y0:y1, x0:x1] if m is not None else None
-            n = int(sel.sum()) if sel is not None else (y1 - y0) * (x1 - x0)
+            n = int(sel.sum()) if sel is not None else th * tw
             if n == 0:
                 continue
             frac = float((ink[y0:y1, x0:x1] & sel).sum() / n) if sel is not None else \
                 float(ink[y0:y1, x0:x1].mean())
             if frac < min_ink:
                 continue
-            th, tw = y1 - y0, x1 - x0
-            # a window of the label around the tile, rows/columns taken circularly (numpy.roll's shift)
-            ys = np.arange(y0 - r, y1 + r) % h
-            xs = np.arange(x0 - r, x1 + r) % w
-            bw = bm[np.ix_(ys, xs)]
+            bw = bpad[y0:y1 + 2 * r, x0:x1 + 2 * r]
             at = np.zeros_like(bw)
             at[r:r + th, r:r + tw] = am[y0:y1, x0:x1]
             na = float(np.sqrt(np.sum(at.astype(np.float64) ** 2)))
@@ -163,15 +164,19 @@ def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
             dxs = np.array([_signed(int(i), wx) for i in ix])
             # the label's energy under the tile at each shift
             if sel is None or bool(sel.all()):  # a full rectangle: box sums of a summed-area table
-                sat = np.zeros((wy + 1, wx + 1))
-                sat[1:, 1:] = np.cumsum(np.cumsum(b2[np.ix_(ys, xs)], axis=0, dtype=np.float64), axis=1)
+                if band_sat is None:
+                    band = bpad[y0:y1 + 2 * r].astype(np.float64)
+                    band_sat = np.zeros((band.shape[0] + 1, band.shape[1] + 1))
+                    np.cumsum(np.cumsum(band * band, axis=0), axis=1, out=band_sat[1:, 1:])
+                    del band
                 r0 = (r - dys)[:, None]
-                c0 = (r - dxs)[None, :]
-                e = sat[r0 + th, c0 + tw] - sat[r0, c0 + tw] - sat[r0 + th, c0] + sat[r0, c0]
+                c0 = (x0 + r - dxs)[None, :]
+                e = (band_sat[r0 + th, c0 + tw] - band_sat[r0, c0 + tw] - band_sat[r0 + th, c0]
+                     + band_sat[r0, c0])
             else:
                 ind = np.zeros_like(bw)
                 ind[r:r + th, r:r + tw] = sel
-                e = _xcorr(ind, b2[np.ix_(ys, xs)], workers)[np.ix_(iy, ix)].astype(np.float64)
+                e = _xcorr(ind, bw * bw, workers)[np.ix_(iy, ix)].astype(np.float64)
             floor = 1e-6 * max(float(e.max()), 1e-30)
             with np.errstate(invalid="ignore", divide="ignore"):
                 score = np.where(e > floor, c / np.sqrt(np.maximum(e, floor)), -np.inf)
