@@ -13,10 +13,8 @@ an empty numba cache.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np

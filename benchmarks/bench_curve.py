@@ -37,41 +37,11 @@ FIVES = Path(os.environ.get("SEGSCORE_SHARED_DATA", Path(__file__).resolve().par
 HERE = CACHE / "curve"
 
 
-def _tube(mask, a, b, r):
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    n = max(int(np.ceil(np.linalg.norm(b - a) * 2)), 1)
-    for t in np.linspace(0, 1, n + 1):
-        c = a + (b - a) * t
-        lo = [max(int(np.floor(x - r)), 0) for x in c]
-        hi = [min(int(np.ceil(x + r)) + 1, s) for x, s in zip(c, mask.shape)]
-        sl = tuple(slice(p, q) for p, q in zip(lo, hi))
-        mask[sl] |= sum((g - x) ** 2 for g, x in zip(np.ogrid[sl], c)) <= r * r
-
-
 def vessel_tree(shape, seed=0, depth=6, r0=None):
-    """A random branching tree of tubes; radii shrink by 0.75 per level."""
-    rng = np.random.default_rng(seed)
-    mask = np.zeros(shape, dtype=bool)
-    nd = len(shape)
-    r0 = r0 or max(min(shape) / 100.0, 3.0)
+    """The tests' random branching tree, at benchmark size (radius from the shape)."""
+    from tests.curvilinear.helpers import vessel_tree as tree
 
-    def grow(p, d, r, level):
-        q = np.clip(p + d * min(shape) * 0.3 * 0.8**level, 1, np.array(shape) - 2)
-        _tube(mask, p, q, max(r, 1.0))
-        if level < depth:
-            for sgn in (-1, 1):
-                v = rng.normal(size=nd)
-                v -= v.dot(d) * d
-                v /= np.linalg.norm(v) + 1e-12
-                nd_ = d * 0.7 + sgn * v * 0.7
-                grow(q, nd_ / np.linalg.norm(nd_), r * 0.75, level + 1)
-
-    start = np.array([s * 0.5 for s in shape])
-    start[0] = 2
-    d0 = np.zeros(nd)
-    d0[0] = 1
-    grow(start, d0, r0, 0)
-    return mask
+    return tree(shape, seed=seed, depth=depth, r0=r0 or max(min(shape) / 100.0, 3.0), reach=0.3)
 
 
 def _png(path, m):

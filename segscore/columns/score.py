@@ -26,7 +26,6 @@ trivial maps of the prediction's extent.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,11 +65,12 @@ def load_column_target(target_dir) -> ColumnTarget:
     if not cpath.exists():
         hint = " (an ink target: use `segscore target`)" if (folder / "gt_ink.png").exists() else ""
         raise InputFileError(f"{cpath}: no such file; a column target folder holds columns.json{hint}")
-    try:
-        with open(cpath, encoding="utf-8") as fh:
-            cols = json.load(fh)["columns"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ScoreError(f"{cpath}: not a columns file ({exc!r}); restore the target's columns.json") from None
+    from segscore.io.results import read_json
+
+    data = read_json(cpath, fix="restore the target's columns.json")
+    cols = data.get("columns") if isinstance(data, dict) else None
+    if not isinstance(cols, list):
+        raise ScoreError(f"{cpath}: not a columns file (no list under \"columns\"); restore the target's columns.json")
     for c in cols:
         if not isinstance(c, dict) or not all(k in c for k in ("col", "gx0", "gx1", "transcription")):
             raise ScoreError(f"{cpath}: column entry {c!r} lacks col/gx0/gx1/transcription; restore the file")

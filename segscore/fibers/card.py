@@ -8,7 +8,6 @@ and ``oracle`` rows), ``floors_source`` (``published`` or ``recomputed``), ``bel
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -204,15 +203,11 @@ def aggregate_fiber_scores(cards) -> dict:
 
 
 def load_cards(paths) -> list[dict]:
+    from segscore.io.results import read_json
+
     cards = []
     for p in paths:
-        if not os.path.exists(p):
-            raise InputFileError(f"{p}: no such file; give scorecards written by `segscore fibers --json-out`")
-        try:
-            with open(p, encoding="utf-8") as fh:
-                card = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise ScoreError(f"cannot read {p}: {exc}; give a JSON scorecard") from None
+        card = read_json(p, fix="give scorecards written by `segscore fibers --json-out`")
         if not isinstance(card, dict) or "metrics" not in card or "size_class" not in card:
             raise ScoreError(f"{p}: not a fiber scorecard (no metrics/size_class); "
                              f"give cards written by `segscore fibers --json-out`")

@@ -12,11 +12,9 @@ These checks are necessary, not sufficient: the prize rules ask for more than th
 
 from __future__ import annotations
 
-import json
 import numbers
-import os
 
-from segscore.errors import InputFileError, ScoreError
+from segscore.errors import ScoreError
 
 MAX_WINDOW_MM = 0.5
 MAX_WINDOW_PX = 64
@@ -57,14 +55,9 @@ def regions_overlap(a: dict, b: dict) -> bool:
 
 def load_regions(path) -> dict:
     """Read and validate a regions JSON: ``{"train_regions": [...], "predict_region": {...}}``."""
-    if not os.path.exists(path):
-        raise InputFileError(f"{path}: no such file; give the regions JSON")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ScoreError(f"{path}: not readable JSON ({exc}); write "
-                         f'{{"train_regions": [...], "predict_region": {{...}}}}') from None
+    from segscore.io.results import read_json
+
+    data = read_json(path, fix='give a regions JSON: {"train_regions": [...], "predict_region": {...}}')
     return validate_regions(data, str(path))
 
 

@@ -22,7 +22,6 @@ scored through the same float path as a prediction; bands drawn by :func:`unifor
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -67,11 +66,9 @@ def _read_meta(folder: Path) -> dict:
     meta_path = folder / "meta.json"
     if not meta_path.exists():
         return {}
-    try:
-        with open(meta_path, encoding="utf-8") as fh:
-            meta = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ScoreError(f"{meta_path}: not readable JSON ({exc}); restore the target's meta.json") from None
+    from segscore.io.results import read_json
+
+    meta = read_json(meta_path, fix="restore the target's meta.json")
     if not isinstance(meta, dict):
         raise ScoreError(f"{meta_path}: expected a JSON object; restore the target's meta.json")
     return meta

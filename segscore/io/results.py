@@ -62,6 +62,20 @@ def atomic_write(path, text: str) -> None:
         raise
 
 
+def read_json(path, *, fix: str):
+    """The JSON document at ``path``. A missing file is an ``InputFileError`` and an unreadable
+    one a ``ScoreError``, each one line naming the file and ``fix`` (what to give instead)."""
+    from segscore.errors import InputFileError, ScoreError
+
+    if not os.path.exists(path):
+        raise InputFileError(f"{path}: no such file; {fix}")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ScoreError(f"{path}: not readable JSON ({exc}); {fix}") from None
+
+
 def write_json(path, result) -> None:
     atomic_write(path, dumps(result) + "\n")
 

@@ -39,6 +39,15 @@ def ball_offsets(radius: float) -> np.ndarray:
 
 
 @jit
+def _unravel(v, ny, nx):
+    """(z, y, x) of the C-order linear index ``v`` in a (nz, ny, nx) volume."""
+    z = v // (ny * nx)
+    r = v - z * ny * nx
+    y = r // nx
+    return z, y, r - y * nx
+
+
+@jit
 def _rint(x):
     """Round half to even, as ``numpy.rint``."""
     f = np.floor(x)
@@ -161,10 +170,7 @@ def grow_lookup(labels, lin, offsets, out):
     nz, ny, nx = labels.shape
     for i in range(lin.shape[0]):
         v = lin[i]
-        z = v // (ny * nx)
-        r = v - z * ny * nx
-        y = r // nx
-        x = r - y * nx
+        z, y, x = _unravel(v, ny, nx)
         lab = np.int64(0)
         for k in range(offsets.shape[0]):
             zz = z + offsets[k, 0]
@@ -241,10 +247,7 @@ def count_labelled_near(labels, lin, offsets, seen_bits):
     near = 0
     for i in range(lin.shape[0]):
         v = lin[i]
-        z = v // (ny * nx)
-        r = v - z * ny * nx
-        y = r // nx
-        x = r - y * nx
+        z, y, x = _unravel(v, ny, nx)
         for k in range(offsets.shape[0]):
             zz = z + offsets[k, 0]
             yy = y + offsets[k, 1]
@@ -395,10 +398,7 @@ def grow_volume(labels, seeds, offsets, scratch_lin, scratch_lab):
     m = 0
     for i in range(seeds.shape[0]):
         v = seeds[i]
-        z = v // (ny * nx)
-        r = v - z * ny * nx
-        y = r // nx
-        x = r - y * nx
+        z, y, x = _unravel(v, ny, nx)
         for k in range(offsets.shape[0]):
             zz = z + offsets[k, 0]
             yy = y + offsets[k, 1]
@@ -419,10 +419,7 @@ def grow_volume(labels, seeds, offsets, scratch_lin, scratch_lab):
                 m += 1
     for i in range(m):
         v = scratch_lin[i]
-        z = v // (ny * nx)
-        r = v - z * ny * nx
-        y = r // nx
-        x = r - y * nx
+        z, y, x = _unravel(v, ny, nx)
         labels[z, y, x] = scratch_lab[i]
     return m
 

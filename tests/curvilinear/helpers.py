@@ -20,8 +20,9 @@ def disk_line(mask, a, b, r):
     return mask
 
 
-def vessel_tree(shape=(128, 128), seed=0, depth=4, r0=4.0):
-    """A random branching tree of tubes (2D or 3D), radii shrinking by 0.75 per level."""
+def vessel_tree(shape=(128, 128), seed=0, depth=4, r0=4.0, reach=0.35):
+    """A random branching tree of tubes (2D or 3D), radii shrinking by 0.75 per level; the first
+    branch is ``reach`` of the shortest side long, each level 0.8 times shorter."""
     rng = np.random.default_rng(seed)
     mask = np.zeros(shape, dtype=bool)
     nd = len(shape)
@@ -31,7 +32,7 @@ def vessel_tree(shape=(128, 128), seed=0, depth=4, r0=4.0):
     direction[0] = 1.0
 
     def grow(p, d, r, level):
-        length = min(shape) * 0.35 * (0.8**level)
+        length = min(shape) * reach * (0.8**level)
         q = p + d * length
         q = np.clip(q, 1, np.array(shape) - 2)
         disk_line(mask, p, q, max(r, 1.0))
