@@ -177,27 +177,13 @@ def inprocess_rows(cases, repeat):
 
 
 def main(argv=None) -> int:
-    """The parent stays small (its RSS is a floor under every child's peak on Linux): cases
-    and in-process rows are made in child processes."""
-    import json
-    import subprocess
-
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-3d", action="store_true")
-    ap.add_argument("--child", choices=("make", "inprocess"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.child == "make":
-        make_cases()
-        if not args.skip_3d:
-            make_3d()
-        return 0
-    if args.child == "inprocess":
-        for r in inprocess_rows(_case_paths(args.skip_3d), args.repeat):
-            print("ROW " + json.dumps(r), flush=True)
-        return 0
-    me = [sys.executable, str(Path(__file__).resolve())] + (["--skip-3d"] if args.skip_3d else [])
-    subprocess.run(me + ["--child", "make"], check=True)
+    make_cases()
+    if not args.skip_3d:
+        make_3d()
     cases = _case_paths(args.skip_3d)
     tmp = Path(tempfile.mkdtemp())
     rows = []
@@ -211,12 +197,9 @@ def main(argv=None) -> int:
                      "ratio": theirs["seconds"] / ours["seconds"], "mem_ours": ours["peak_mb"],
                      "mem_theirs": theirs["peak_mb"]})
         print(rows[-1], flush=True)
-    proc = subprocess.run(me + ["--child", "inprocess", "--repeat", str(args.repeat)], check=True,
-                          capture_output=True, text=True)
-    for line in proc.stdout.splitlines():
-        if line.startswith("ROW "):
-            rows.append(json.loads(line[4:]))
-            print(rows[-1], flush=True)
+    for r in inprocess_rows(cases, args.repeat):
+        rows.append(r)
+        print(r, flush=True)
     # ---- first call: empty numba cache
     gt, pred, pp = cases["fives100_682"]
     with tempfile.TemporaryDirectory() as nc:

@@ -13,10 +13,6 @@ objects each (misses, splits, merges, false positives), and a 256^3 pair of ball
   ``pip download --no-deps spacr``; it is never installed).
 
     PYTHONPATH=. python benchmarks/bench_objects.py [--repeat 3] [--spacr] [--skip-3d]
-
-Whole processes are measured FIRST, while this process is still small: on Linux a child's
-``ru_maxrss`` starts from the RSS of the parent it was forked from, so measuring after loading
-the arrays would report the parent's size for every child. The cases are made in a child too.
 """
 
 from __future__ import annotations
@@ -86,20 +82,16 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--spacr", action="store_true", help="also run spacr's scorecard once (minutes)")
     ap.add_argument("--skip-3d", action="store_true")
-    ap.add_argument("--make", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.make:
-        name, kw = CASES[args.make]
-        make_case(name, **kw)
-        return
     labels = [k for k in CASES if not (args.skip_3d and k.startswith("3D"))]
     cases = {}
     for label in labels:
         if not all(x.exists() for x in case_paths(CASES[label][0])):
-            subprocess.run([sys.executable, __file__, "--make", label], check=True, env=python_env())
+            name, kw = CASES[label]
+            make_case(name, **kw)
         cases[label] = case_paths(CASES[label][0])
     whole_rows = {}
-    for label, (tp_, pp_) in cases.items():  # whole processes first, while this process is small
+    for label, (tp_, pp_) in cases.items():
         whole = measure(segscore_argv("objects", tp_, pp_, "--json"), repeat=args.repeat)
         ref = measure([sys.executable, str(Path(__file__).with_name("objects_reference_stardist.py")), tp_, pp_],
                       repeat=args.repeat)

@@ -66,18 +66,11 @@ def make_cases(data: Path) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--make-cases", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     data = shared()
     if not (data / "scroll1_20231210121321").exists():
         sys.exit(f"real targets not found under {data}: set SEGSCORE_SHARED_DATA")
-    if args.make_cases:
-        make_cases(data)
-        return
-    # Make the cases in a child: on Linux a child's peak RSS starts from its parent's at fork
-    # (ru_maxrss survives exec), so this process must stay small for the RSS column to be true.
-    subprocess.run([sys.executable, __file__, "--make-cases"], check=True, env=python_env())
-    case = make_cases(data)
+    case = make_cases(data)  # the harness measures each child under a bare parent: this one may grow
     out_json = os.path.join(tempfile.gettempdir(), "segscore_bench_card.json")
     target_argv = segscore_argv("target", case["png"], case["target"], "--json-out", out_json)
     ref_argv = [sys.executable, str(Path(__file__).with_name("targets_reference_sklearn.py")), case["png"],
