@@ -72,7 +72,7 @@ def make_cases() -> dict:
 
 
 def make_3d() -> tuple:
-    from segscore.curvilinear.perturb import perturb
+    from segscore.curvilinear.operators import perturb
 
     gt, pred = HERE / "tree256_gt.npy", HERE / "tree256_break.npy"
     if not (gt.exists() and pred.exists()):
@@ -122,8 +122,8 @@ PARITY_KEYS = ("dice", "iou", "cldice", "betti0_gt", "betti0_pred", "betti0_erro
 def inprocess_rows(cases, repeat):
     import curvicost
 
-    from segscore.curvilinear.perturb import perturb
-    from segscore.curvilinear.score import prepare_reference, score
+    from segscore.curvilinear.operators import perturb
+    from segscore.curvilinear.scoring import prepare_reference, score
 
     rows = []
     args = argparse.Namespace(repeat=repeat)

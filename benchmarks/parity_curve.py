@@ -29,7 +29,7 @@ def main() -> int:
     import curvicost
     from PIL import Image
 
-    from segscore.curvilinear.score import score
+    from segscore.curvilinear.scoring import score
 
     masks = [(n, np.asarray(Image.open(FIVES / f"fives_{n}_ds3.png")) > 0, pp)
              for n in ("100_D", "101_G") for pp in (6, 17)]

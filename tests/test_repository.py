@@ -45,3 +45,23 @@ def test_release_large_buffers_is_safe_to_call_twice():
     assert release_large_buffers() is first
     if sys.platform.startswith("linux") and first is False:
         pytest.skip("not glibc")
+
+
+@pytest.mark.parametrize("family", ["columns", "objects", "fibers", "curvilinear"])
+def test_every_exported_name_imports_as_what_it_names(family):
+    """`from segscore.<family> import name` gives the function or constant, in a fresh process
+    and after the family's submodules are loaded (a submodule named like a function would
+    shadow it or recurse)."""
+    code = (f"import importlib, types, segscore.{family} as pkg\n"
+            "names = list(pkg.__all__)\n"
+            "first = {n: getattr(pkg, n) for n in names}\n"
+            "import pkgutil\n"
+            "for m in pkgutil.iter_modules(pkg.__path__): importlib.import_module(pkg.__name__ + '.' + m.name)\n"
+            "for n in names:\n"
+            "    again = getattr(pkg, n)\n"
+            "    assert not isinstance(first[n], types.ModuleType), n\n"
+            "    assert again is first[n], n\n"
+            "print(len(names))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr.strip().splitlines()[-1:]
+    assert int(out.stdout) > 0

@@ -56,7 +56,7 @@ def format_row(row: dict) -> str:
 def run(args) -> int:
     from segscore.cli._common import emit
     from segscore.curvilinear.masks import load_mask
-    from segscore.curvilinear.score import score, scale_warnings
+    from segscore.curvilinear.scoring import score, scale_warnings
 
     from concurrent.futures import ThreadPoolExecutor
 

@@ -30,7 +30,7 @@ def run(args) -> int:
     import sys
 
     from segscore.curvilinear.masks import load_mask, save_mask
-    from segscore.curvilinear.perturb import perturb
+    from segscore.curvilinear.operators import perturb
     from segscore.io.results import dumps, write_json
 
     mask, vox = load_mask(args.mask, what="mask")

@@ -34,11 +34,11 @@ __all__ = ["score", "prepare_reference", "perturb", "OPERATORS", "load_mask", "s
 
 def __getattr__(name):
     if name in ("score", "prepare_reference", "scale_warnings", "ROW_KEYS"):
-        from segscore.curvilinear import score as _s
+        from segscore.curvilinear import scoring as _s
 
         return getattr(_s, name)
     if name in ("perturb", "OPERATORS"):
-        from segscore.curvilinear import perturb as _p
+        from segscore.curvilinear import operators as _p
 
         return getattr(_p, name)
     if name in ("load_mask", "save_mask", "as_binary"):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from segscore.curvilinear.masks import as_binary, load_mask
-from segscore.curvilinear.score import ROW_KEYS, score
+from segscore.curvilinear.scoring import ROW_KEYS, score
 from segscore.errors import ScoreError
 from tests.curvilinear.helpers import FIVES, vessel_tree
 

@@ -144,7 +144,7 @@ def test_diadem_like_weights():
 def test_invariants_on_random_masks(seed, nd):
     """A mask scored against itself keeps everything; adding voxels never loses reachable
     length (it is counted on the reference skeleton and bounded by 1)."""
-    from segscore.curvilinear.score import score
+    from segscore.curvilinear.scoring import score
     from tests.curvilinear.helpers import random_blobs
 
     shape = (48, 48) if nd == 2 else (18, 18, 18)

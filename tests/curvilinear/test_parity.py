@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from segscore.curvilinear.score import prepare_reference, score
+from segscore.curvilinear.scoring import prepare_reference, score
 from tests.curvilinear.helpers import FIVES, load_fives, vessel_tree
 
 cc = pytest.importorskip("curvicost")

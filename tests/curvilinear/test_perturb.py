@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from segscore.curvilinear.perturb import perturb
-from segscore.curvilinear.score import prepare_reference, score
+from segscore.curvilinear.operators import perturb
+from segscore.curvilinear.scoring import prepare_reference, score
 from segscore.errors import ScoreError
 from segscore.kernels.operators import erode_surface, paint_balls
 from segscore.kernels.skelgraph import neighbour_offsets
