@@ -1,6 +1,7 @@
 """Binary mask -> skeleton -> chain graph (nodes: end points, junction clusters; edges: chains).
 
-The skeleton is ``skimage.morphology.skeletonize`` and the radius map is the mask's exact
+The skeleton is ``skimage.morphology.skeletonize``'s (in 2D made by segscore's kernel with the
+table measured from the installed scikit-image, :mod:`segscore.curvilinear.thinning`) and the radius map is the mask's exact
 Euclidean distance transform on the skeleton voxels (:func:`radius_on_skeleton`, equal there to
 ``scipy.ndimage.distance_transform_edt``), so the voxels and radii are curvicost's. The tracing runs in :mod:`segscore.kernels.skelgraph`.
 
@@ -82,10 +83,19 @@ class SkeletonGraph:
 
 
 def skeletonize(mask: np.ndarray) -> np.ndarray:
-    """``skimage.morphology.skeletonize(mask)`` (Zhang-Suen in 2D, Lee in 3D), as a bool array."""
+    """``skimage.morphology.skeletonize(mask)`` (Zhang-Suen in 2D, Lee in 3D), as a bool array.
+
+    2D masks are thinned by segscore's kernel with the table measured from the installed
+    scikit-image (:mod:`segscore.curvilinear.thinning`), pixel for pixel the same skeleton.
+    """
+    mask = np.asarray(mask, dtype=bool)
+    if mask.ndim == 2:
+        from segscore.curvilinear.thinning import skeletonize2d
+
+        return skeletonize2d(mask)
     from skimage.morphology import skeletonize as _sk
 
-    return np.asarray(_sk(np.asarray(mask, dtype=bool)), dtype=bool)
+    return np.asarray(_sk(mask), dtype=bool)
 
 
 def distance_map(mask: np.ndarray) -> np.ndarray:
