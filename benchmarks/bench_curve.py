@@ -11,8 +11,8 @@ Rows: whole processes (`python -m segscore curve` vs the `curvicost score` conso
 median wall time and peak RSS of --repeat runs after a warm-up, so numba's cache is warm);
 in-process warm scoring (median of --repeat after one warm call; curvicost's in-process time
 is one call where it takes more than 10 s); 20 predictions against one prepared reference
-(curvicost: 3, per prediction); each operator at 2048^2; first-call compile separately (empty
-NUMBA_CACHE_DIR).
+(curvicost: 3, per prediction); each operator at 2048^2; the one-off costs separately: compile
+(empty NUMBA_CACHE_DIR) and measuring scikit-image's thinning table (empty SEGSCORE_CACHE_DIR).
 
     PYTHONPATH=. python benchmarks/bench_curve.py [--repeat 3] [--skip-3d]
 """
@@ -200,17 +200,18 @@ def main(argv=None) -> int:
     for r in inprocess_rows(cases, args.repeat):
         rows.append(r)
         print(r, flush=True)
-    # ---- first call: empty numba cache
+    # ---- first calls: empty numba cache (compile), then no measured thinning table (measurement)
     gt, pred, pp = cases["fives100_682"]
-    with tempfile.TemporaryDirectory() as nc:
-        env = dict(os.environ, NUMBA_CACHE_DIR=nc)
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
-        cold = run_once(segscore_argv("curve", pred, "--gt", gt, "--prune-px", pp, "--json-out", tmp / "s.json"), env=env)
-    warm = measure(segscore_argv("curve", pred, "--gt", gt, "--prune-px", pp, "--json-out", tmp / "s.json"),
-                   repeat=args.repeat)
-    rows.append({"case": "fives100_682: first call, empty numba cache (compile = cold - warm)",
-                 "ours": cold["seconds"], "theirs": None, "ratio": None, "mem_ours": cold["peak_mb"],
-                 "note": f"compile {cold['seconds'] - warm['seconds']:.1f} s"})
+    argv = segscore_argv("curve", pred, "--gt", gt, "--prune-px", pp, "--json-out", tmp / "s.json")
+    warm = measure(argv, repeat=args.repeat)
+    for what, var in (("empty numba cache", "NUMBA_CACHE_DIR"), ("no measured thinning table", "SEGSCORE_CACHE_DIR")):
+        with tempfile.TemporaryDirectory() as empty:
+            env = dict(os.environ, **{var: empty})
+            env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+            cold = run_once(argv, env=env)
+        rows.append({"case": f"fives100_682: first call, {what}", "ours": cold["seconds"], "theirs": None,
+                     "ratio": None, "mem_ours": cold["peak_mb"],
+                     "note": f"once: {cold['seconds'] - warm['seconds']:.1f} s over a warm run"})
     cols = [("case", "case", None), ("ours", "segscore s", "{:.3f}"), ("theirs", "curvicost 0.3.1 s", "{:.2f}"),
             ("ratio", "speed-up", "{:.1f}x"), ("mem_ours", "segscore peak MB", "{:.0f}"),
             ("mem_theirs", "curvicost peak MB", "{:.0f}"), ("note", "note", None)]

@@ -22,12 +22,11 @@ def as_binary(arr, name: str = "mask") -> np.ndarray:
     if a.dtype == bool:
         return a
     if a.dtype.kind in "iu":
+        if _at_most_one_nonzero_value(a):
+            return a != 0
         vals = np.unique(a)
-        nz = vals[vals != 0]
-        if len(nz) > 1:
-            raise ScoreError(f"{name}: has {len(vals)} distinct values {_few(vals)}; a binary mask has two (0 and one "
-                             "other). Multi-label images are out of scope: extract one structure first")
-        return a != 0
+        raise ScoreError(f"{name}: has {len(vals)} distinct values {_few(vals)}; a binary mask has two (0 and one "
+                         "other). Multi-label images are out of scope: extract one structure first")
     if a.dtype.kind == "f":
         if not np.isfinite(a).all():
             raise ScoreError(f"{name}: holds NaN or infinite values; a binary float mask holds only 0.0 and 1.0")
@@ -37,6 +36,22 @@ def as_binary(arr, name: str = "mask") -> np.ndarray:
                              "like a probability map; threshold it first (segscore will not pick a threshold for you)")
         return a == 1.0
     raise ScoreError(f"{name}: holds {a.dtype} values; give a bool, integer or 0/1 float mask")
+
+
+def _at_most_one_nonzero_value(a) -> bool:
+    """Whether an integer array holds no two different non-zero values (without sorting it)."""
+    if a.size == 0:
+        return True
+    if a.dtype.itemsize <= 2:  # a histogram is one pass
+        counts = np.bincount(a.ravel().view(np.uint8 if a.dtype.itemsize == 1 else np.uint16))
+        return np.count_nonzero(counts[1:]) <= 1
+    lo, hi = a.min(), a.max()
+    if lo > 0 or hi < 0:
+        return lo == hi
+    if lo < 0 < hi:
+        return False
+    v = hi if hi != 0 else lo
+    return v == 0 or int(np.count_nonzero(a)) == int(np.count_nonzero(a == v))
 
 
 def _few(vals) -> str:

@@ -147,3 +147,19 @@ def test_2d_formats_round_trip(cli, tmp_path, ext):
     assert code == 0, err
     row = json.loads(text)
     assert row["betti0_error"] == 0 and 0.9 < row["dice"] < 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.int16, np.int32, np.uint32, np.int64])
+def test_integer_masks_are_binary_exactly_when_unique_says_so(dtype):
+    rng = np.random.default_rng(np.dtype(dtype).num)
+    info = np.iinfo(dtype)
+    picks = [0, 1, -1, 7, 255, 256, info.max, info.min]
+    for _ in range(60):
+        vals = rng.choice([v for v in picks if info.min <= v <= info.max], size=rng.integers(1, 4))
+        a = rng.choice(vals, size=(5, 6)).astype(dtype)
+        nonzero = set(np.unique(a).tolist()) - {0}
+        if len(nonzero) <= 1:
+            assert np.array_equal(as_binary(a), a != 0)
+        else:
+            with pytest.raises(ScoreError, match="distinct values"):
+                as_binary(a)
