@@ -8,6 +8,10 @@
 Command line: ``segscore curve PRED --gt GT [--prune-px N] [--json | --json-out F] [--csv F]`` and
 ``segscore perturb GT --operator OP --severity S [--seed N] [--prune-px N] -o OUT [--info-json F]``.
 
+Skeletons are ``skimage.morphology.skeletonize``'s, voxel for voxel, made by segscore's kernels
+(:mod:`segscore.curvilinear.thinning`): in 2D with the removal table measured from the installed
+scikit-image, in 3D by Lee's procedure in scikit-image's order.
+
 Parity with curvicost 0.3.1 (tests/curvilinear/test_parity.py): every key of the row equals
 curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, except:
 

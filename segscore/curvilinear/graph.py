@@ -1,7 +1,7 @@
 """Binary mask -> skeleton -> chain graph (nodes: end points, junction clusters; edges: chains).
 
-The skeleton is ``skimage.morphology.skeletonize``'s (in 2D made by segscore's kernel with the
-table measured from the installed scikit-image, :mod:`segscore.curvilinear.thinning`) and the radius map is the mask's exact
+The skeleton is ``skimage.morphology.skeletonize``'s, made by segscore's kernels
+(:mod:`segscore.curvilinear.thinning`), and the radius map is the mask's exact
 Euclidean distance transform on the skeleton voxels (:func:`radius_on_skeleton`, equal there to
 ``scipy.ndimage.distance_transform_edt``), so the voxels and radii are curvicost's. The tracing runs in :mod:`segscore.kernels.skelgraph`.
 
@@ -85,17 +85,13 @@ class SkeletonGraph:
 def skeletonize(mask: np.ndarray) -> np.ndarray:
     """``skimage.morphology.skeletonize(mask)`` (Zhang-Suen in 2D, Lee in 3D), as a bool array.
 
-    2D masks are thinned by segscore's kernel with the table measured from the installed
-    scikit-image (:mod:`segscore.curvilinear.thinning`), pixel for pixel the same skeleton.
+    Made by segscore's kernels, voxel for voxel the same skeleton (:mod:`segscore.curvilinear.thinning`:
+    in 2D with the removal table measured from the installed scikit-image, in 3D Lee's procedure).
     """
+    from segscore.curvilinear.thinning import skeletonize2d, skeletonize3d
+
     mask = np.asarray(mask, dtype=bool)
-    if mask.ndim == 2:
-        from segscore.curvilinear.thinning import skeletonize2d
-
-        return skeletonize2d(mask)
-    from skimage.morphology import skeletonize as _sk
-
-    return np.asarray(_sk(mask), dtype=bool)
+    return skeletonize2d(mask) if mask.ndim == 2 else skeletonize3d(mask)
 
 
 def distance_map(mask: np.ndarray) -> np.ndarray:

@@ -1,6 +1,9 @@
-"""2D skeletons identical to ``skimage.morphology.skeletonize``, from a numba kernel.
+"""Skeletons identical to ``skimage.morphology.skeletonize``, from numba kernels.
 
-scikit-image's 2D skeletonize (Zhang and Suen's method) is a parallel thinning: each
+3D (Lee's method): :func:`skeletonize3d` runs :func:`segscore.kernels.lee.thin_lee`, whose
+simple-point and Euler tests are written from their definitions.
+
+2D: scikit-image's 2D skeletonize (Zhang and Suen's method) is a parallel thinning: each
 iteration runs two sub-passes, and each sub-pass removes, all at once, the foreground pixels
 whose 3x3 neighbourhood a 256-entry table marks removable in that sub-pass; it stops when an
 iteration removes nothing. The table cannot be rebuilt from the paper (scikit-image issue
@@ -287,3 +290,15 @@ def skeletonize2d(mask: np.ndarray) -> np.ndarray:
 
         return np.asarray(skeletonize(np.asarray(mask, dtype=bool)), dtype=bool)
     return thin_with_table(mask, table)
+
+
+def skeletonize3d(mask: np.ndarray) -> np.ndarray:
+    """``skimage.morphology.skeletonize(mask)`` for a 3D mask (Lee's method), as a bool array."""
+    from segscore.kernels import lee
+
+    m = np.asarray(mask, dtype=bool)
+    img = np.zeros(tuple(s + 2 for s in m.shape), np.uint8)
+    img[1:-1, 1:-1, 1:-1] = m
+    lee.thin_lee(img.ravel(), img.shape[0], img.shape[1], img.shape[2], lee.ADJ, lee.NADJ, lee.CELL_SIGN,
+                 lee.CELL_SHARE)
+    return img[1:-1, 1:-1, 1:-1].astype(bool)
