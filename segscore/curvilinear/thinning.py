@@ -13,8 +13,8 @@ fits a 3x3 and a 3x4 window and on random 6x6 images around each code still unde
 keeps, for each code, only the values under which the thinning reproduces every observed
 output. A value no observation could decide made no difference to any of them; the lowest is
 taken. The measured table is then checked on random images against ``skeletonize`` itself
-and cached on disk per scikit-image version (``$SEGSCORE_CACHE_DIR``, else
-``$XDG_CACHE_HOME/segscore``, else ``~/.cache/segscore``), so scikit-image is imported once
+and cached on disk per scikit-image version (:mod:`segscore.cachedir`: ``$SEGSCORE_CACHE_DIR``,
+else ``~/.cache/segscore``), so scikit-image is imported once
 per version and machine, not on every run. Should a future scikit-image thin differently (no
 table reproduces it, or the check fails), :func:`skeletonize2d` calls scikit-image instead.
 
@@ -26,9 +26,7 @@ removals) costs about as much as one scan.
 from __future__ import annotations
 
 import os
-import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 
@@ -220,16 +218,6 @@ def _check(table, skeletonize, seed=1) -> bool:
     return True
 
 
-def _cache_dir() -> Path:
-    if os.environ.get("SEGSCORE_CACHE_DIR"):
-        return Path(os.environ["SEGSCORE_CACHE_DIR"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "segscore"
-    if sys.platform == "win32":  # pragma: no cover - not exercised on CI
-        return Path(os.environ.get("LOCALAPPDATA", Path.home())) / "segscore"
-    return Path.home() / ".cache" / "segscore"
-
-
 def _skimage_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -252,33 +240,35 @@ def skimage_table() -> np.ndarray | None:
 
 
 def _load_or_measure(ver: str) -> np.ndarray | None:
-    path = _cache_dir() / f"zhang-table-skimage-{ver}-v{TABLE_FORMAT}.npy"
-    table = None
-    try:
-        t = np.load(path)
-        if t.shape == (256,) and t.dtype == np.uint8 and int(t.max(initial=0)) <= 3:
-            table = t
-        elif t.shape == (0,):
-            return None  # measured before: not reproducible
-    except (OSError, ValueError):
-        pass
-    if table is None:
-        from skimage.morphology import skeletonize
+    from segscore.cachedir import cache_dirs, writable_cache_dir
 
+    name = f"zhang-table-skimage-{ver}-v{TABLE_FORMAT}.npy"
+    for d in cache_dirs():
         try:
-            table, _ = measure_table(skeletonize)
-            if not _check(table, skeletonize):
-                table = None
-        except ValueError:
+            t = np.load(d / name)
+        except (OSError, ValueError):
+            continue
+        if t.shape == (256,) and t.dtype == np.uint8 and int(t.max(initial=0)) <= 3:
+            return t
+        if t.shape == (0,):
+            return None  # measured before: not reproducible
+    from skimage.morphology import skeletonize
+
+    try:
+        table, _ = measure_table(skeletonize)
+        if not _check(table, skeletonize):
             table = None
+    except ValueError:
+        table = None
+    d = writable_cache_dir()
+    if d is not None:
+        tmp = d / f"{name}.{os.getpid()}.tmp"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
             with open(tmp, "wb") as f:
                 np.save(f, table if table is not None else np.zeros(0, np.uint8))
-            os.replace(tmp, path)
+            os.replace(tmp, d / name)
         except OSError:
-            pass  # a read-only home: measure again next time
+            pass  # measured again next time
     return table
 
 

@@ -16,25 +16,16 @@ import sys
 from pathlib import Path
 
 
-def _user_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME")
-    if base:
-        return Path(base) / "segscore" / "numba"
-    if sys.platform == "win32":  # pragma: no cover - not exercised on CI
-        return Path(os.environ.get("LOCALAPPDATA", Path.home())) / "segscore" / "numba"
-    return Path.home() / ".cache" / "segscore" / "numba"
-
-
 def _configure_cache_dir() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     here = Path(__file__).resolve().parent
     if os.access(here, os.W_OK):
         return  # numba's default (beside the sources) works
-    target = _user_cache_dir()
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError:  # pragma: no cover - nowhere writable: numba will warn and run uncached
+    from segscore.cachedir import writable_cache_dir
+
+    target = writable_cache_dir("numba")
+    if target is None:  # pragma: no cover - nowhere writable: numba will warn and run uncached
         return
     os.environ["NUMBA_CACHE_DIR"] = str(target)
     if "numba" in sys.modules:  # numba read its config already: tell it too

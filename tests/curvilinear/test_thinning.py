@@ -87,9 +87,12 @@ def test_measurement_refuses_a_thinning_no_table_reproduces():
 
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SEGSCORE_CACHE_DIR", str(tmp_path))
+    from segscore import cachedir
+
+    monkeypatch.setenv("SEGSCORE_CACHE_DIR", str(tmp_path / "home"))
+    monkeypatch.setattr(cachedir, "fallback_cache_dir", lambda: tmp_path / "fallback")
     monkeypatch.setattr(T, "_memo", {})
-    return tmp_path
+    return tmp_path / "home"
 
 
 def test_skeletonize2d_equals_scikit_image_on_random_masks():
@@ -136,6 +139,7 @@ def test_table_is_cached_per_scikit_image_version(fresh_cache, monkeypatch):
 
 
 def test_a_damaged_cache_file_is_measured_again(fresh_cache, monkeypatch):
+    fresh_cache.mkdir()
     path = fresh_cache / f"zhang-table-skimage-{T._skimage_version()}-v{T.TABLE_FORMAT}.npy"
     path.write_bytes(b"not a table")
     good = T.skimage_table()
@@ -154,3 +158,16 @@ def test_an_unreproducible_skeletonize_falls_back_to_scikit_image(fresh_cache, m
     assert np.array_equal(T.skeletonize2d(img), skeletonize(img))
     monkeypatch.setattr(T, "_memo", {})  # remembered on disk as "not reproducible"
     assert T.skimage_table() is None
+
+
+def test_an_unwritable_cache_falls_back_to_the_temporary_folder(fresh_cache, monkeypatch):
+    from segscore import cachedir
+
+    fresh_cache.parent.joinpath("home").write_text("a file where the folder should be")
+    first = T.skimage_table()
+    assert first is not None
+    assert list((fresh_cache.parent / "fallback").glob("zhang-table-skimage-*.npy"))
+    monkeypatch.setattr(T, "_memo", {})
+    monkeypatch.setattr(T, "measure_table", lambda *a, **k: pytest.fail("measured again"))
+    assert np.array_equal(T.skimage_table(), first)
+    assert cachedir.writable_cache_dir("numba") == fresh_cache.parent / "fallback" / "numba"
