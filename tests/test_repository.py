@@ -65,3 +65,23 @@ def test_every_exported_name_imports_as_what_it_names(family):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr.strip().splitlines()[-1:]
     assert int(out.stdout) > 0
+
+
+def test_the_command_exits_fast_with_its_code_and_all_its_output(tmp_path):
+    """``segscore`` leaves without interpreter teardown: stdout, files and exit codes intact."""
+    import json
+
+    import numpy as np
+
+    from segscore.curvilinear.masks import save_mask
+    from tests.curvilinear.helpers import vessel_tree
+
+    gt = vessel_tree((96, 96), seed=0)
+    save_mask(gt, tmp_path / "gt.png")
+    save_mask(np.roll(gt, 1, axis=0), tmp_path / "pred.png")
+    run = [sys.executable, "-m", "segscore", "curve", str(tmp_path / "pred.png"), "--gt", str(tmp_path / "gt.png")]
+    ok = subprocess.run(run + ["--json", "--json-out", str(tmp_path / "row.json")], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["dice"] == json.loads((tmp_path / "row.json").read_text())["dice"] < 1
+    bad = subprocess.run(run[:-1] + [str(tmp_path / "missing.png")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "missing.png" in bad.stderr and bad.stdout == ""
