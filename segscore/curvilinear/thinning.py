@@ -227,49 +227,54 @@ def _skimage_version() -> str:
         return "unknown"
 
 
-def skimage_table() -> np.ndarray | None:
-    """The installed scikit-image's 2D removal table, measured once and cached; None when its
-    skeletonize is not a table-driven thinning this kernel reproduces."""
-    ver = _skimage_version()
-    if ver in _memo:
-        return _memo[ver]
-    with _lock:  # two threads scoring a pair measure it once
-        if ver not in _memo:
-            _memo[ver] = _load_or_measure(ver)
-    return _memo[ver]
+def _once_per_version(kind: str, compute) -> np.ndarray:
+    """``compute()`` (an array) for the installed scikit-image, kept in memory and on disk."""
+    key = (kind, _skimage_version())
+    if key not in _memo:
+        with _lock:  # two threads scoring a pair compute it once
+            if key not in _memo:
+                _memo[key] = _load_or_compute(f"{kind}-skimage-{key[1]}-v{TABLE_FORMAT}.npy", compute)
+    return _memo[key]
 
 
-def _load_or_measure(ver: str) -> np.ndarray | None:
+def _load_or_compute(name: str, compute) -> np.ndarray:
     from segscore.cachedir import cache_dirs, writable_cache_dir
 
-    name = f"zhang-table-skimage-{ver}-v{TABLE_FORMAT}.npy"
     for d in cache_dirs():
         try:
-            t = np.load(d / name)
+            return np.load(d / name)
         except (OSError, ValueError):
             continue
-        if t.shape == (256,) and t.dtype == np.uint8 and int(t.max(initial=0)) <= 3:
-            return t
-        if t.shape == (0,):
-            return None  # measured before: not reproducible
-    from skimage.morphology import skeletonize
-
-    try:
-        table, _ = measure_table(skeletonize)
-        if not _check(table, skeletonize):
-            table = None
-    except ValueError:
-        table = None
+    value = compute()
     d = writable_cache_dir()
     if d is not None:
         tmp = d / f"{name}.{os.getpid()}.tmp"
         try:
             with open(tmp, "wb") as f:
-                np.save(f, table if table is not None else np.zeros(0, np.uint8))
+                np.save(f, value)
             os.replace(tmp, d / name)
         except OSError:
-            pass  # measured again next time
-    return table
+            pass  # computed again next time
+    return value
+
+
+def _measure_skimage_table() -> np.ndarray:
+    from skimage.morphology import skeletonize
+
+    try:
+        table, _ = measure_table(skeletonize)
+    except ValueError:
+        return np.zeros(0, np.uint8)
+    return table if _check(table, skeletonize) else np.zeros(0, np.uint8)
+
+
+def skimage_table() -> np.ndarray | None:
+    """The installed scikit-image's 2D removal table, measured once and cached; None when its
+    skeletonize is not a table-driven thinning this kernel reproduces."""
+    t = _once_per_version("zhang-table", _measure_skimage_table)
+    if t.shape == (256,) and t.dtype == np.uint8 and int(t.max(initial=0)) <= 3:
+        return t
+    return None
 
 
 def skeletonize2d(mask: np.ndarray) -> np.ndarray:
@@ -282,8 +287,8 @@ def skeletonize2d(mask: np.ndarray) -> np.ndarray:
     return thin_with_table(mask, table)
 
 
-def skeletonize3d(mask: np.ndarray) -> np.ndarray:
-    """``skimage.morphology.skeletonize(mask)`` for a 3D mask (Lee's method), as a bool array."""
+def thin_lee(mask: np.ndarray) -> np.ndarray:
+    """Lee's thinning of a 3D mask by :func:`segscore.kernels.lee.thin_lee`, as a bool array."""
     from segscore.kernels import lee
 
     m = np.asarray(mask, dtype=bool)
@@ -292,3 +297,31 @@ def skeletonize3d(mask: np.ndarray) -> np.ndarray:
     lee.thin_lee(img.ravel(), img.shape[0], img.shape[1], img.shape[2], lee.ADJ, lee.NADJ, lee.CELL_SIGN,
                  lee.CELL_SHARE)
     return img[1:-1, 1:-1, 1:-1].astype(bool)
+
+
+def _check_lee(seed=2) -> np.ndarray:
+    """[1] when the kernel thins like the installed scikit-image on random volumes, else [0]."""
+    from skimage.morphology import skeletonize
+
+    rng = np.random.default_rng(seed)
+    for shape in ((1, 9, 9), (6, 7, 8), (12, 12, 12), (20, 16, 12)):
+        for _ in range(6):
+            vol = rng.random(shape) < rng.uniform(0.2, 0.95)
+            if not np.array_equal(thin_lee(vol), np.asarray(skeletonize(vol), dtype=bool)):
+                return np.zeros(1, np.uint8)
+    return np.ones(1, np.uint8)
+
+
+def lee_matches_skimage() -> bool:
+    """Whether the kernel's Lee thinning is the installed scikit-image's (checked once per
+    version: a release that changes its order or its re-check gets scikit-image itself)."""
+    return bool(_once_per_version("lee-check", _check_lee)[0])
+
+
+def skeletonize3d(mask: np.ndarray) -> np.ndarray:
+    """``skimage.morphology.skeletonize(mask)`` for a 3D mask (Lee's method), as a bool array."""
+    if not lee_matches_skimage():
+        from skimage.morphology import skeletonize
+
+        return np.asarray(skeletonize(np.asarray(mask, dtype=bool)), dtype=bool)
+    return thin_lee(mask)

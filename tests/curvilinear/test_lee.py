@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from segscore.curvilinear.thinning import skeletonize3d
+from segscore.curvilinear import thinning as T
+from segscore.curvilinear.thinning import skeletonize3d, thin_lee
 from segscore.kernels import lee
 
 
@@ -86,7 +87,7 @@ def test_kernel_equals_full_scan_oracle(seed):
     rng = np.random.default_rng(seed)
     for shape in ((1, 6, 7), (4, 5, 6), (6, 6, 6)):
         a = rng.random(shape) < rng.uniform(0.3, 0.9)
-        assert np.array_equal(skeletonize3d(a), oracle_lee(a))
+        assert np.array_equal(thin_lee(a), oracle_lee(a))
 
 
 def test_skeletonize3d_equals_scikit_image_on_random_volumes():
@@ -111,3 +112,27 @@ def test_skeletonize3d_equals_scikit_image_on_trees_and_a_helix():
     vols.append(np.ones((7, 9, 11), bool))
     for v in vols:
         assert np.array_equal(skeletonize3d(v), skeletonize(v))
+
+
+def test_the_installed_scikit_image_is_checked_once_and_matches():
+    assert T.lee_matches_skimage()
+
+
+def test_a_scikit_image_that_thins_otherwise_is_called_itself(tmp_path, monkeypatch):
+    import skimage.morphology
+
+    from segscore import cachedir
+
+    monkeypatch.setenv("SEGSCORE_CACHE_DIR", str(tmp_path / "home"))
+    monkeypatch.setattr(cachedir, "fallback_cache_dir", lambda: tmp_path / "fallback")
+    monkeypatch.setattr(T, "_memo", {})
+    monkeypatch.setattr(T, "_check_lee", lambda: np.zeros(1, np.uint8))
+    calls = []
+    real = skimage.morphology.skeletonize
+    monkeypatch.setattr(skimage.morphology, "skeletonize", lambda im: calls.append(im.shape) or real(im))
+    vol = np.zeros((5, 6, 7), bool)
+    vol[2, 1:5, 1:6] = True
+    assert np.array_equal(skeletonize3d(vol), real(vol)) and calls == [vol.shape]
+    monkeypatch.setattr(T, "_memo", {})
+    monkeypatch.setattr(T, "_check_lee", lambda: pytest.fail("checked again"))
+    assert not T.lee_matches_skimage()  # the verdict is kept on disk
