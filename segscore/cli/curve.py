@@ -22,6 +22,9 @@ def add_arguments(p) -> None:
     p.add_argument("--gt", required=True, help="the reference binary mask, same shape")
     p.add_argument("--prune-px", type=_length, default=5, metavar="N",
                    help="spur-pruning length in voxels for both graphs (default 5; ~2-3 vessel radii)")
+    p.add_argument("--all-metrics", action="store_true",
+                   help="also skeleton_recall, cbdice_star and hd95 (curvicost's optional metrics; full distance "
+                        "maps, slower)")
     add_output_options(p, csv=True)
 
 
@@ -46,6 +49,9 @@ def format_row(row: dict) -> str:
     lines.append(f"betti0 {row['betti0_gt']} -> {row['betti0_pred']}; reachable {row['traceable_length']} of "
                  f"{row['traceable_length_ref']} reference-skeleton voxels; --prune-px {row['prune_px']:g}"
                  + (f" = {pr:.2f} vessel radii" if pr is not None else ""))
+    extra = [f"{k} {_fmt(row[k])}" for k in ("skeleton_recall", "cbdice_star", "hd95") if k in row]
+    if extra:
+        lines.append("; ".join(extra))
     if row.get("voxel_size"):
         lines.append(f"voxel size {tuple(row['voxel_size'])} (recorded; lengths and radii are in voxels)")
     if row.get("note"):
@@ -64,7 +70,7 @@ def run(args) -> int:
         fut = pool.submit(load_mask, args.prediction, what="prediction mask")
         gt, vox = load_mask(args.gt, what="reference mask")
         pred, pvox = fut.result()
-    row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox)
+    row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox, all_metrics=args.all_metrics)
     for w in scale_warnings(row):
         sys.stderr.write(f"segscore curve: warning: {w}\n")
     csv_row = {k: (",".join(map(str, v)) if isinstance(v, list) else v) for k, v in row.items()}

@@ -24,8 +24,10 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
   FIVES; only the conductance keys move.
 * A degenerate fraction (a reference with no branch longer than ``prune_px``, so no source
   and no sinks) is ``null`` with a ``note``; curvicost returns NaN.
-* Not reported: curvicost's optional skeleton_recall, cbdice_star, apls, junction_f1, hd95,
-  betti_matching, erl_split, erl_star/node_recall aliases, conductance_excess/deficit.
+* On request (``score(..., all_metrics=True)``, ``segscore curve --all-metrics``): curvicost's
+  optional skeleton_recall, cbdice_star and hd95, equal to its values (null with a note where
+  it gives NaN). Not computed: its apls, junction_f1, betti_matching, erl_split,
+  erl_star/node_recall aliases, conductance_excess/deficit.
 * Operators: segscore's own draws (curvicost's masks are what parity is measured on); the
   break population leaves out self-loop chains, and a cut is checked on the chain voxels just
   outside the ball rather than at the chain's ends.
@@ -37,7 +39,7 @@ __all__ = ["score", "prepare_reference", "perturb", "OPERATORS", "load_mask", "s
 
 
 def __getattr__(name):
-    if name in ("score", "prepare_reference", "scale_warnings", "ROW_KEYS"):
+    if name in ("score", "prepare_reference", "scale_warnings", "ROW_KEYS", "OPTIONAL_KEYS"):
         from segscore.curvilinear import scoring as _s
 
         return getattr(_s, name)

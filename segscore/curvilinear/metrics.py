@@ -77,3 +77,68 @@ def diadem_like(ref_pos, ref_weight, pred_pos) -> float | None:
     d, _ = cKDTree(np.asarray(pred_pos, float)).query(np.asarray(ref_pos, float))
     got = ref_weight[d * d <= DIADEM_MATCH_RADIUS**2 + 1e-9]
     return float(np.sum(got) / tot)
+
+
+# ---- optional metrics (curvicost's all_metrics; segscore computes them on request) ----------
+
+
+def skeleton_recall(gt_skel, pred) -> float | None:
+    """Fraction of the reference skeleton's voxels inside the prediction mask; None when the
+    reference skeleton is empty."""
+    n = int(np.count_nonzero(gt_skel))
+    return None if n == 0 else float(np.count_nonzero(gt_skel & pred) / n)
+
+
+def _boundary(mask):
+    """Foreground voxels with a background face neighbour (outside the array counts as
+    background)."""
+    p = np.pad(mask, 1)
+    inner = p.copy()
+    for ax in range(mask.ndim):
+        inner &= np.roll(p, 1, axis=ax) & np.roll(p, -1, axis=ax)
+    return mask & ~inner[tuple(slice(1, -1) for _ in range(mask.ndim))]
+
+
+def hd95(gt, pred) -> float:
+    """95th percentile Hausdorff distance between the masks' boundaries (both directions, the
+    larger; linear percentile); the array diagonal when either mask is empty."""
+    from scipy import ndimage
+
+    if not gt.any() or not pred.any():
+        return float(np.linalg.norm(gt.shape))
+    bg, bp = _boundary(gt), _boundary(pred)
+    to_g = ndimage.distance_transform_edt(~bg)
+    to_p = ndimage.distance_transform_edt(~bp)
+    return float(max(np.percentile(to_g[bp], 95), np.percentile(to_p[bg], 95)))
+
+
+def window_max(values, coords) -> np.ndarray:
+    """Max of ``values`` over the 3^d window around each coordinate (clipped at the array
+    edge), floored at 0."""
+    best = np.zeros(len(coords))
+    shape = np.array(values.shape)
+    for off in np.array(np.meshgrid(*[[-1, 0, 1]] * values.ndim, indexing="ij")).reshape(values.ndim, -1).T:
+        nb = coords + off
+        ok = np.all((nb >= 0) & (nb < shape), axis=1)
+        v = np.zeros(len(coords))
+        v[ok] = values[tuple(nb[ok].T)]
+        np.maximum(best, v, out=best)
+    return best
+
+
+def cbdice_star(gt_skel, gt_edt, pred_skel, pred_edt) -> float | None:
+    """Radius-balanced centreline Dice: for each skeleton voxel of one mask, the ratio of the
+    smaller to the larger of the two masks' radii there (0 where the other mask is absent),
+    averaged over that skeleton; the harmonic mean of the two directions. Radii are the
+    3^d-window maxima of each mask's distance map. None when either skeleton is empty."""
+    def side(skel_a, edt_a, edt_b):
+        c = np.argwhere(skel_a)
+        if len(c) == 0:
+            return None
+        ra, rb = window_max(edt_a, c), window_max(edt_b, c)
+        return float(np.where(rb > 0, np.minimum(ra, rb) / np.maximum(np.maximum(ra, rb), 1e-9), 0.0).mean())
+
+    a, b = side(gt_skel, gt_edt, pred_edt), side(pred_skel, pred_edt, gt_edt)
+    if a is None or b is None:
+        return None
+    return 0.0 if a + b <= 0 else 2 * a * b / (a + b)

@@ -28,6 +28,9 @@ METRIC_KEYS = ("dice", "iou", "cldice", "betti0_gt", "betti0_pred", "betti0_erro
 COST_KEYS = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac",
              "perfused_of_self", "traceable_length", "conductance", "traceable_length_ref", "conductance_ref")
 ROW_KEYS = METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size", "note")
+#: curvicost's optional metrics segscore computes on request (``all_metrics=True``; appended
+#: after ``note``); its apls and junction_f1 are not computed
+OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95")
 
 
 #: masks up to this many voxels have the reference and the prediction analysed side by side
@@ -158,7 +161,8 @@ def _frac(num, den, key, notes, why):
     return None
 
 
-def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None) -> dict:
+def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
+          all_metrics: bool = False) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
 
     Parameters
@@ -168,6 +172,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         reference's when ``reference`` is given).
     reference : the result of ``prepare_reference(gt, prune_px=...)``; ``gt`` may then be None.
     voxel_size : carried into the row (lengths and radii stay in voxels).
+    all_metrics : also compute :data:`OPTIONAL_KEYS` (full distance maps of both masks: slower).
     """
     if reference is None:
         if gt is None:
@@ -243,9 +248,26 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "prune_px": ref.prune_px,
         "prune_radii": (float(ref.prune_px / ref.median_radius) if ref.median_radius > 0 else None),
         "voxel_size": None if voxel_size is None else [float(v) for v in voxel_size],
-        "note": "; ".join(notes) if notes else None,
+        "note": None,
     }
+    if all_metrics:
+        row.update(_optional(ref, gt_m, pa, pred, notes))
+    row["note"] = "; ".join(notes) if notes else None
     return row
+
+
+def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
+    from scipy import ndimage
+
+    if "_gt_edt" not in ref.extra:  # kept: a prepared reference serves many predictions
+        ref.extra["_gt_edt"] = ndimage.distance_transform_edt(gt_m)
+    recall = M.skeleton_recall(ref.a.skel, pred)
+    if recall is None:
+        notes.append("skeleton_recall: null, the reference skeleton is empty")
+    cb = M.cbdice_star(ref.a.skel, ref.extra["_gt_edt"], pa.skel, ndimage.distance_transform_edt(pred))
+    if cb is None:
+        notes.append("cbdice_star: null, a skeleton is empty")
+    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred)}
 
 
 def scale_warnings(row: dict) -> list[str]:

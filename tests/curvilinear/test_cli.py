@@ -163,3 +163,19 @@ def test_integer_masks_are_binary_exactly_when_unique_says_so(dtype):
         else:
             with pytest.raises(ScoreError, match="distinct values"):
                 as_binary(a)
+
+
+def test_all_metrics_adds_the_optional_keys(cli, tmp_path):
+    from segscore.curvilinear.masks import save_mask
+    from segscore.curvilinear.scoring import OPTIONAL_KEYS
+
+    gt = vessel_tree((128, 128), seed=3)
+    save_mask(gt, tmp_path / "gt.png")
+    save_mask(np.roll(gt, 2, axis=1), tmp_path / "pred.png")
+    code, text, err = cli("curve", tmp_path / "pred.png", "--gt", tmp_path / "gt.png", "--all-metrics", "--json")
+    assert code == 0, err
+    row = json.loads(text)
+    assert list(row) == list(ROW_KEYS) + list(OPTIONAL_KEYS)
+    assert 0 < row["skeleton_recall"] < 1 and 0 < row["cbdice_star"] < 1 and row["hd95"] >= 2
+    code, text, err = cli("curve", tmp_path / "pred.png", "--gt", tmp_path / "gt.png", "--all-metrics")
+    assert code == 0 and "hd95" in text and "skeleton_recall" in text

@@ -53,8 +53,7 @@ def test_parallel_edges_add():
 
 
 def test_two_sinks_in_parallel_and_wheatstone_symmetry():
-    r = 1.0
-    # source in the middle, two sinks at 10 and 5 voxels: conductances add
+    # unit radius everywhere; source in the middle, two sinks at 10 and 5 voxels: conductances add
     g = make_graph(SHAPE, [(5, 12), (5, 2), (5, 17)], [(0, 1, row(5, 12, 2)), (0, 2, row(5, 12, 17))])
     got = C.kirchhoff(g, 0, np.array([[5, 2], [5, 17]]), ONE, np.ones(SHAPE))
     assert np.isclose(got, 1 / 10 + 1 / 5)

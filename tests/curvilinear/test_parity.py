@@ -119,3 +119,40 @@ def test_pinned_empty_prediction_diadem():
         if k != "diadem_like":
             assert np.isclose(theirs[k], ours[k], atol=1e-9), k
     assert ours["note"] and "empty" in ours["note"]
+
+
+OPTIONAL = ("skeleton_recall", "cbdice_star", "hd95")
+
+
+def assert_optional_parity(theirs, ours):
+    bad = {k: (theirs[k], ours[k]) for k in OPTIONAL
+           if ours[k] is None or not np.isclose(theirs[k], ours[k], rtol=0, atol=1e-9)}
+    assert not bad, bad
+
+
+def test_optional_metrics_equal_curvicost_on_fives(fives_cases):
+    for name, gt, pred in fives_cases[:3] + fives_cases[-1:]:
+        theirs = cc.score(gt, pred, prune_px=17)
+        assert_optional_parity(theirs, score(gt, pred, prune_px=17, all_metrics=True)), name
+
+
+@pytest.mark.parametrize("shape,op", [((160, 160), "break"), ((160, 160), "boundary"), ((48, 48, 48), "truncate"),
+                                      ((48, 48, 48), "radius")])
+def test_optional_metrics_equal_curvicost_on_trees(shape, op):
+    gt = vessel_tree(shape, seed=1, depth=4, r0=3.0)
+    pred = cc.perturb(gt, op, 0.3 if op != "radius" else 0.7, seed=1, prune_px=5)[0]
+    theirs = cc.score(gt, pred, prune_px=5)
+    ours = score(gt, pred, prune_px=5, all_metrics=True)
+    assert_optional_parity(theirs, ours)
+    assert_parity(theirs, ours)
+
+
+def test_optional_metrics_on_request_only_and_null_where_curvicost_gives_nan():
+    gt = vessel_tree((96, 96), seed=2)
+    assert not set(OPTIONAL) & set(score(gt, gt, prune_px=5))
+    empty = score(gt, np.zeros_like(gt), prune_px=5, all_metrics=True)
+    theirs = cc.score(gt, np.zeros_like(gt), prune_px=5)
+    assert empty["skeleton_recall"] == theirs["skeleton_recall"] == 0.0
+    assert empty["hd95"] == theirs["hd95"] == pytest.approx(np.hypot(96, 96))
+    assert empty["cbdice_star"] is None and np.isnan(theirs["cbdice_star"])
+    assert "cbdice_star: null" in empty["note"]
