@@ -1,7 +1,10 @@
 """Skeletons identical to ``skimage.morphology.skeletonize``, from numba kernels.
 
 3D (Lee's method): :func:`skeletonize3d` runs :func:`segscore.kernels.lee.thin_lee`, whose
-simple-point and Euler tests are written from their definitions.
+simple-point and Euler tests are written from their definitions and whose order is the
+installed scikit-image's. That is checked on random volumes once per scikit-image version
+(the verdict is cached beside the 2D table); a release that thins otherwise gets
+scikit-image's own ``skeletonize``.
 
 2D: scikit-image's 2D skeletonize (Zhang and Suen's method) is a parallel thinning: each
 iteration runs two sub-passes, and each sub-pass removes, all at once, the foreground pixels
@@ -14,8 +17,8 @@ keeps, for each code, only the values under which the thinning reproduces every 
 output. A value no observation could decide made no difference to any of them; the lowest is
 taken. The measured table is then checked on random images against ``skeletonize`` itself
 and cached on disk per scikit-image version (:mod:`segscore.cachedir`: ``$SEGSCORE_CACHE_DIR``,
-else ``~/.cache/segscore``), so scikit-image is imported once
-per version and machine, not on every run. Should a future scikit-image thin differently (no
+else ``~/.cache/segscore``), so scikit-image is imported once per version and machine, not on
+every run. Should a future scikit-image thin differently (no
 table reproduces it, or the check fails), :func:`skeletonize2d` calls scikit-image instead.
 
 The kernel (:func:`segscore.kernels.thin.thin_table`) revisits only pixels whose neighbourhood
