@@ -74,6 +74,7 @@ def test_the_command_exits_fast_with_its_code_and_all_its_output(tmp_path):
     import numpy as np
 
     from segscore.curvilinear.masks import save_mask
+    from tests.cli_checks import one_line_error
     from tests.curvilinear.helpers import vessel_tree
 
     gt = vessel_tree((96, 96), seed=0)
@@ -84,4 +85,4 @@ def test_the_command_exits_fast_with_its_code_and_all_its_output(tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["dice"] == json.loads((tmp_path / "row.json").read_text())["dice"] < 1
     bad = subprocess.run(run[:-1] + [str(tmp_path / "missing.png")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "missing.png" in bad.stderr and bad.stdout == ""
+    one_line_error(bad.returncode, bad.stdout, bad.stderr, "missing.png")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from segscore import columns
+from tests.cli_checks import one_line_error
 from tests.columns.helpers import GRID, make_column_target, reading_prediction
 
 sk = pytest.importorskip("sklearn.metrics")
@@ -150,11 +151,6 @@ def test_without_valid_mask(tmp_path):
     assert r["metrics"]["col_gutter_pixel_auc"] == pytest.approx(want["col_gutter_pixel_auc"], abs=2e-5)
     assert r["floors"]["papyrus_mask"]["col_gutter_auc"] == 0.5
 
-
-def one_line_error(code, out, err, fragment):
-    assert code == 2, (code, out, err)
-    assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    assert fragment in err, err
 
 
 def test_cli_alias_json_and_refusals(cli, target, tmp_path):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tifffile
 
+from tests.cli_checks import one_line_error
 from tests.ink.helpers import segment, write_levels
 
 
@@ -28,13 +29,6 @@ def seg(tmp_path):
 def base(seg, *extra):
     return ["auc", seg["map"], "--labels", seg["labels"], "--mask", seg["mask"], *extra]
 
-
-def one_line_error(code, out, err, fragment):
-    assert code == 2, (code, out, err)
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert fragment in lines[0], lines[0]
 
 
 def test_text_and_json_outputs(cli, seg):

@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 
 from segscore.ink import targets
+from tests.cli_checks import one_line_error
 from tests.targets.helpers import make_target, reading_map, write_png
 
-
-def one_line_error(code, out, err, fragment):
-    assert code == 2, (code, out, err)
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture
