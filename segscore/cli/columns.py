@@ -6,17 +6,14 @@ HELP = "ScrollGT column target: text columns vs gutters and line periodicity, wi
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_floor_options
 
     p.add_argument("prediction", help="probability map at grid resolution: .npy float in [0, 1], 8-bit PNG, TIFF "
                                       "or zarr; the full grid or a sub-extent with --origin")
     p.add_argument("target", help="column target folder holding columns.json, meta.json and valid_mask.png")
     p.add_argument("--origin", nargs=2, type=int, metavar=("Y", "X"), default=(0, 0),
                    help="grid coordinate of the prediction's pixel (0, 0) (default 0 0)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the uniform_random floor (default 0)")
-    p.add_argument("--no-floors", action="store_true", help="skip the floors")
-    add_output_options(p)
-    p.add_argument("--workers", type=int, help="threads to use (default: the CPUs available)")
+    add_floor_options(p)
 
 
 def run(args) -> int:

@@ -6,7 +6,7 @@ HELP = "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_floor_options
 
     p.add_argument("prediction", help="probability map over the target region: 8-bit PNG (v/255), .npy float in "
                                       "[0, 1], TIFF or zarr")
@@ -18,10 +18,7 @@ def add_arguments(p) -> None:
                    help="score a target whose meta.json marks it non-scoring (historical rows)")
     p.add_argument("--allow-failing-placement", action="store_true",
                    help="score a target that fails its placement check")
-    p.add_argument("--seed", type=int, default=0, help="seed of the uniform_random floor (default 0)")
-    p.add_argument("--no-floors", action="store_true", help="skip the floors")
-    add_output_options(p)
-    p.add_argument("--workers", type=int, help="threads to use (default: the CPUs available)")
+    add_floor_options(p)
 
 
 def run(args) -> int:
