@@ -16,6 +16,8 @@ Definitions follow curvicost 0.3.1 (the parity tests pin them):
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 DIADEM_MATCH_RADIUS = 6.0
@@ -93,10 +95,11 @@ def _boundary(mask):
     """Foreground voxels with a background face neighbour (outside the array counts as
     background)."""
     p = np.pad(mask, 1)
-    inner = p.copy()
+    inner = mask.copy()
     for ax in range(mask.ndim):
-        inner &= np.roll(p, 1, axis=ax) & np.roll(p, -1, axis=ax)
-    return mask & ~inner[tuple(slice(1, -1) for _ in range(mask.ndim))]
+        for shift in (0, 2):  # the neighbour before and after along this axis
+            inner &= p[tuple(slice(shift, shift + n) if a == ax else slice(1, -1) for a, n in enumerate(mask.shape))]
+    return mask & ~inner
 
 
 def hd95(gt, pred) -> float:
@@ -117,7 +120,7 @@ def window_max(values, coords) -> np.ndarray:
     edge), floored at 0."""
     best = np.zeros(len(coords))
     shape = np.array(values.shape)
-    for off in np.array(np.meshgrid(*[[-1, 0, 1]] * values.ndim, indexing="ij")).reshape(values.ndim, -1).T:
+    for off in itertools.product((-1, 0, 1), repeat=values.ndim):
         nb = coords + off
         ok = np.all((nb >= 0) & (nb < shape), axis=1)
         v = np.zeros(len(coords))

@@ -210,15 +210,22 @@ def thin_with_table(mask: np.ndarray, table: np.ndarray) -> np.ndarray:
     return img[1:-1, 1:-1].astype(bool)
 
 
-def _check(table, skeletonize, seed=1) -> bool:
-    """The table thins like ``skeletonize`` on random images of every density (and borders)."""
+def _thins_alike(ours, skeletonize, shapes, per_shape, seed) -> bool:
+    """Whether ``ours`` and ``skeletonize`` give the same skeleton on random masks of each
+    shape, at densities from sparse to nearly full (borders included)."""
     rng = np.random.default_rng(seed)
-    for shape in ((8, 8), (17, 13), (40, 40), (64, 48)):
-        for _ in range(25):
-            img = rng.random(shape) < rng.uniform(0.15, 0.95)
-            if not np.array_equal(thin_with_table(img, table), np.asarray(skeletonize(img), dtype=bool)):
+    for shape in shapes:
+        for _ in range(per_shape):
+            m = rng.random(shape) < rng.uniform(0.15, 0.95)
+            if not np.array_equal(ours(m), np.asarray(skeletonize(m), dtype=bool)):
                 return False
     return True
+
+
+def _check(table, skeletonize) -> bool:
+    """The table thins like ``skeletonize`` on random images."""
+    return _thins_alike(lambda m: thin_with_table(m, table), skeletonize,
+                        ((8, 8), (17, 13), (40, 40), (64, 48)), 25, seed=1)
 
 
 def _skimage_version() -> str:
@@ -302,17 +309,12 @@ def thin_lee(mask: np.ndarray) -> np.ndarray:
     return img[1:-1, 1:-1, 1:-1].astype(bool)
 
 
-def _check_lee(seed=2) -> np.ndarray:
+def _check_lee() -> np.ndarray:
     """[1] when the kernel thins like the installed scikit-image on random volumes, else [0]."""
     from skimage.morphology import skeletonize
 
-    rng = np.random.default_rng(seed)
-    for shape in ((1, 9, 9), (6, 7, 8), (12, 12, 12), (20, 16, 12)):
-        for _ in range(6):
-            vol = rng.random(shape) < rng.uniform(0.2, 0.95)
-            if not np.array_equal(thin_lee(vol), np.asarray(skeletonize(vol), dtype=bool)):
-                return np.zeros(1, np.uint8)
-    return np.ones(1, np.uint8)
+    same = _thins_alike(thin_lee, skeletonize, ((1, 9, 9), (6, 7, 8), (12, 12, 12), (20, 16, 12)), 6, seed=2)
+    return np.ones(1, np.uint8) if same else np.zeros(1, np.uint8)
 
 
 def lee_matches_skimage() -> bool:
