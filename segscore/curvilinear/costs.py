@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.curvilinear.graph import SkeletonGraph
+from segscore.curvilinear.graph import SkeletonGraph, nearest_voxels
 
 #: a sink attaches to a skeleton voxel strictly closer than this (voxels)
 SINK_MATCH_RADIUS = 3.0
+_SINK_D2 = int(np.ceil(SINK_MATCH_RADIUS**2)) - 1  # the largest integer squared distance below it
 _EPS = 1e-9
 
 
@@ -95,11 +96,6 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     1 / sum(dl / max(r, 0.5)^4) over the chain's steps, r read from ``radius_map`` at each
     step's far voxel; parallel edges add; self-loops carry no flow.
     """
-    import scipy.sparse as sp
-    import scipy.sparse.linalg as spla
-    from scipy.sparse.csgraph import connected_components
-    from scipy.spatial import cKDTree
-
     sinks = np.asarray(sinks, dtype=float).reshape(-1, len(g.shape))
     if len(sinks) == 0 or not g.node_alive[src]:
         return 0.0
@@ -134,7 +130,18 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     if not alive.any():
         return 0.0
 
-    dist, j = cKDTree(cand).query(sinks, distance_upper_bound=SINK_MATCH_RADIUS)
+    # nearest candidate of each sink: segscore's voxel search, unless two candidates of different
+    # attachments tie for a surviving sink: then cKDTree, whose (build-order) choice curvicost makes
+    key = np.where(c_node >= 0, c_node, -1 - np.arange(len(c_node)))
+    found = nearest_voxels(cand, sinks, shape, _SINK_D2, key)
+    if found is not None and not (found[2] & alive).any():
+        d2, j, _ = found
+        dist = np.full(len(sinks), np.inf)
+        dist[j >= 0] = np.sqrt(d2[j >= 0].astype(float))
+    else:
+        from scipy.spatial import cKDTree
+
+        dist, j = cKDTree(cand).query(sinks, distance_upper_bound=SINK_MATCH_RADIUS)
     used = set()
     node_sinks = set()
     splits: dict[int, list[int]] = {}
@@ -188,30 +195,75 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
                 sink_ids.add(nxt)
             R = float(np.sum(res[b0:b1]))
             gval = 1.0 / max(R, _EPS)
-            rows += [prev, nxt]
-            cols += [nxt, prev]
-            vals += [gval, gval]
+            rows.append(prev)
+            cols.append(nxt)
+            vals.append(gval)
             prev = nxt
-    A = sp.coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsr()
-    _, comp = connected_components(A, directed=False)
     s = int(index[src])
-    keep = np.flatnonzero(comp == comp[s])
-    sink_list = [t for t in sink_ids if comp[t] == comp[s] and t != s]
-    if not sink_list:
+    sink_ids.discard(s)
+    return network_conductance(n, rows, cols, vals, s, sorted(sink_ids))
+
+
+#: a reduced network with at most this many free nodes is solved densely (8 MB at most)
+_DENSE_MAX = 1000
+
+
+def network_conductance(n: int, u, v, g, src: int, sinks) -> float:
+    """Current out of node ``src`` at unit pressure with every node of ``sinks`` at zero, on
+    the network of ``n`` nodes and edges ``u[e] - v[e]`` of conductance ``g[e]`` (parallel
+    edges add, self-loops carry nothing); 0 when no sink is connected to the source.
+
+    The sinks are one node at one pressure, so this is the effective conductance between the
+    source and the merged sinks. Dead ends, series joints and parallel edges are reduced
+    exactly first (:func:`segscore.kernels.network.reduce_network`); what remains (nothing
+    on a tree, a small core on most skeleton graphs) is solved for its pressures, densely when
+    small, else with scipy.sparse's direct solver.
+    """
+    from segscore.kernels.network import reduce_network
+
+    sinks = np.asarray(sinks, dtype=np.int64)
+    sinks = sinks[sinks != src]
+    if len(sinks) == 0:
         return 0.0
-    deg = np.asarray(A.sum(axis=1)).ravel()
-    lap = (sp.diags(deg) - A).tocsr()
-    fixed = np.zeros(n, dtype=bool)
-    fixed[s] = True
-    fixed[sink_list] = True
-    pval = np.zeros(n)
-    pval[s] = 1.0
-    free = keep[~fixed[keep]]
-    fix = keep[fixed[keep]]
-    pres = pval.copy()
-    if len(free):
-        lff = lap[free][:, free].tocsc()
-        rhs = -(lap[free][:, fix] @ pval[fix])
-        pres[free] = spla.spsolve(lff, rhs)
-    row = A.getrow(s)
-    return max(float(np.sum(row.data * (1.0 - pres[row.indices]))), 0.0)
+    merged = np.arange(n + 1, dtype=np.int64)
+    merged[sinks] = n  # one ground node
+    eu = merged[np.asarray(u, dtype=np.int64)]
+    ev = merged[np.asarray(v, dtype=np.int64)]
+    eg = np.asarray(g, dtype=np.float64)
+    ru, rv, rg = np.empty_like(eu), np.empty_like(ev), np.empty_like(eg)
+    m = reduce_network(n + 1, eu, ev, eg, src, n, ru, rv, rg)
+    ru, rv, rg = ru[:m], rv[:m], rg[:m]
+    nodes = np.unique(np.concatenate([ru, rv, [src, n]]))
+    free = nodes[(nodes != src) & (nodes != n)]
+    if len(free) == 0:  # one edge (or none) joins the source to the ground
+        return max(float(rg.sum()), 0.0)
+    k = len(free)
+    pos = np.full(n + 1, -1, dtype=np.int64)
+    pos[free] = np.arange(k)
+    pu, pv = pos[ru], pos[rv]
+    # pressures of the free nodes: L_ff p = g_f,src (the source at 1, the ground at 0)
+    both = (pu >= 0) & (pv >= 0)
+    diag = np.bincount(pu[pu >= 0], rg[pu >= 0], minlength=k) + np.bincount(pv[pv >= 0], rg[pv >= 0], minlength=k)
+    rhs = np.zeros(k)
+    np.add.at(rhs, pu[(rv == src) & (pu >= 0)], rg[(rv == src) & (pu >= 0)])
+    np.add.at(rhs, pv[(ru == src) & (pv >= 0)], rg[(ru == src) & (pv >= 0)])
+    if k <= _DENSE_MAX:
+        L = np.zeros((k, k))
+        L[np.arange(k), np.arange(k)] = diag
+        np.add.at(L, (pu[both], pv[both]), -rg[both])
+        np.add.at(L, (pv[both], pu[both]), -rg[both])
+        p = np.linalg.solve(L, rhs)
+    else:
+        import scipy.sparse as sp
+        from scipy.sparse.linalg import spsolve
+
+        L = sp.coo_matrix((np.r_[diag, -rg[both], -rg[both]],
+                           (np.r_[np.arange(k), pu[both], pv[both]], np.r_[np.arange(k), pv[both], pu[both]])),
+                          shape=(k, k)).tocsc()
+        p = spsolve(L, rhs)
+    pressure = np.zeros(n + 1)
+    pressure[src] = 1.0
+    pressure[free] = p
+    at_src = (ru == src) | (rv == src)
+    other = np.where(ru == src, rv, ru)[at_src]
+    return max(float(np.sum(rg[at_src] * (1.0 - pressure[other]))), 0.0)

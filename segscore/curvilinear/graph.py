@@ -70,14 +70,11 @@ class SkeletonGraph:
 
     def components(self) -> np.ndarray:
         """Connected-component id of every node over the alive edges (-1 for a dead node)."""
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
+        from segscore.kernels.network import node_components
 
         e = self.alive_edges()
-        n = self.n_nodes
-        a = coo_matrix((np.ones(len(e)), (self.edge_u[e], self.edge_v[e])), shape=(n, n))
-        _, lab = connected_components(a, directed=False)
-        lab = lab.astype(np.int64)
+        lab = np.empty(self.n_nodes, dtype=np.int64)
+        node_components(self.n_nodes, self.edge_u[e], self.edge_v[e], lab)
         lab[~self.node_alive] = -1
         return lab
 
@@ -143,6 +140,37 @@ def label(mask: np.ndarray):
     coords = np.unravel_index(pixels, pad.shape)
     lab.ravel()[np.ravel_multi_index(tuple(c - 1 for c in coords), mask.shape)] = ids + 1
     return lab, int(n)
+
+
+def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
+    """Nearest of the voxels ``cand`` to each voxel of ``queries`` within squared distance
+    ``max_d2``: ``(d2, idx, tied)`` with ``d2`` -1 and ``idx`` -1 where none is that close,
+    ``idx`` the lowest-numbered nearest candidate, and ``tied`` True where nearest candidates
+    of different ``key`` (default: all different) lie at the same distance.
+
+    Returns None when a query is not an integer position inside ``shape`` (the caller then
+    needs a general nearest-neighbour search).
+    """
+    from segscore.kernels.nearest import ball_offsets, nearest_within
+
+    nd = len(shape)
+    q = np.asarray(queries, dtype=float).reshape(-1, nd)
+    qi = np.rint(q).astype(np.int64)
+    if not (np.array_equal(qi, q) and ((qi >= 0) & (qi < np.asarray(shape))).all()):
+        return None
+    cand = np.asarray(cand, dtype=np.int64).reshape(-1, nd)
+    shape3 = np.array((1,) * (3 - nd) + tuple(shape), dtype=np.int64)
+    flat = np.ravel_multi_index(tuple(cand.T), shape) if len(cand) else np.zeros(0, np.int64)
+    order = np.argsort(flat, kind="stable").astype(np.int64)
+    key = np.arange(len(cand), dtype=np.int64) if key is None else np.asarray(key, dtype=np.int64)
+    q3 = np.zeros((len(qi), 3), dtype=np.int64)
+    q3[:, 3 - nd:] = qi
+    off, off_d2 = ball_offsets(nd, int(max_d2))
+    d2 = np.empty(len(qi), np.int64)
+    idx = np.empty(len(qi), np.int64)
+    tied = np.empty(len(qi), bool)
+    nearest_within(shape3, np.ascontiguousarray(flat[order], dtype=np.int64), order, key, q3, off, off_d2, d2, idx, tied)
+    return d2, idx, tied
 
 
 def build_graph(skel: np.ndarray, radius_map: np.ndarray, prune_px: float) -> SkeletonGraph:

@@ -74,10 +74,21 @@ def diadem_like(ref_pos, ref_weight, pred_pos) -> float | None:
         return None
     if len(pred_pos) == 0:
         return 0.0
-    from scipy.spatial import cKDTree
+    ref_pos = np.asarray(ref_pos)
+    pred_pos = np.asarray(pred_pos)
+    if np.issubdtype(ref_pos.dtype, np.integer) and np.issubdtype(pred_pos.dtype, np.integer):
+        from segscore.curvilinear.graph import nearest_voxels
 
-    d, _ = cKDTree(np.asarray(pred_pos, float)).query(np.asarray(ref_pos, float))
-    got = ref_weight[d * d <= DIADEM_MATCH_RADIUS**2 + 1e-9]
+        lo = np.minimum(ref_pos.min(axis=0), pred_pos.min(axis=0))
+        shape = tuple(np.maximum(ref_pos.max(axis=0), pred_pos.max(axis=0)) - lo + 1)
+        d2, _, _ = nearest_voxels(pred_pos - lo, ref_pos - lo, shape, int(DIADEM_MATCH_RADIUS**2 + 1e-9))
+        close = d2 >= 0
+    else:
+        from scipy.spatial import cKDTree
+
+        d, _ = cKDTree(np.asarray(pred_pos, float)).query(np.asarray(ref_pos, float))
+        close = d * d <= DIADEM_MATCH_RADIUS**2 + 1e-9
+    got = ref_weight[close]
     return float(np.sum(got) / tot)
 
 
