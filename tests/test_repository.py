@@ -86,3 +86,59 @@ def test_the_command_exits_fast_with_its_code_and_all_its_output(tmp_path):
     assert json.loads(ok.stdout)["dice"] == json.loads((tmp_path / "row.json").read_text())["dice"] < 1
     bad = subprocess.run(run[:-1] + [str(tmp_path / "missing.png")], capture_output=True, text=True)
     one_line_error(bad.returncode, bad.stdout, bad.stderr, "missing.png")
+
+
+LEAN_START = (
+    "import sys, threading\n"
+    "from segscore.kernels import _jit\n"
+    "assert 'numba.np.arraymath' not in sys.modules\n"
+    "{before}"
+    "started = _jit.start_without_blas_probe()\n"
+    "print(started, 'scipy.linalg' in sys.modules, 'scipy.linalg.cython_blas' in sys.modules)\n"
+    "import numba, numpy as np\n"
+    "import scipy.linalg.cython_blas\n"  # importable again once numba has started
+    "f = numba.njit(lambda a, b: np.dot(a, b))\n"  # numba's BLAS path still works afterwards
+    "print(f(np.ones(3), np.arange(3.0)), _jit.start_without_blas_probe())\n"
+)
+
+
+@pytest.mark.parametrize(("before", "want"), [
+    ("", "True False False"),  # numba started without importing scipy.linalg
+    ("import scipy.linalg\n", "False True True"),  # scipy.linalg there already: nothing to skip
+    ("t = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True); t.start()\n",
+     "False False False"),  # another thread could import scipy meanwhile: left to the first kernel
+])
+def test_numba_starts_without_its_blas_probe_only_when_safe(before, want):
+    out = subprocess.run([sys.executable, "-c", LEAN_START.format(before=before)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()
+    assert first == want
+    assert second == "3.0 False"
+
+
+def test_the_command_starts_numba_lean_and_scores_as_the_library(tmp_path):
+    """``segscore curve`` (a kernel command) runs without scipy.linalg; its row is the API's."""
+    import json
+
+    from segscore.curvilinear.masks import save_mask
+    from segscore.curvilinear.scoring import score
+    from tests.curvilinear.helpers import vessel_tree
+
+    gt = vessel_tree((96, 96), seed=1)
+    pred = gt.copy()
+    pred[40:44] = False
+    save_mask(gt, tmp_path / "gt.png")
+    save_mask(pred, tmp_path / "pred.png")
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write('\\nLINALG %s\\n' % ('scipy.linalg' in sys.modules)))\n"
+            "from segscore.cli.main import entry\n"
+            f"sys.argv = ['segscore', 'curve', {str(tmp_path / 'pred.png')!r}, '--gt', {str(tmp_path / 'gt.png')!r},"
+            " '--json']\n"
+            "entry()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "LINALG False"
+    row = json.loads(out.stdout)
+    want = score(gt, pred)
+    assert row.keys() == want.keys()
+    assert all(row[k] == want[k] or (isinstance(want[k], tuple) and row[k] == list(want[k])) for k in want)

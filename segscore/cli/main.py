@@ -32,6 +32,8 @@ COMMANDS = {
     "fibers": "segscore.cli.fibers",
     "fibers-aggregate": "segscore.cli.fibers_aggregate",
 }
+#: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe
+KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "objects", "holdout", "fibers"}
 ALIASES: dict[str, str] = {
     "score": "target",
     "score-columns": "columns",
@@ -108,6 +110,13 @@ def main(argv=None) -> int:
 
 
 def entry() -> None:  # console script and ``python -m segscore``
+    argv = sys.argv[1:]
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if ALIASES.get(command, command) in KERNEL_COMMANDS and not {"-h", "--help"} & set(argv):
+        # this process is the command's own: start numba lean, before any thread exists
+        from segscore.kernels._jit import start_without_blas_probe
+
+        start_without_blas_probe()
     exit_now(main())
 
 

@@ -50,3 +50,42 @@ def jit(func=None, **overrides):
 
 
 prange = numba.prange
+
+
+@numba.njit(cache=True)
+def _first_use(x):
+    return x + 1
+
+
+def start_without_blas_probe() -> bool:
+    """Start numba's CPU target without the BLAS probe of its first use; True if it did.
+
+    numba's first compile or cache load imports ``numba.np.arraymath``, which imports
+    ``scipy.linalg.cython_blas`` (and with it all of scipy.linalg) only to learn whether BLAS is
+    there for ``np.dot``-like calls inside compiled code. segscore's kernels make no such call,
+    and in a short command the probe is a sixth of the run: about 0.25 s and 12-40 MB. While
+    numba starts, that module is made unimportable (``None`` in ``sys.modules``, Python's
+    documented way to block an import), so numba takes its no-scipy path for that one
+    decision; the entry is removed at once and scipy.linalg imports normally afterwards.
+
+    For a process segscore owns only (the ``segscore`` command calls it before a command that
+    runs kernels): a library must not change how numba starts in its caller's process. It
+    acts only from the main thread while no other thread runs, and only when neither numba's
+    target nor scipy.linalg has started yet. If the start fails, numba starts the usual way at
+    the first kernel call.
+    """
+    import threading
+
+    name = "scipy.linalg.cython_blas"
+    if (name in sys.modules or "numba.np.arraymath" in sys.modules
+            or threading.current_thread() is not threading.main_thread() or threading.active_count() > 1):
+        return False
+    sys.modules[name] = None
+    try:
+        _first_use(1)
+    except Exception:  # pragma: no cover - numba changed: let it start the usual way later
+        return False
+    finally:
+        if name in sys.modules and sys.modules[name] is None:
+            del sys.modules[name]
+    return True
