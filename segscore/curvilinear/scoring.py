@@ -33,7 +33,10 @@ ROW_KEYS = METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size", "
 OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95")
 
 
-#: masks up to this many voxels have the reference and the prediction analysed side by side
+#: masks of this many voxels and up to PARALLEL_MAX_VOXELS have the reference and the prediction
+#: analysed side by side; smaller ones take tens of milliseconds each, less than a second
+#: thread's start and its allocator arena are worth
+PARALLEL_MIN_VOXELS = 1 << 20
 PARALLEL_MAX_VOXELS = 1 << 23
 
 
@@ -143,7 +146,7 @@ def _prepare_beside(gt, pred, prune_px) -> Reference:
     from concurrent.futures import ThreadPoolExecutor
 
     pred_b = as_binary(pred, "prediction")
-    if np.size(gt) > PARALLEL_MAX_VOXELS:  # big volumes: one at a time, half the peak memory
+    if not PARALLEL_MIN_VOXELS <= np.size(gt) <= PARALLEL_MAX_VOXELS:  # big volumes: half the peak memory
         return prepare_reference(gt, prune_px=prune_px)
     with ThreadPoolExecutor(max_workers=1) as pool:
         fut = pool.submit(prepare_reference, gt, prune_px=prune_px)
