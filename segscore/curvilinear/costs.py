@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.curvilinear.graph import SkeletonGraph, nearest_voxels
+from segscore.curvilinear.graph import SkeletonGraph, nearest_voxels, radius_reader
 
 #: a sink attaches to a skeleton voxel strictly closer than this (voxels)
 SINK_MATCH_RADIUS = 3.0
@@ -85,7 +85,7 @@ def _box(lab, centre, lo_off, hi_off):
     return lab[sl]
 
 
-def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, radius_map: np.ndarray) -> float:
+def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, radius) -> float:
     """Effective conductance from node ``src`` to the surviving ``sinks`` (reference terminal
     positions), on ``g``'s alive edges.
 
@@ -93,8 +93,9 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     (``lab``) holding the source, and a skeleton voxel of ``g`` lies closer than
     :data:`SINK_MATCH_RADIUS`; sinks attach one-to-one, closest first, to a node or to an
     interior chain voxel (which splits the chain there). Edge conductance is
-    1 / sum(dl / max(r, 0.5)^4) over the chain's steps, r read from ``radius_map`` at each
-    step's far voxel; parallel edges add; self-loops carry no flow.
+    1 / sum(dl / max(r, 0.5)^4) over the chain's steps, r read from ``radius`` (a
+    :class:`~segscore.curvilinear.graph.SkeletonRadius` or a full-size map) at each step's far
+    voxel; parallel edges add; self-loops carry no flow.
     """
     sinks = np.asarray(sinks, dtype=float).reshape(-1, len(g.shape))
     if len(sinks) == 0 or not g.node_alive[src]:
@@ -166,14 +167,14 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     sink_ids = {int(index[x]) for x in node_sinks}
     rows, cols, vals = [], [], []
     coords_cache = {}
-    rflat = radius_map.ravel()
+    rflat = radius_reader(radius)
 
     def step_resistance(e):
         if e not in coords_cache:
             px = g.path[g.edge_ptr[e]:g.edge_ptr[e + 1]]
             xyz = np.array(np.unravel_index(px, shape), dtype=float).T
             dl = np.sqrt(((xyz[1:] - xyz[:-1]) ** 2).sum(axis=1))
-            r = np.maximum(rflat[px[1:]], 0.5)
+            r = np.maximum(rflat(px[1:]), 0.5)
             coords_cache[e] = dl / r ** 4
         return coords_cache[e]
 

@@ -98,7 +98,7 @@ def _break(mask, g, edt, severity, rng):
         ed = e[i]
         px = np.array(np.unravel_index(g.path[g.edge_ptr[ed]:g.edge_ptr[ed + 1]], mask.shape)).T
         mid = px[len(px) // 2]
-        r = max(float(edt[tuple(mid)]), float(g.edge_rad[ed])) + 1.0
+        r = max(float(edt.at(np.ravel_multi_index(tuple(mid), mask.shape))), float(g.edge_rad[ed])) + 1.0
         v, ok = _sever(out, mid, r, px)
         removed += v
         unsevered += not ok
@@ -250,7 +250,7 @@ def _radius(mask, skel, edt, scale):
     owner = comp[tuple(inds)].astype(np.int64).ravel()
     del inds
     centres = np.argwhere(skel)
-    radii = np.maximum(edt[skel] * scale, 1.0)
+    radii = np.maximum(edt.val * scale, 1.0)  # skeleton voxels in C order, as argwhere lists them
     cc = comp[skel].astype(np.int64)
     shape3 = np.array((1,) * (3 - mask.ndim) + mask.shape, dtype=np.int64)
     c3 = np.zeros((len(centres), 3), dtype=np.int64)

@@ -18,7 +18,8 @@ import numpy as np
 
 from segscore.curvilinear import costs as C
 from segscore.curvilinear import metrics as M
-from segscore.curvilinear.graph import SkeletonGraph, build_graph, label, radius_on_skeleton, skeletonize
+from segscore.curvilinear.graph import (SkeletonGraph, SkeletonRadius, build_graph, label, radius_on_skeleton,
+                                        skeletonize)
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
 
@@ -46,7 +47,7 @@ class _Analysis:
 
     mask: np.ndarray
     skel: np.ndarray
-    edt: np.ndarray
+    edt: SkeletonRadius
     lab: np.ndarray
     n_comp: int
     graph: SkeletonGraph | None
@@ -55,7 +56,8 @@ class _Analysis:
 def _analyse(mask: np.ndarray, prune_px: float) -> _Analysis:
     lab, n = label(mask)
     if n == 0:
-        return _Analysis(mask, np.zeros_like(mask), np.zeros(mask.shape), lab, 0, None)
+        return _Analysis(mask, np.zeros_like(mask), SkeletonRadius(mask.shape, np.zeros(0, np.int64), np.zeros(0)),
+                         lab, 0, None)
     skel = skeletonize(mask)
     edt = radius_on_skeleton(mask, skel)
     g = build_graph(skel, edt, prune_px)
@@ -103,7 +105,7 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
     rl = a.lab.ravel()[skel_idx].astype(np.int64)
     slab, _ = label(a.skel)
     obj = slab.ravel()[skel_idx].astype(np.int64)
-    edt_s = a.edt.ravel()[skel_idx]
+    edt_s = a.edt.val  # on skel_idx, the same voxels in the same order
     # root of each mask component: its skeleton voxel of maximum distance value (first in C order)
     root_k = np.full(a.n_comp + 1, -1, dtype=np.int64)
     if len(skel_idx):

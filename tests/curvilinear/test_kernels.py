@@ -281,7 +281,10 @@ def test_radius_on_skeleton_matches_scipy_on_fives(shared_data):
 
     m = load_fives(shared_data, FIVES[1])
     sk = skeletonize(m)
-    assert np.array_equal(radius_on_skeleton(m, sk)[sk], ndimage.distance_transform_edt(m)[sk])
+    r = radius_on_skeleton(m, sk)
+    assert np.array_equal(r.idx, np.flatnonzero(sk))
+    assert np.array_equal(r.val, ndimage.distance_transform_edt(m)[sk])
+    assert np.array_equal(r.at(r.idx[::-1]), r.val[::-1])
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (6, 5), (40, 37), (9, 11, 8)])
@@ -310,3 +313,14 @@ def test_graph_components_and_pruning_on_hand_drawn():
     assert not g.node_alive[~np.isin(np.arange(g.n_nodes), alive)].any()
     g0 = build_graph(s, np.ones(s.shape), 0)
     assert len(set(g0.components()[g0.alive_nodes()].tolist())) == 3
+
+
+@pytest.mark.parametrize("shape", [(7, 9), (5, 6, 4)])
+def test_radius_on_skeleton_without_background_follows_scipy(shape):
+    from segscore.curvilinear.graph import radius_on_skeleton
+
+    m = np.ones(shape, bool)  # no background anywhere: scipy measures to the array's edge
+    sk = np.zeros(shape, bool)
+    sk[tuple(s // 2 for s in shape)] = True
+    r = radius_on_skeleton(m, sk)
+    assert np.array_equal(r.val, ndimage.distance_transform_edt(m)[sk])
