@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
+from segscore.kernels.unionfind import union
 
 
 @jit
@@ -168,17 +169,6 @@ def node_components(n, eu, ev, out):
     for i in range(n):
         out[i] = i
     for e in range(eu.shape[0]):
-        r = eu[e]
-        while out[r] != r:
-            out[r] = out[out[r]]
-            r = out[r]
-        s = ev[e]
-        while out[s] != s:
-            out[s] = out[out[s]]
-            s = out[s]
-        if r < s:
-            out[s] = r
-        elif s < r:
-            out[r] = s
-    for i in range(n):  # roots are the smallest ids: resolve in increasing order
+        union(out, eu[e], ev[e])
+    for i in range(n):  # a parent is smaller than its child: resolve in increasing order
         out[i] = out[out[i]]

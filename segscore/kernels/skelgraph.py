@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
+from segscore.kernels.unionfind import union
 
 
 def neighbour_offsets(padded_shape) -> tuple[np.ndarray, np.ndarray]:
@@ -199,19 +200,7 @@ def label_subset(member, pixels, slot, offsets, out):
                 continue
             q = p + offsets[m]
             if member[q]:
-                a = k
-                while parent[a] != a:
-                    parent[a] = parent[parent[a]]
-                    a = parent[a]
-                b = slot[q]
-                while parent[b] != b:
-                    parent[b] = parent[parent[b]]
-                    b = parent[b]
-                if a != b:
-                    if a < b:
-                        parent[b] = a
-                    else:
-                        parent[a] = b
+                union(parent, k, slot[q])
     n = 0
     for k in range(K):
         a = k
