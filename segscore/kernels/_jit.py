@@ -52,8 +52,8 @@ def jit(func=None, **overrides):
 prange = numba.prange
 
 
-@numba.njit(cache=True)
-def _first_use(x):
+@jit
+def _first_use(x):  # the cheapest cached dispatch: it makes numba start its CPU target
     return x + 1
 
 
