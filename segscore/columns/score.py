@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from segscore.errors import InputFileError, ScoreError
+from segscore.errors import ScoreError
 
 COLUMN_FLOORS = {
     "constant_0_5": "p = 0.5 everywhere",
@@ -56,15 +55,9 @@ class ColumnTarget:
 
 def load_column_target(target_dir) -> ColumnTarget:
     """Read a column target folder (``columns.json``, ``meta.json``, optional ``valid_mask.png``)."""
-    from segscore.ink.targets import _gray, _read_meta
+    from segscore.ink.targets import _gray, _read_meta, target_file
 
-    folder = Path(target_dir)
-    if not folder.is_dir():
-        raise InputFileError(f"{folder}: no such target folder; give a folder holding columns.json and meta.json")
-    cpath = folder / "columns.json"
-    if not cpath.exists():
-        hint = " (an ink target: use `segscore target`)" if (folder / "gt_ink.png").exists() else ""
-        raise InputFileError(f"{cpath}: no such file; a column target folder holds columns.json{hint}")
+    folder, cpath = target_file(target_dir, "column")
     from segscore.io.results import read_json
 
     data = read_json(cpath, fix="restore the target's columns.json")

@@ -102,15 +102,30 @@ def _gray(path: Path, what: str) -> np.ndarray:
     return arr
 
 
-def load_target(target_dir) -> Target:
-    """Read a target folder; ``InputFileError`` when it or its ``gt_ink.png`` is missing."""
+#: each kind of ScrollGT target folder: (named with its article, defining file, scoring command)
+_TARGET_KINDS = {"ink": ("an ink", "gt_ink.png", "segscore target"),
+                 "column": ("a column", "columns.json", "segscore columns")}
+
+
+def target_file(target_dir, kind: str) -> tuple[Path, Path]:
+    """``(folder, its defining file)`` of a ``kind`` target (``"ink"`` or ``"column"``);
+    ``InputFileError`` naming the fix when either is missing, with a hint when the folder is a
+    target of the other kind."""
+    what, name, _ = _TARGET_KINDS[kind]
     folder = Path(target_dir)
     if not folder.is_dir():
-        raise InputFileError(f"{folder}: no such target folder; give a folder holding gt_ink.png and meta.json")
-    gt_path = folder / "gt_ink.png"
-    if not gt_path.exists():
-        hint = " (a column target: use `segscore columns`)" if (folder / "columns.json").exists() else ""
-        raise InputFileError(f"{gt_path}: no such file; an ink target folder holds gt_ink.png{hint}")
+        raise InputFileError(f"{folder}: no such target folder; give a folder holding {name} and meta.json")
+    path = folder / name
+    if not path.exists():
+        hint = "".join(f" ({other} target: use `{cmd}`)" for k, (other, file, cmd) in _TARGET_KINDS.items()
+                       if k != kind and (folder / file).exists())
+        raise InputFileError(f"{path}: no such file; {what} target folder holds {name}{hint}")
+    return folder, path
+
+
+def load_target(target_dir) -> Target:
+    """Read a target folder; ``InputFileError`` when it or its ``gt_ink.png`` is missing."""
+    folder, gt_path = target_file(target_dir, "ink")
     meta = _read_meta(folder)
     gt = _gray(gt_path, "ink label")
     codes = (gt > 127).view(np.uint8).copy()
