@@ -26,11 +26,8 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from segscore.cli._common import emit
-    from segscore.errors import ScoreError
     from segscore.ink import placement
 
-    if args.radius < 0:
-        raise ScoreError(f"--radius must be 0 or more pixels, got {args.radius}")
     result = placement.probe_target(args.prediction, args.target, origin=args.origin, radius=args.radius,
                                     gate_px=args.gate, tile_radius=args.tile_radius, evidence=args.evidence,
                                     evidence_threshold=args.threshold, workers=args.workers)

@@ -26,7 +26,6 @@ trivial maps of the prediction's extent.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,7 +129,7 @@ def _hist_auc(ink, bg):
     return int(np.sum(ink * (2 * below + bg))) / (2.0 * n1 * n0)
 
 
-def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi, valid_given):
+def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi):
     good = rcnt > 0
     if good.sum() < 3 * pitch_lo:
         return None
@@ -206,7 +205,7 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
         peak = None
         if c["status"] == "text":
             hgt = c["box"][1] - c["box"][0]
-            peak = _line_period_peak(rs[i, :hgt], rc[i, :hgt], pitch_lo, pitch_hi, tgt.valid is not None)
+            peak = _line_period_peak(rs[i, :hgt], rc[i, :hgt], pitch_lo, pitch_hi)
             text_means.append(mean)
             if peak is not None:
                 peaks.append(peak)
@@ -304,7 +303,7 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
 def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, band_rows=None, executor=None,
                         workers=None, name="the prediction") -> dict:
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
-    from segscore.ink.targets import _png_or_path, map_kind
+    from segscore.ink.targets import _png_or_path, map_kind, prediction_name
     from segscore.io.readers import open_map
 
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
@@ -319,8 +318,7 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
         _check_range(src.name, lo, hi)
         shape = src.shape
     out = {"target": tgt.target_id,
-           "prediction": os.path.basename(os.fspath(prediction)) if isinstance(prediction, (str, os.PathLike))
-           else "<array>",
+           "prediction": prediction_name(prediction),
            "granularity": "column (no pixel ground truth exists for this target; see meta.json)",
            "origin": list(origin), "extent_shape": list(shape), **core}
     if floors:

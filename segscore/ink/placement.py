@@ -195,8 +195,9 @@ def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
 
 
 def _target_gate(meta: dict):
-    pl = (meta.get("registration") or {}).get("placement") or {}
-    g = pl.get("gate_threshold_level2_px")
+    from segscore.ink.targets import placement_record
+
+    g = placement_record(meta).get("gate_threshold_level2_px")
     return float(g) if isinstance(g, (int, float)) and not isinstance(g, bool) else None
 
 
@@ -213,15 +214,15 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
     with open_map(T._png_or_path(prediction), what="prediction", name="the prediction") as src:
         cy, cx = T._crop(src.shape, tgt, origin)
         arr = src.read((slice(cy, cy + h), slice(cx, cx + w)))
-    gate_from = "--gate" if gate_px is not None else ("meta.json" if _target_gate(tgt.meta) is not None else "default")
-    gate = float(gate_px) if gate_px is not None else (_target_gate(tgt.meta) or DEFAULT_GATE_PX)
+    recorded_gate = _target_gate(tgt.meta)
+    gate_from = "--gate" if gate_px is not None else ("meta.json" if recorded_gate is not None else "default")
+    gate = float(gate_px) if gate_px is not None else (recorded_gate or DEFAULT_GATE_PX)
     ink = (tgt.codes & 1).astype(bool)
     mask = (tgt.codes & 2).astype(bool) if tgt.has_mask else None
     res = probe(arr, ink, mask, radius=radius, gate_px=gate, tile_radius=tile_radius, workers=workers)
     out = {"target": tgt.target_id,
-           "prediction": os.path.basename(os.fspath(prediction)) if isinstance(prediction, (str, os.PathLike))
-           else "<array>", "gate_from": gate_from, **res}
-    recorded = ((tgt.meta.get("registration") or {}).get("placement") or {})
+           "prediction": T.prediction_name(prediction), "gate_from": gate_from, **res}
+    recorded = T.placement_record(tgt.meta)
     if recorded.get("offset_level2_px") is not None:
         out["recorded_placement"] = {"peak_shift_level2_px": recorded.get("peak_shift_level2_px"),
                                      "offset_level2_px": recorded.get("offset_level2_px"),

@@ -23,7 +23,6 @@ scored through the same float path as a prediction; bands drawn by :func:`unifor
 from __future__ import annotations
 
 import os
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -301,9 +300,15 @@ def _scoring_enabled(meta: dict) -> bool:
     return True
 
 
-def _placement(meta: dict) -> dict:
+def placement_record(meta: dict) -> dict:
+    """The placement check a target's meta.json records (``registration.placement``), or {}."""
     reg = meta.get("registration") or {}
     return reg.get("placement") or {}
+
+
+def prediction_name(prediction) -> str:
+    """How a scorecard names the prediction: its file name, or ``<array>``."""
+    return os.path.basename(os.fspath(prediction)) if isinstance(prediction, (str, os.PathLike)) else "<array>"
 
 
 def _crop(src_shape, target: Target, origin):
@@ -373,17 +378,15 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         first = reason.split(". ")[0].strip().rstrip(".") if reason else "see its meta.json"
         raise ScoreError(f"target {tgt.target_id} is marked non-scoring ({first}); pass --allow-non-scoring "
                          f"(allow_non_scoring=True) to reproduce its historical rows")
-    placement = _placement(meta)
+    placement = placement_record(meta)
     if placement.get("passed") is False and not allow_failing_placement:
         raise ScoreError(f"target {tgt.target_id} FAILS its placement check: the label peaks "
                          f"{placement.get('offset_level2_px')} level-2 px ({placement.get('offset_mm')} mm) from zero "
                          f"shift, over the {placement.get('gate_threshold_level2_px')} px gate, so a score would "
                          f"measure misalignment; pass --allow-failing-placement to score it anyway")
-    pred_name = os.path.basename(os.fspath(prediction)) if isinstance(prediction, (str, os.PathLike)) \
-        else "<array>"
+    pred_name = prediction_name(prediction)
     h, w = tgt.shape
-    with ExitStack() as stack:
-        src = stack.enter_context(open_map(_png_or_path(prediction), what="prediction", name="the prediction"))
+    with open_map(_png_or_path(prediction), what="prediction", name="the prediction") as src:
         cy, cx = _crop(src.shape, tgt, origin)
         kind = map_kind(src.dtype)
         warming.join()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
+from segscore.kernels.levels import level_of
 
 
 @jit
@@ -64,15 +65,6 @@ def box_rows(values, row0, col0, valid, boxes, kinds, passthrough, vdiv, row_sum
                 s += np.float64(x) / vdiv
                 c += 1
                 if kind >= 0:
-                    if passthrough:
-                        lev = np.int64(x)
-                    else:
-                        v = np.rint(np.float64(x) * 65535.0)
-                        if v < 0.0:
-                            v = 0.0
-                        elif v > 65535.0:
-                            v = 65535.0
-                        lev = np.int64(v)
-                    hist[kind, lev] += 1
+                    hist[kind, level_of(x, passthrough, 0.0, 65535.0)] += 1
             row_sum[b, gy - y0] += s
             row_cnt[b, gy - y0] += c
