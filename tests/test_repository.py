@@ -142,3 +142,16 @@ def test_the_command_starts_numba_lean_and_scores_as_the_library(tmp_path):
     want = score(gt, pred)
     assert row.keys() == want.keys()
     assert all(row[k] == want[k] or (isinstance(want[k], tuple) and row[k] == list(want[k])) for k in want)
+
+
+def test_kernels_call_compiled_helpers_of_their_own_file_only():
+    """numba's cache does not see edits to another file: a kernel module imports no other kernel
+    module (segscore.kernels._jit aside)."""
+    import re
+    from pathlib import Path
+
+    kernels = Path(__file__).resolve().parents[1] / "segscore" / "kernels"
+    pattern = re.compile(r"^\s*(from segscore\.kernels(\.\w+)? import|import segscore\.kernels)", re.M)
+    bad = {p.name: m.group(0).strip() for p in kernels.glob("*.py")
+           for m in pattern.finditer(p.read_text()) if "_jit" not in m.group(0)}
+    assert bad == {}

@@ -70,7 +70,7 @@ class SkeletonGraph:
 
     def components(self) -> np.ndarray:
         """Connected-component id of every node over the alive edges (-1 for a dead node)."""
-        from segscore.kernels.network import node_components
+        from segscore.kernels.skelgraph import node_components
 
         e = self.alive_edges()
         lab = np.empty(self.n_nodes, dtype=np.int64)

@@ -4,6 +4,10 @@
 first run of a kernel pays its compile time) and releases the GIL (so the engine's thread pool
 runs tiles in parallel). A kernel that needs other options says why beside its decorator.
 
+A kernel calls compiled helpers of its own module only: numba's on-disk cache is keyed by the
+caller's source file, so an edit to a helper in another file would leave the caller's cached
+machine code stale (tests/test_repository.py checks the rule).
+
 numba writes its cache next to the source file. Where the package directory is read-only
 (a system install, a container image) that fails with "no locator available", so unless the
 user set ``NUMBA_CACHE_DIR`` we point numba at a writable per-user folder instead.

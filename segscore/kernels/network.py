@@ -1,4 +1,4 @@
-"""Resistor-network kernels: series-parallel reduction, graph components.
+"""Resistor-network kernel: series-parallel reduction.
 
 :func:`reduce_network` removes, exactly, every node of degree 1 (a dead end carries no
 current) or 2 (two edges in series are one edge of conductance ``w0 w1 / (w0 + w1)``), keeping
@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
-from segscore.kernels.unionfind import union
 
 
 @jit
@@ -151,24 +150,3 @@ def reduce_network(n, eu, ev, eg, a, b, out_u, out_v, out_g):
                 out_g[m_out] = wt[q]
                 m_out += 1
     return m_out
-
-
-@jit
-def node_components(n, eu, ev, out):
-    """Connected component of every node: ``out[i]`` is the smallest node id of ``i``'s
-    component (union-find over the edges ``eu[e] - ev[e]``).
-
-    Parameters
-    ----------
-    n : number of nodes; eu, ev : (E,) int64 edge ends; out : (n,) int64 output.
-
-    Notes
-    -----
-    Does not check that ids lie in 0..n-1.
-    """
-    for i in range(n):
-        out[i] = i
-    for e in range(eu.shape[0]):
-        union(out, eu[e], ev[e])
-    for i in range(n):  # a parent is smaller than its child: resolve in increasing order
-        out[i] = out[out[i]]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
-from segscore.kernels.levels import level_of
 
 
 @jit
@@ -64,7 +63,16 @@ def box_rows(values, row0, col0, valid, boxes, kinds, passthrough, vdiv, row_sum
                 x = values[i, gx - col0]
                 s += np.float64(x) / vdiv
                 c += 1
-                if kind >= 0:
-                    hist[kind, level_of(x, passthrough, 0.0, 65535.0)] += 1
+                if kind >= 0:  # levels.level_of with offset 0, scale 65535 (see _jit: one file per kernel)
+                    if passthrough:
+                        lev = np.int64(x)
+                    else:
+                        v = np.rint(np.float64(x) * 65535.0)
+                        if v < 0.0:
+                            v = 0.0
+                        elif v > 65535.0:
+                            v = 65535.0
+                        lev = np.int64(v)
+                    hist[kind, lev] += 1
             row_sum[b, gy - y0] += s
             row_cnt[b, gy - y0] += c

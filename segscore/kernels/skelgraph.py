@@ -6,7 +6,8 @@ neighbour of voxel ``i`` is ``i + offsets[m]`` with no bounds check. ``offsets``
 follows that order wherever it has a choice, so the chains come out in a fixed order.
 
 Arrays in, arrays out: the caller (``segscore.curvilinear.graph``) pads, labels the junction
-clusters and turns the chains into a graph.
+clusters and turns the chains into a graph. The union-find behind :func:`label_subset` also
+gives the components of a node graph (:func:`node_components`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
-from segscore.kernels.unionfind import union
 
 
 def neighbour_offsets(padded_shape) -> tuple[np.ndarray, np.ndarray]:
@@ -200,15 +200,67 @@ def label_subset(member, pixels, slot, offsets, out):
                 continue
             q = p + offsets[m]
             if member[q]:
-                union(parent, k, slot[q])
+                _union(parent, k, slot[q])
     n = 0
     for k in range(K):
-        a = k
-        while parent[a] != a:
-            a = parent[a]
+        a = _find(parent, k)
         if a == k:
             out[k] = n
             n += 1
         else:
             out[k] = out[a]
     return n
+
+
+# ---- union-find: the smaller root is kept, so a root is the smallest member of its set and a
+# parent is always smaller than its child
+
+
+@jit
+def _find(parent, a):
+    """Root of ``a``'s set; the path walked is then pointed at the root."""
+    root = a
+    while parent[root] != root:
+        root = parent[root]
+    while parent[a] != root:
+        nxt = parent[a]
+        parent[a] = root
+        a = nxt
+    return root
+
+
+@jit
+def _link(parent, ra, rb):
+    """Join two roots under the smaller one; returns it."""
+    if ra < rb:
+        parent[rb] = ra
+        return ra
+    parent[ra] = rb
+    return rb
+
+
+@jit
+def _union(parent, a, b):
+    """Join the sets of ``a`` and ``b`` under the smaller of their roots; returns that root."""
+    return _link(parent, _find(parent, a), _find(parent, b))
+
+
+@jit
+def node_components(n, eu, ev, out):
+    """Connected component of every node: ``out[i]`` is the smallest node id of ``i``'s
+    component (union-find over the edges ``eu[e] - ev[e]``).
+
+    Parameters
+    ----------
+    n : number of nodes; eu, ev : (E,) int64 edge ends; out : (n,) int64 output.
+
+    Notes
+    -----
+    Does not check that ids lie in 0..n-1.
+    """
+    for i in range(n):
+        out[i] = i
+    for e in range(eu.shape[0]):
+        _union(out, eu[e], ev[e])
+    for i in range(n):  # a parent is smaller than its child: resolve in increasing order
+        out[i] = out[out[i]]

@@ -8,7 +8,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from segscore.curvilinear.costs import network_conductance
-from segscore.kernels.network import node_components, reduce_network
+from segscore.kernels.network import reduce_network
+from segscore.kernels.skelgraph import node_components
 
 
 def dense_current(n, u, v, g, src, sinks):

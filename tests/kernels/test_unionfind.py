@@ -1,11 +1,12 @@
-"""Union-find kernel against a plain set-merging oracle."""
+"""The skeleton kernels' union-find against a plain set-merging oracle."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from segscore.kernels.unionfind import find, union
+from segscore.kernels.skelgraph import _find as find
+from segscore.kernels.skelgraph import _union as union
 
 
 @pytest.mark.parametrize("seed", range(10))
