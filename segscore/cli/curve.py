@@ -37,6 +37,8 @@ def _fmt(v) -> str:
 
 
 def format_row(row: dict) -> str:
+    from segscore.curvilinear.scoring import OPTIONAL_KEYS
+
     lines = ["metric                 value   |  cost                      value", "-" * 68]
     for i in range(max(len(_LEFT), len(_RIGHT))):
         lk = _LEFT[i] if i < len(_LEFT) else ""
@@ -49,7 +51,7 @@ def format_row(row: dict) -> str:
     lines.append(f"betti0 {row['betti0_gt']} -> {row['betti0_pred']}; reachable {row['traceable_length']} of "
                  f"{row['traceable_length_ref']} reference-skeleton voxels; --prune-px {row['prune_px']:g}"
                  + (f" = {pr:.2f} vessel radii" if pr is not None else ""))
-    extra = [f"{k} {_fmt(row[k])}" for k in ("skeleton_recall", "cbdice_star", "hd95") if k in row]
+    extra = [f"{k} {_fmt(row[k])}" for k in OPTIONAL_KEYS if k in row]
     if extra:
         lines.append("; ".join(extra))
     if row.get("voxel_size"):

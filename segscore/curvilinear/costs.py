@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.curvilinear.graph import SkeletonGraph, nearest_voxels, radius_reader
+from segscore.curvilinear.graph import SkeletonGraph, SkeletonRadius, nearest_voxels
 
 #: a sink attaches to a skeleton voxel strictly closer than this (voxels)
 SINK_MATCH_RADIUS = 3.0
@@ -85,7 +85,7 @@ def _box(lab, centre, lo_off, hi_off):
     return lab[sl]
 
 
-def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, radius) -> float:
+def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, radius: SkeletonRadius) -> float:
     """Effective conductance from node ``src`` to the surviving ``sinks`` (reference terminal
     positions), on ``g``'s alive edges.
 
@@ -93,9 +93,8 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     (``lab``) holding the source, and a skeleton voxel of ``g`` lies closer than
     :data:`SINK_MATCH_RADIUS`; sinks attach one-to-one, closest first, to a node or to an
     interior chain voxel (which splits the chain there). Edge conductance is
-    1 / sum(dl / max(r, 0.5)^4) over the chain's steps, r read from ``radius`` (a
-    :class:`~segscore.curvilinear.graph.SkeletonRadius` or a full-size map) at each step's far
-    voxel; parallel edges add; self-loops carry no flow.
+    1 / sum(dl / max(r, 0.5)^4) over the chain's steps, r read from ``radius`` (covering the
+    graph's voxels) at each step's far voxel; parallel edges add; self-loops carry no flow.
     """
     sinks = np.asarray(sinks, dtype=float).reshape(-1, len(g.shape))
     if len(sinks) == 0 or not g.node_alive[src]:
@@ -167,14 +166,14 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     sink_ids = {int(index[x]) for x in node_sinks}
     rows, cols, vals = [], [], []
     coords_cache = {}
-    rflat = radius_reader(radius)
+    radius_at = radius.at
 
     def step_resistance(e):
         if e not in coords_cache:
             px = g.path[g.edge_ptr[e]:g.edge_ptr[e + 1]]
             xyz = np.array(np.unravel_index(px, shape), dtype=float).T
             dl = np.sqrt(((xyz[1:] - xyz[:-1]) ** 2).sum(axis=1))
-            r = np.maximum(rflat(px[1:]), 0.5)
+            r = np.maximum(radius_at(px[1:]), 0.5)
             coords_cache[e] = dl / r ** 4
         return coords_cache[e]
 
@@ -200,9 +199,7 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
             cols.append(nxt)
             vals.append(gval)
             prev = nxt
-    s = int(index[src])
-    sink_ids.discard(s)
-    return network_conductance(n, rows, cols, vals, s, sorted(sink_ids))
+    return network_conductance(n, rows, cols, vals, int(index[src]), sorted(sink_ids))
 
 
 #: a reduced network with at most this many free nodes is solved densely (8 MB at most)
@@ -248,20 +245,19 @@ def network_conductance(n: int, u, v, g, src: int, sinks) -> float:
     rhs = np.zeros(k)
     np.add.at(rhs, pu[(rv == src) & (pu >= 0)], rg[(rv == src) & (pu >= 0)])
     np.add.at(rhs, pv[(ru == src) & (pv >= 0)], rg[(ru == src) & (pv >= 0)])
+    # L_ff as coordinate triplets (repeated entries add)
+    li = np.r_[np.arange(k), pu[both], pv[both]]
+    lj = np.r_[np.arange(k), pv[both], pu[both]]
+    lv = np.r_[diag, -rg[both], -rg[both]]
     if k <= _DENSE_MAX:
         L = np.zeros((k, k))
-        L[np.arange(k), np.arange(k)] = diag
-        np.add.at(L, (pu[both], pv[both]), -rg[both])
-        np.add.at(L, (pv[both], pu[both]), -rg[both])
+        np.add.at(L, (li, lj), lv)
         p = np.linalg.solve(L, rhs)
     else:
         import scipy.sparse as sp
         from scipy.sparse.linalg import spsolve
 
-        L = sp.coo_matrix((np.r_[diag, -rg[both], -rg[both]],
-                           (np.r_[np.arange(k), pu[both], pv[both]], np.r_[np.arange(k), pv[both], pu[both]])),
-                          shape=(k, k)).tocsc()
-        p = spsolve(L, rhs)
+        p = spsolve(sp.coo_matrix((lv, (li, lj)), shape=(k, k)).tocsc(), rhs)
     pressure = np.zeros(n + 1)
     pressure[src] = 1.0
     pressure[free] = p

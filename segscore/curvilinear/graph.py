@@ -103,20 +103,12 @@ class SkeletonRadius:
     (C-order) voxel index ``idx[i]``, ascending. A full-size float64 map would cost 8 bytes per
     voxel of the image (394 MB at 5980 x 8240) for values read on the skeleton alone."""
 
-    shape: tuple
     idx: np.ndarray
     val: np.ndarray
 
     def at(self, flat) -> np.ndarray:
         """Values at the flat indices ``flat``, which must be skeleton voxels."""
         return self.val[np.searchsorted(self.idx, flat)]
-
-
-def radius_reader(radius):
-    """``flat indices -> radii`` for a :class:`SkeletonRadius` or a full-size map."""
-    if isinstance(radius, SkeletonRadius):
-        return radius.at
-    return np.asarray(radius, dtype=np.float64).ravel().__getitem__
 
 
 def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray) -> SkeletonRadius:
@@ -137,7 +129,7 @@ def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray) -> SkeletonRadius:
         edt_at(m3, c, vals)
         if not np.isfinite(vals).all():  # no background anywhere: scipy's convention
             vals = distance_map(mask).ravel()[idx]
-    return SkeletonRadius(tuple(mask.shape), idx, vals)
+    return SkeletonRadius(idx, vals)
 
 
 def label(mask: np.ndarray):
@@ -170,7 +162,8 @@ def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
     Returns None when a query is not an integer position inside ``shape`` (the caller then
     needs a general nearest-neighbour search).
     """
-    from segscore.kernels.nearest import ball_offsets, nearest_within
+    from segscore.kernels.fibers import ball_offsets
+    from segscore.kernels.nearest import nearest_within
 
     nd = len(shape)
     q = np.asarray(queries, dtype=float).reshape(-1, nd)
@@ -184,7 +177,10 @@ def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
     key = np.arange(len(cand), dtype=np.int64) if key is None else np.asarray(key, dtype=np.int64)
     q3 = np.zeros((len(qi), 3), dtype=np.int64)
     q3[:, 3 - nd:] = qi
-    off, off_d2 = ball_offsets(nd, int(max_d2))
+    off = ball_offsets(np.sqrt(int(max_d2)))  # (dz, dy, dx) by squared length
+    if nd == 2:
+        off = np.ascontiguousarray(off[off[:, 0] == 0])
+    off_d2 = (off**2).sum(axis=1)
     d2 = np.empty(len(qi), np.int64)
     idx = np.empty(len(qi), np.int64)
     tied = np.empty(len(qi), bool)
@@ -194,7 +190,7 @@ def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
 
 def build_graph(skel: np.ndarray, radius, prune_px: float) -> SkeletonGraph:
     """Trace ``skel`` into a :class:`SkeletonGraph` and prune spurs shorter than ``prune_px``;
-    ``radius`` is :func:`radius_on_skeleton`'s result or a full-size radius map."""
+    ``radius`` (:func:`radius_on_skeleton`) covers the skeleton's voxels."""
     from segscore.kernels import skelgraph as K
 
     shape = skel.shape
@@ -230,16 +226,16 @@ def build_graph(skel: np.ndarray, radius, prune_px: float) -> SkeletonGraph:
         coords = np.unravel_index(idx, pshape)
         return np.ravel_multi_index(tuple(c - 1 for c in coords), shape).astype(np.int64)
 
-    rflat = radius_reader(radius)
+    radius_at = radius.at
 
     # nodes: clusters (middle voxel, mean radius), then end points
     counts = np.bincount(cid, minlength=n_clusters) if n_clusters else np.zeros(0, np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     centre = junction[starts[:-1] + counts // 2] if n_clusters else np.zeros(0, np.int64)
-    junc_r = rflat(unpad(junction))
+    junc_r = radius_at(unpad(junction))
     clus_r = (np.add.reduceat(junc_r, starts[:-1]) / counts) if n_clusters else np.zeros(0)
     node_flat = np.concatenate([centre, endpoint]).astype(np.int64)
-    node_radius = np.concatenate([clus_r, rflat(unpad(endpoint))])
+    node_radius = np.concatenate([clus_r, radius_at(unpad(endpoint))])
 
     n_off = len(offsets)
     cap_e = max(len(node_pix) * n_off, 1)
@@ -269,7 +265,7 @@ def build_graph(skel: np.ndarray, radius, prune_px: float) -> SkeletonGraph:
         rest, lid = rest[o], lid[o]
         lc = np.bincount(lid, minlength=n_loops)
         ls = np.concatenate([[0], np.cumsum(lc)]).astype(np.int64)
-        rr = rflat(unpad(rest))
+        rr = radius_at(unpad(rest))
         loop_r = np.add.reduceat(rr, ls[:-1]) / lc
         loop_ids = n_nodes + np.arange(n_loops)
         node_flat = np.concatenate([node_flat, rest[ls[:-1]]])
@@ -286,7 +282,7 @@ def build_graph(skel: np.ndarray, radius, prune_px: float) -> SkeletonGraph:
     path_u = unpad(path) if len(path) else path
     ecount = np.diff(edge_ptr)
     if len(ecount):
-        mean_r = np.add.reduceat(rflat(path_u), edge_ptr[:-1]) / ecount
+        mean_r = np.add.reduceat(radius_at(path_u), edge_ptr[:-1]) / ecount
     else:
         mean_r = np.zeros(0)
     edge_rad = np.maximum(mean_r, 0.5)

@@ -249,8 +249,8 @@ def _radius(mask, skel, edt, scale):
     inds = ndimage.distance_transform_edt(~skel, return_distances=False, return_indices=True)
     owner = comp[tuple(inds)].astype(np.int64).ravel()
     del inds
-    centres = np.argwhere(skel)
-    radii = np.maximum(edt.val * scale, 1.0)  # skeleton voxels in C order, as argwhere lists them
+    centres = np.array(np.unravel_index(edt.idx, skel.shape)).T
+    radii = np.maximum(edt.val * scale, 1.0)
     cc = comp[skel].astype(np.int64)
     shape3 = np.array((1,) * (3 - mask.ndim) + mask.shape, dtype=np.int64)
     c3 = np.zeros((len(centres), 3), dtype=np.int64)

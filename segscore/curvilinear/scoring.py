@@ -56,7 +56,7 @@ class _Analysis:
 def _analyse(mask: np.ndarray, prune_px: float) -> _Analysis:
     lab, n = label(mask)
     if n == 0:
-        return _Analysis(mask, np.zeros_like(mask), SkeletonRadius(mask.shape, np.zeros(0, np.int64), np.zeros(0)),
+        return _Analysis(mask, np.zeros_like(mask), SkeletonRadius(np.zeros(0, np.int64), np.zeros(0)),
                          lab, 0, None)
     skel = skeletonize(mask)
     edt = radius_on_skeleton(mask, skel)
@@ -100,12 +100,12 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
         raise ScoreError(f"prune_px: must be a length >= 0 voxels, got {prune_px}")
     a = _analyse(gt, prune_px)
     g = a.graph
-    skel_idx = np.flatnonzero(a.skel.ravel())
+    skel_idx = a.edt.idx  # the skeleton's voxels, C order
     coords = np.array(np.unravel_index(skel_idx, gt.shape), dtype=np.float64).T.reshape(-1, gt.ndim)
     rl = a.lab.ravel()[skel_idx].astype(np.int64)
     slab, _ = label(a.skel)
     obj = slab.ravel()[skel_idx].astype(np.int64)
-    edt_s = a.edt.val  # on skel_idx, the same voxels in the same order
+    edt_s = a.edt.val
     # root of each mask component: its skeleton voxel of maximum distance value (first in C order)
     root_k = np.full(a.n_comp + 1, -1, dtype=np.int64)
     if len(skel_idx):
@@ -147,9 +147,9 @@ def _prepare_beside(gt, pred, prune_px) -> Reference:
     kernels release the GIL, so on two cores the two masks are processed side by side."""
     from concurrent.futures import ThreadPoolExecutor
 
-    pred_b = as_binary(pred, "prediction")
     if not PARALLEL_MIN_VOXELS <= np.size(gt) <= PARALLEL_MAX_VOXELS:  # big volumes: half the peak memory
         return prepare_reference(gt, prune_px=prune_px)
+    pred_b = as_binary(pred, "prediction")
     with ThreadPoolExecutor(max_workers=1) as pool:
         fut = pool.submit(prepare_reference, gt, prune_px=prune_px)
         pa = _analyse(pred_b, prune_px) if np.shape(pred_b) == np.shape(gt) else None

@@ -14,22 +14,6 @@ import numpy as np
 from segscore.kernels._jit import jit
 
 
-def ball_offsets(ndim: int, max_d2: int) -> tuple[np.ndarray, np.ndarray]:
-    """Integer offsets ``o`` (as (K, 3) int64, 2D ones with a zero first column) with
-    ``|o|^2 <= max_d2``, sorted by squared length then lexicographically, and those lengths."""
-    r = int(np.floor(np.sqrt(max_d2)))
-    ax = np.arange(-r, r + 1)
-    grids = np.meshgrid(*([ax] * ndim), indexing="ij")
-    off = np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
-    d2 = (off**2).sum(axis=1)
-    keep = d2 <= max_d2
-    off, d2 = off[keep], d2[keep]
-    order = np.lexsort(tuple(off[:, k] for k in range(ndim - 1, -1, -1)) + (d2,))
-    full = np.zeros((len(order), 3), dtype=np.int64)
-    full[:, 3 - ndim:] = off[order]
-    return full, d2[order].astype(np.int64)
-
-
 @jit
 def nearest_within(shape3, cand_flat, cand_order, cand_key, queries, offsets, off_d2, best_d2, best, tied):
     """Nearest candidate of each query voxel within the ball given by ``offsets``.
@@ -41,7 +25,8 @@ def nearest_within(shape3, cand_flat, cand_order, cand_key, queries, offsets, of
     cand_order : (C,) int64 candidate number of each sorted entry (ascending among equal voxels).
     cand_key : (C,) int64 key of each candidate (by candidate number).
     queries : (Q, 3) int64 voxel coordinates.
-    offsets, off_d2 : from :func:`ball_offsets`: sorted by squared length ``off_d2``.
+    offsets, off_d2 : (K, 3) int64 offsets and their squared lengths, sorted by length
+        (``segscore.kernels.fibers.ball_offsets``).
     best_d2 : (Q,) int64 output, squared distance to the nearest candidate, -1 if none.
     best : (Q,) int64 output, the lowest-numbered candidate at that distance, -1 if none.
     tied : (Q,) bool output, True when candidates of different keys lie at that distance.

@@ -75,3 +75,11 @@ def load_fives(shared, name):
 
 
 FIVES = ("fives_100_D_ds3.png", "fives_101_G_ds3.png")
+
+
+def everywhere(radius_map):
+    """A SkeletonRadius holding ``radius_map`` at every voxel (for hand-made graphs)."""
+    from segscore.curvilinear.graph import SkeletonRadius
+
+    m = np.asarray(radius_map, dtype=np.float64)
+    return SkeletonRadius(np.arange(m.size, dtype=np.int64), m.ravel().copy())

@@ -9,6 +9,7 @@ import pytest
 from segscore.curvilinear import costs as C
 from segscore.curvilinear import metrics as M
 from segscore.curvilinear.graph import SkeletonGraph
+from tests.curvilinear.helpers import everywhere
 
 
 def make_graph(shape, nodes, edges):
@@ -40,7 +41,7 @@ ONE = np.ones(SHAPE, np.int32)
 @pytest.mark.parametrize("r", [1.0, 2.0, 3.5])
 def test_series(r):
     g = make_graph(SHAPE, [(5, 2), (5, 12), (5, 22)], [(0, 1, row(5, 2, 12)), (1, 2, row(5, 12, 22))])
-    got = C.kirchhoff(g, 0, np.array([[5, 22]]), ONE, np.full(SHAPE, r))
+    got = C.kirchhoff(g, 0, np.array([[5, 22]]), ONE, everywhere(np.full(SHAPE, r)))
     assert np.isclose(got, r**4 / 20)
 
 
@@ -48,36 +49,36 @@ def test_parallel_edges_add():
     r = 2.0
     detour = [(5, 2), (10, 2), (10, 22), (5, 22)]  # steps 5 + 20 + 5 = 30
     g = make_graph(SHAPE, [(5, 2), (5, 22)], [(0, 1, row(5, 2, 22)), (0, 1, detour)])
-    got = C.kirchhoff(g, 0, np.array([[5, 22]]), ONE, np.full(SHAPE, r))
+    got = C.kirchhoff(g, 0, np.array([[5, 22]]), ONE, everywhere(np.full(SHAPE, r)))
     assert np.isclose(got, r**4 / 20 + r**4 / 30)
 
 
 def test_two_sinks_in_parallel_and_wheatstone_symmetry():
     # unit radius everywhere; source in the middle, two sinks at 10 and 5 voxels: conductances add
     g = make_graph(SHAPE, [(5, 12), (5, 2), (5, 17)], [(0, 1, row(5, 12, 2)), (0, 2, row(5, 12, 17))])
-    got = C.kirchhoff(g, 0, np.array([[5, 2], [5, 17]]), ONE, np.ones(SHAPE))
+    got = C.kirchhoff(g, 0, np.array([[5, 2], [5, 17]]), ONE, everywhere(np.ones(SHAPE)))
     assert np.isclose(got, 1 / 10 + 1 / 5)
     # only one sink given: the other branch is a dead end carrying nothing
-    got1 = C.kirchhoff(g, 0, np.array([[5, 2]]), ONE, np.ones(SHAPE))
+    got1 = C.kirchhoff(g, 0, np.array([[5, 2]]), ONE, everywhere(np.ones(SHAPE)))
     assert np.isclose(got1, 1 / 10)
 
 
 def test_sink_inside_a_chain_splits_it():
     g = make_graph(SHAPE, [(5, 2), (5, 22)], [(0, 1, row(5, 2, 22))])
-    got = C.kirchhoff(g, 0, np.array([[6, 12]]), ONE, np.ones(SHAPE))  # nearest voxel (5, 12)
+    got = C.kirchhoff(g, 0, np.array([[6, 12]]), ONE, everywhere(np.ones(SHAPE)))  # nearest voxel (5, 12)
     assert np.isclose(got, 1 / 10)
     # beyond the match radius (strictly less than 3 voxels): lost
-    assert C.kirchhoff(g, 0, np.array([[8, 12]]), ONE, np.ones(SHAPE)) == 0.0
+    assert C.kirchhoff(g, 0, np.array([[8, 12]]), ONE, everywhere(np.ones(SHAPE))) == 0.0
 
 
 def test_resistance_reads_radius_at_each_steps_far_voxel():
     rad = np.ones(SHAPE)
     rad[5, 3:8] = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     g = make_graph(SHAPE, [(5, 2), (5, 7)], [(0, 1, row(5, 2, 7))])
-    got = C.kirchhoff(g, 0, np.array([[5, 7]]), ONE, rad)
+    got = C.kirchhoff(g, 0, np.array([[5, 7]]), ONE, everywhere(rad))
     assert np.isclose(got, 1.0 / sum(1.0 / q**4 for q in (1, 2, 3, 4, 5)))
     rad[5, 3] = 0.1  # clamped at 0.5
-    assert np.isclose(C.kirchhoff(g, 0, np.array([[5, 7]]), ONE, rad),
+    assert np.isclose(C.kirchhoff(g, 0, np.array([[5, 7]]), ONE, everywhere(rad)),
                       1.0 / (1 / 0.5**4 + sum(1.0 / q**4 for q in (2, 3, 4, 5))))
 
 
@@ -85,9 +86,9 @@ def test_sink_outside_the_source_component_is_dead():
     g = make_graph(SHAPE, [(5, 2), (5, 22)], [(0, 1, row(5, 2, 22))])
     lab = np.ones(SHAPE, np.int32)
     lab[:, 20:] = 2
-    assert C.kirchhoff(g, 0, np.array([[5, 22]]), lab, np.ones(SHAPE)) == 0.0
+    assert C.kirchhoff(g, 0, np.array([[5, 22]]), lab, everywhere(np.ones(SHAPE))) == 0.0
     lab[:, 20:] = 0
-    assert C.kirchhoff(g, 0, np.array([[5, 22]]), lab, np.ones(SHAPE)) == 0.0
+    assert C.kirchhoff(g, 0, np.array([[5, 22]]), lab, everywhere(np.ones(SHAPE))) == 0.0
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -100,11 +101,11 @@ def test_rayleigh_monotonicity(seed):
     edges = [(i, i + 1, [pts[i], pts[i + 1]]) for i in range(n - 1)]
     rad = rng.uniform(0.5, 3, SHAPE)
     sinks = np.array([pts[-1], pts[n // 2]], float)
-    base = C.kirchhoff(make_graph(SHAPE, pts, edges), 0, sinks, ONE, rad)
+    base = C.kirchhoff(make_graph(SHAPE, pts, edges), 0, sinks, ONE, everywhere(rad))
     for _ in range(4):
         a, b = rng.choice(n, 2, replace=False)
         edges = edges + [(min(a, b), max(a, b), [pts[min(a, b)], pts[max(a, b)]])]
-        more = C.kirchhoff(make_graph(SHAPE, pts, edges), 0, sinks, ONE, rad)
+        more = C.kirchhoff(make_graph(SHAPE, pts, edges), 0, sinks, ONE, everywhere(rad))
         assert more >= base - 1e-12
         base = more
 

@@ -9,7 +9,7 @@ from scipy import ndimage
 from segscore.curvilinear.graph import build_graph, skeletonize
 from segscore.kernels import reach as R
 from segscore.kernels import skelgraph as K
-from tests.curvilinear.helpers import random_blobs
+from tests.curvilinear.helpers import everywhere, random_blobs
 
 
 def _pad_flat(skel):
@@ -108,7 +108,7 @@ def _oracle_graph(skel):
 
 
 def _ours(skel):
-    g = build_graph(skel, np.ones(skel.shape), 0)
+    g = build_graph(skel, everywhere(np.ones(skel.shape)), 0)
     pos = sorted(tuple(int(x) for x in p) for p in g.node_pos)
     edges = []
     for e in range(len(g.edge_u)):
@@ -136,11 +136,11 @@ def test_trace_on_raw_random_voxels_matches_oracle():
 
 
 def test_empty_and_single_voxel():
-    g = build_graph(np.zeros((5, 5), bool), np.zeros((5, 5)), 5)
+    g = build_graph(np.zeros((5, 5), bool), everywhere(np.zeros((5, 5))), 5)
     assert g.n_nodes == 0 and len(g.edge_u) == 0
     s = np.zeros((5, 5), bool)
     s[2, 2] = True
-    g = build_graph(s, np.ones((5, 5)), 5)
+    g = build_graph(s, everywhere(np.ones((5, 5))), 5)
     assert g.n_nodes == 1 and g.edge_u.tolist() == [0] and g.edge_v.tolist() == [0] and g.edge_len.tolist() == [1.0]
 
 
@@ -149,7 +149,7 @@ def test_line_and_diagonal_lengths():
     s = np.zeros((20, 30), bool)
     s[5, 2:27] = True
     s[np.arange(8, 18), np.arange(3, 13)] = True
-    g = build_graph(s, np.ones(s.shape), 0)
+    g = build_graph(s, everywhere(np.ones(s.shape)), 0)
     assert sorted(np.round(g.edge_len, 9).tolist()) == sorted([24.0, round(9 * 2**0.5, 9)])
     assert g.n_nodes == 4
 
@@ -160,7 +160,7 @@ def test_y_shape_has_one_junction_three_branches():
     for i in range(1, 15):
         s[20 - i, 20 + i] = True
         s[20 + i, 20 + i] = True
-    g = build_graph(s, np.ones(s.shape), 0)
+    g = build_graph(s, everywhere(np.ones(s.shape)), 0)
     deg = g.degree()
     assert (deg >= 3).sum() == 1 and (deg == 1).sum() == 3 and len(g.edge_u) == 3
     assert np.isclose(g.edge_len.sum(), 15 + 2 * 14 * 2**0.5, atol=2.0)
@@ -169,7 +169,7 @@ def test_y_shape_has_one_junction_three_branches():
 def test_ring_is_one_loop_node():
     yy, xx = np.mgrid[:41, :41]
     ring = skeletonize(((yy - 20) ** 2 + (xx - 20) ** 2 <= 15**2) & ((yy - 20) ** 2 + (xx - 20) ** 2 >= 12**2))
-    g = build_graph(ring, np.ones(ring.shape), 5)
+    g = build_graph(ring, everywhere(np.ones(ring.shape)), 5)
     assert g.n_nodes == 1 and g.edge_u[0] == g.edge_v[0] and g.edge_len[0] == ring.sum()
 
 
@@ -191,7 +191,7 @@ def test_3d_helix_length():
     path = _helix_path()
     vol = np.zeros((int(path[:, 0].max()) + 3, 25, 25), bool)
     vol[tuple(path.T)] = True
-    g = build_graph(vol, np.ones(vol.shape), 0)
+    g = build_graph(vol, everywhere(np.ones(vol.shape)), 0)
     assert len(g.edge_u) == 1 and g.n_nodes == 2
     expected = np.sqrt((np.diff(path, axis=0) ** 2).sum(1)).sum()
     assert np.isclose(g.edge_len[0], expected)
@@ -306,12 +306,12 @@ def test_graph_components_and_pruning_on_hand_drawn():
         s[20 + i, 20 + i] = True
     s[5, 45:58] = True  # ... and a separate line
     s[30:33, 50] = True  # ... and a 3-voxel stub, pruned at 5
-    g = build_graph(s, np.ones(s.shape), 5)
+    g = build_graph(s, everywhere(np.ones(s.shape)), 5)
     comp = g.components()
     alive = g.alive_nodes()
     assert len(set(comp[alive].tolist())) == 2 and len(g.alive_edges()) == 4
     assert not g.node_alive[~np.isin(np.arange(g.n_nodes), alive)].any()
-    g0 = build_graph(s, np.ones(s.shape), 0)
+    g0 = build_graph(s, everywhere(np.ones(s.shape)), 0)
     assert len(set(g0.components()[g0.alive_nodes()].tolist())) == 3
 
 
