@@ -89,11 +89,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _command(argv) -> str | None:
+    """The subcommand ``argv`` names (its first non-option word, aliases resolved)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    return ALIASES.get(command, command)
+
+
 def main(argv=None) -> int:
     """Run ``segscore`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = next((a for a in argv if not a.startswith("-")), None)
-    command = ALIASES.get(command, command)
+    command = _command(argv)
     try:
         parser = build_parser(command if command in COMMANDS else None)
         args = parser.parse_args(argv)
@@ -111,8 +116,7 @@ def main(argv=None) -> int:
 
 def entry() -> None:  # console script and ``python -m segscore``
     argv = sys.argv[1:]
-    command = next((a for a in argv if not a.startswith("-")), None)
-    if ALIASES.get(command, command) in KERNEL_COMMANDS and not {"-h", "--help"} & set(argv):
+    if _command(argv) in KERNEL_COMMANDS and not {"-h", "--help"} & set(argv):
         # this process is the command's own: start numba lean, before any thread exists
         from segscore.kernels._jit import start_without_blas_probe
 

@@ -85,10 +85,9 @@ def skeletonize(mask: np.ndarray) -> np.ndarray:
     Made by segscore's kernels, voxel for voxel the same skeleton (:mod:`segscore.curvilinear.thinning`:
     in 2D with the removal table measured from the installed scikit-image, in 3D Lee's procedure).
     """
-    from segscore.curvilinear.thinning import skeletonize2d, skeletonize3d
+    from segscore.curvilinear import thinning
 
-    mask = np.asarray(mask, dtype=bool)
-    return skeletonize2d(mask) if mask.ndim == 2 else skeletonize3d(mask)
+    return thinning.skeletonize(mask)
 
 
 def distance_map(mask: np.ndarray) -> np.ndarray:

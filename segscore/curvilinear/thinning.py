@@ -1,6 +1,6 @@
 """Skeletons identical to ``skimage.morphology.skeletonize``, from numba kernels.
 
-3D (Lee's method): :func:`skeletonize3d` runs :func:`segscore.kernels.lee.thin_lee`, whose
+3D (Lee's method): :func:`skeletonize` runs :func:`segscore.kernels.lee.thin_lee`, whose
 simple-point and Euler tests are written from their definitions and whose order is the
 installed scikit-image's. That is checked on random volumes once per scikit-image version
 (the verdict is cached beside the 2D table); a release that thins otherwise gets
@@ -19,7 +19,7 @@ taken. The measured table is then checked on random images against ``skeletonize
 and cached on disk per scikit-image version (:mod:`segscore.cachedir`: ``$SEGSCORE_CACHE_DIR``,
 else ``~/.cache/segscore``), so scikit-image is imported once per version and machine, not on
 every run. Should a future scikit-image thin differently (no
-table reproduces it, or the check fails), :func:`skeletonize2d` calls scikit-image instead.
+table reproduces it, or the check fails), :func:`skeletonize` calls scikit-image instead.
 
 The kernel (:func:`segscore.kernels.thin.thin_table`) revisits only pixels whose neighbourhood
 changed, so a mask whose thinning needs hundreds of iterations (a long tail of single-pixel
@@ -287,16 +287,6 @@ def skimage_table() -> np.ndarray | None:
     return None
 
 
-def skeletonize2d(mask: np.ndarray) -> np.ndarray:
-    """``skimage.morphology.skeletonize(mask)`` for a 2D mask, pixel for pixel, as a bool array."""
-    table = skimage_table()
-    if table is None:
-        from skimage.morphology import skeletonize
-
-        return np.asarray(skeletonize(np.asarray(mask, dtype=bool)), dtype=bool)
-    return thin_with_table(mask, table)
-
-
 def thin_lee(mask: np.ndarray) -> np.ndarray:
     """Lee's thinning of a 3D mask by :func:`segscore.kernels.lee.thin_lee`, as a bool array."""
     from segscore.kernels import lee
@@ -323,10 +313,17 @@ def lee_matches_skimage() -> bool:
     return bool(_once_per_version("lee-check", _check_lee)[0])
 
 
-def skeletonize3d(mask: np.ndarray) -> np.ndarray:
-    """``skimage.morphology.skeletonize(mask)`` for a 3D mask (Lee's method), as a bool array."""
-    if not lee_matches_skimage():
-        from skimage.morphology import skeletonize
+def skeletonize(mask: np.ndarray) -> np.ndarray:
+    """``skimage.morphology.skeletonize(mask)`` for a 2D or 3D mask, voxel for voxel, as a bool
+    array: segscore's kernel where it reproduces the installed scikit-image (the measured 2D
+    table, the checked 3D procedure), else scikit-image itself."""
+    m = np.asarray(mask, dtype=bool)
+    if m.ndim == 2:
+        table = skimage_table()
+        if table is not None:
+            return thin_with_table(m, table)
+    elif lee_matches_skimage():
+        return thin_lee(m)
+    from skimage.morphology import skeletonize as skimage_skeletonize
 
-        return np.asarray(skeletonize(np.asarray(mask, dtype=bool)), dtype=bool)
-    return thin_lee(mask)
+    return np.asarray(skimage_skeletonize(m), dtype=bool)

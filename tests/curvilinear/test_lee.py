@@ -6,7 +6,8 @@ import pytest
 from scipy import ndimage
 
 from segscore.curvilinear import thinning as T
-from segscore.curvilinear.thinning import skeletonize3d, thin_lee
+from segscore.curvilinear.thinning import skeletonize as skeletonize3d
+from segscore.curvilinear.thinning import thin_lee
 from segscore.kernels import lee
 
 

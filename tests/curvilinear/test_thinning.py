@@ -102,7 +102,7 @@ def test_skeletonize2d_equals_scikit_image_on_random_masks():
     for shape in ((5, 5), (40, 31), (96, 96)):
         for _ in range(8):
             img = rng.random(shape) < rng.uniform(0.1, 0.95)
-            assert np.array_equal(T.skeletonize2d(img), skeletonize(img))
+            assert np.array_equal(T.skeletonize(img), skeletonize(img))
 
 
 def test_skeletonize2d_equals_scikit_image_on_thick_shapes():
@@ -114,7 +114,7 @@ def test_skeletonize2d_equals_scikit_image_on_thick_shapes():
     shapes.append((yy - 100) ** 2 / 90**2 + (xx - 110) ** 2 / 60**2 < 1)
     shapes.append(np.ones((50, 60), bool))
     for m in shapes:
-        assert np.array_equal(T.skeletonize2d(m), skeletonize(m))
+        assert np.array_equal(T.skeletonize(m), skeletonize(m))
 
 
 def test_skeletonize2d_equals_scikit_image_on_fives(shared_data):
@@ -123,9 +123,9 @@ def test_skeletonize2d_equals_scikit_image_on_fives(shared_data):
 
     for name in ("fives_100_D_ds3.png", "fives_101_G_ds3.png"):
         m = np.asarray(Image.open(shared_data / "fives" / name)) > 0
-        assert np.array_equal(T.skeletonize2d(m), skeletonize(m))
+        assert np.array_equal(T.skeletonize(m), skeletonize(m))
         big = np.repeat(np.repeat(m, 3, 0), 3, 1)
-        assert np.array_equal(T.skeletonize2d(big), skeletonize(big))
+        assert np.array_equal(T.skeletonize(big), skeletonize(big))
 
 
 def test_table_is_cached_per_scikit_image_version(fresh_cache, monkeypatch):
@@ -155,7 +155,7 @@ def test_an_unreproducible_skeletonize_falls_back_to_scikit_image(fresh_cache, m
     monkeypatch.setattr(T, "measure_table", refuse)
     assert T.skimage_table() is None
     img = np.random.default_rng(0).random((30, 30)) < 0.6
-    assert np.array_equal(T.skeletonize2d(img), skeletonize(img))
+    assert np.array_equal(T.skeletonize(img), skeletonize(img))
     monkeypatch.setattr(T, "_memo", {})  # remembered on disk as "not reproducible"
     assert T.skimage_table() is None
 
