@@ -128,13 +128,17 @@ def probe(prediction, label, mask=None, *, radius: int = DEFAULT_RADIUS, gate_px
     return out
 
 
+def _wrapped(a, y0, y1, x0, x1):
+    """``a[y0:y1, x0:x1]`` with indices taken modulo ``a``'s shape (numpy.roll's wrap-around):
+    the label around a tile, without padding a copy of the whole image."""
+    return a[np.ix_(np.arange(y0, y1) % a.shape[0], np.arange(x0, x1) % a.shape[1])]
+
+
 def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
     h, w = am.shape
     rows = []
     if tile_px < 1:
         raise ScoreError(f"tile size must be at least 1 px, got {tile_px}")
-    # the label padded circularly by r (numpy.roll's shift): a tile's window is a plain slice
-    bpad = np.pad(bm, r, mode="wrap")
     for y0 in range(0, h, tile_px):
         y1 = min(y0 + tile_px, h)
         th = y1 - y0
@@ -150,7 +154,7 @@ def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
                 float(ink[y0:y1, x0:x1].mean())
             if frac < min_ink:
                 continue
-            bw = bpad[y0:y1 + 2 * r, x0:x1 + 2 * r]
+            bw = _wrapped(bm, y0 - r, y1 + r, x0 - r, x1 + r)
             at = np.zeros_like(bw)
             at[r:r + th, r:r + tw] = am[y0:y1, x0:x1]
             na = float(np.sqrt(np.sum(at.astype(np.float64) ** 2)))
@@ -165,7 +169,7 @@ def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
             # the label's energy under the tile at each shift
             if sel is None or bool(sel.all()):  # a full rectangle: box sums of a summed-area table
                 if band_sat is None:
-                    band = bpad[y0:y1 + 2 * r].astype(np.float64)
+                    band = _wrapped(bm, y0 - r, y1 + r, -r, w + r).astype(np.float64)
                     band_sat = np.zeros((band.shape[0] + 1, band.shape[1] + 1))
                     np.cumsum(np.cumsum(band * band, axis=0), axis=1, out=band_sat[1:, 1:])
                     del band
