@@ -122,11 +122,12 @@ def _mw_auc(pos, neg):
 
 
 def _hist_auc(ink, bg):
-    below = np.cumsum(bg) - bg
-    n1, n0 = int(ink.sum()), int(bg.sum())
-    if not n1 or not n0:
-        return None
-    return int(np.sum(ink * (2 * below + bg))) / (2.0 * n1 * n0)
+    """Exact pixel AUC of two level histograms (``ink.bootstrap.auc_of_histograms``); None if a
+    class is empty."""
+    from segscore.ink.bootstrap import auc_of_histograms
+
+    v = float(auc_of_histograms(ink, bg)[0])
+    return None if np.isnan(v) else v
 
 
 def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi):
