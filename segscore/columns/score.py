@@ -151,6 +151,7 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, band_row
                 workers=None, check_range=True):
     from segscore.engine.executor import reduce_windows
     from segscore.ink.quantize import kernel_array
+    from segscore.kernels.levels import value_stats
     from segscore.kernels.regions import box_rows
 
     h, w = shape
@@ -173,26 +174,26 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, band_row
     def task(win):
         r0, r1 = win
         values = kernel_array(read_band(r0, r1))
-        lo, hi = np.inf, -np.inf
-        if check_range and kind == "float" and values.size:
-            lo, hi = float(values.min()), float(values.max())  # NaN propagates into both
+        lo, hi, bad = np.inf, -np.inf, 0
+        if check_range and kind == "float":
+            occ = np.zeros((3, 65536), np.uint8)
+            lo, hi, bad, _ = value_stats(values, occ[0], occ[1], occ[2])
         rs = np.zeros((k, maxh))
         rc = np.zeros((k, maxh), np.int64)
         hist = np.zeros((2, 65536), np.int64)
         box_rows(values, oy + r0, ox, valid_a, boxes_a, kinds_a, passthrough, vdiv, rs, rc, hist)
-        return [rs, rc, hist, lo, hi]
+        return [rs, rc, hist, (float(lo), float(hi), int(bad))]
 
     def merge(a, b):
         a[0] += b[0]
         a[1] += b[1]
         a[2] += b[2]
-        lo = a[3] if np.isnan(a[3]) else (b[3] if np.isnan(b[3]) else min(a[3], b[3]))
-        hi = a[4] if np.isnan(a[4]) else (b[4] if np.isnan(b[4]) else max(a[4], b[4]))
-        return [a[0], a[1], a[2], lo, hi]
+        (lo, hi, bad), (lo2, hi2, bad2) = a[3], b[3]
+        return [a[0], a[1], a[2], (min(lo, lo2), max(hi, hi2), bad + bad2)]
 
     total = reduce_windows(task, windows, merge, executor=executor, workers=workers)
     if total is None:
-        return np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64), np.inf, -np.inf
+        return np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64), (np.inf, -np.inf, 0)
     return total
 
 
@@ -244,19 +245,9 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
 def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True):
     boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
     kinds = [1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters)
-    rs, rc, hist, lo, hi = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
-                                       check_range=check_range, **engine)
-    return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind), lo, hi
-
-
-def _check_range(name, lo, hi):
-    from segscore.ink.targets import RANGE_SLACK
-
-    if np.isnan(lo) or np.isnan(hi):
-        raise ScoreError(f"{name}: the map holds NaN values; replace them (0 for no ink) before scoring")
-    if lo < -RANGE_SLACK or hi > 1.0 + RANGE_SLACK:
-        raise ScoreError(f"{name}: values outside [0, 1] (min {lo:.6g}, max {hi:.6g}) in the scored boxes; a "
-                         f"prediction is a probability: apply a sigmoid or divide by the maximum of its scale")
+    rs, rc, hist, stats = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
+                                      check_range=check_range, **engine)
+    return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind), stats
 
 
 def _origin_and_shape(tgt, src_shape, origin):
@@ -291,7 +282,7 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     }
     out = {}
     for name, read in readers.items():
-        res, _, _ = _score(read, "float", shape, tgt, origin, scored, gutters, excluded, engine,
+        res, _ = _score(read, "float", shape, tgt, origin, scored, gutters, excluded, engine,
                            check_range=False)
         card = dict(res["metrics"])
         card["what"] = COLUMN_FLOORS[name]
@@ -304,7 +295,7 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
 def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, band_rows=None, executor=None,
                         workers=None, name="the prediction") -> dict:
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
-    from segscore.ink.targets import _png_or_path, map_kind, prediction_name
+    from segscore.ink.targets import _check_values, _png_or_path, map_kind, prediction_name
     from segscore.io.readers import open_map
 
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
@@ -314,9 +305,9 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
         plan = _plan(tgt, origin, src.shape)
         kind = map_kind(src.dtype)
         w = src.shape[1]
-        core, lo, hi = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
+        core, stats = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
                               *plan, engine)
-        _check_range(src.name, lo, hi)
+        _check_values(src.name, *stats)
         shape = src.shape
     out = {"target": tgt.target_id,
            "prediction": prediction_name(prediction),
