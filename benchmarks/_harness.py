@@ -18,6 +18,21 @@ REPO = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("SEGSCORE_BENCH_CACHE", REPO / "benchmarks" / "_cache"))
 
 
+def shared_data(sub: str, *, required: bool = True) -> Path:
+    """``sub`` inside the shared real data (``$SEGSCORE_SHARED_DATA`` or ``../shared/data``, as
+    the tests find it). Missing: exits with the fix, or (``required=False``) gives the default
+    place, so a later read names it."""
+    sys.path.insert(0, str(REPO))
+    from tests.conftest import shared_data_dir
+
+    d = shared_data_dir()
+    if d is None:
+        if required:
+            sys.exit("shared data not found: set SEGSCORE_SHARED_DATA or place it at ../shared/data")
+        d = Path(os.environ.get("SEGSCORE_SHARED_DATA") or REPO.parent / "shared" / "data")
+    return d / sub
+
+
 def python_env() -> dict:
     """The environment for child processes: this checkout first on the path."""
     env = dict(os.environ)

@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import CACHE, machine_note, measure, run_once, segscore_argv, table  # noqa: E402
+from benchmarks._harness import CACHE, machine_note, measure, run_once, segscore_argv, shared_data, table  # noqa: E402
 
-FIVES = Path(os.environ.get("SEGSCORE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) / "fives"
+FIVES = shared_data("fives", required=False)
 HERE = CACHE / "curve"
 
 

@@ -24,20 +24,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import CACHE, REPO, machine_note, measure, python_env, run_once, segscore_argv, table  # noqa: E402
+from benchmarks._harness import (CACHE, machine_note, measure, python_env, run_once, segscore_argv,  # noqa: E402
+                                 shared_data, table)
 
 CUBES = ["fibers_s1_00497_01497_03997_256", "fibers_s5_03997_01497_03997_256", "fibers_s5_06494_01994_03994_512"]
 SCROLLGT = {256: ("10.2 s / 1.15 GB", "48.8 s"), 512: ("107 s / 7.9 GB", "several minutes (~8 GB)")}
-
-
-def data_dir() -> Path:
-    sys.path.insert(0, str(REPO))
-    from tests.conftest import shared_data_dir
-
-    d = shared_data_dir()
-    if d is None:
-        sys.exit("shared data not found: set SEGSCORE_SHARED_DATA or place it at ../shared/data")
-    return d / "scrollgt"
 
 
 def cc_labels(target: Path) -> Path:
@@ -56,7 +47,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-reference", action="store_true", help="skip the scipy-EDT reference rows")
     args = ap.parse_args(argv)
-    root = data_dir()
+    root = shared_data("scrollgt")
     rows, checks = [], []
 
     first = root / CUBES[0]

@@ -28,14 +28,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import (CACHE, REPO, machine_note, measure, python_env, run_once, segscore_argv,  # noqa: E402
-                                 table, time_call)
-
-
-def shared() -> Path:
-    env = os.environ.get("SEGSCORE_SHARED_DATA")
-    d = Path(env) if env else REPO.parent / "shared" / "data"
-    return d / "scrollgt"
+from benchmarks._harness import (CACHE, machine_note, measure, python_env, run_once, segscore_argv,  # noqa: E402
+                                 shared_data, table, time_call)
 
 
 def make_cases(data: Path) -> dict:
@@ -67,7 +61,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    data = shared()
+    data = shared_data("scrollgt", required=False)
     if not (data / "scroll1_20231210121321").exists():
         sys.exit(f"real targets not found under {data}: set SEGSCORE_SHARED_DATA")
     case = make_cases(data)  # the harness measures each child under a bare parent: this one may grow
