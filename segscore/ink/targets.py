@@ -23,7 +23,7 @@ scored through the same float path as a prediction; bands drawn by :func:`unifor
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +54,6 @@ class Target:
     codes: np.ndarray  # (h, w) uint8
     has_mask: bool
     target_id: str = ""
-    extra: dict = field(default_factory=dict)
 
     @property
     def shape(self):
