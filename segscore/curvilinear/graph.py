@@ -117,9 +117,15 @@ def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray) -> SkeletonRadius:
     :func:`segscore.kernels.edt.edt_at` computes the same exact minimum), at a fraction of the
     cost and memory: the costs and operators read the radius only on skeleton voxels.
     """
+    idx = np.flatnonzero(skel.ravel())
+    return SkeletonRadius(idx, distance_at(mask, idx))
+
+
+def distance_at(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``scipy.ndimage.distance_transform_edt(mask).ravel()[idx]``, evaluated at those voxels
+    only (:func:`segscore.kernels.edt.edt_at`)."""
     from segscore.kernels.edt import edt_at
 
-    idx = np.flatnonzero(skel.ravel())
     vals = np.empty(len(idx))
     if len(idx):
         m3 = np.ascontiguousarray(mask, dtype=bool).reshape((1,) * (3 - mask.ndim) + mask.shape).view(np.uint8)
@@ -128,7 +134,7 @@ def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray) -> SkeletonRadius:
         edt_at(m3, c, vals)
         if not np.isfinite(vals).all():  # no background anywhere: scipy's convention
             vals = distance_map(mask).ravel()[idx]
-    return SkeletonRadius(idx, vals)
+    return vals
 
 
 def label(mask: np.ndarray):

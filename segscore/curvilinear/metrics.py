@@ -126,33 +126,33 @@ def hd95(gt, pred) -> float:
     return float(max(np.percentile(to_g[bp], 95), np.percentile(to_p[bg], 95)))
 
 
-def window_max(values, coords) -> np.ndarray:
-    """Max of ``values`` over the 3^d window around each coordinate (clipped at the array
-    edge), floored at 0."""
-    best = np.zeros(len(coords))
-    shape = np.array(values.shape)
-    for off in itertools.product((-1, 0, 1), repeat=values.ndim):
-        nb = coords + off
-        ok = np.all((nb >= 0) & (nb < shape), axis=1)
-        v = np.zeros(len(coords))
-        v[ok] = values[tuple(nb[ok].T)]
-        np.maximum(best, v, out=best)
-    return best
+def window_max(mask, coords) -> np.ndarray:
+    """Max of ``mask``'s distance map over the 3^d window around each coordinate (clipped at
+    the array edge), floored at 0; the map is evaluated on those windows only."""
+    from segscore.curvilinear.graph import distance_at
+
+    offs = np.array(list(itertools.product((-1, 0, 1), repeat=mask.ndim)), dtype=np.int64)
+    nb = (np.asarray(coords, np.int64)[:, None, :] + offs[None, :, :]).reshape(-1, mask.ndim)
+    ok = np.all((nb >= 0) & (nb < np.array(mask.shape)), axis=1)
+    flat, inverse = np.unique(np.ravel_multi_index(tuple(nb[ok].T), mask.shape), return_inverse=True)
+    v = np.zeros(len(nb))
+    v[ok] = distance_at(mask, flat)[inverse.ravel()]
+    return v.reshape(len(coords), len(offs)).max(axis=1) if len(coords) else np.zeros(0)
 
 
-def cbdice_star(gt_skel, gt_edt, pred_skel, pred_edt) -> float | None:
+def cbdice_star(gt_skel, gt, pred_skel, pred) -> float | None:
     """Radius-balanced centreline Dice: for each skeleton voxel of one mask, the ratio of the
     smaller to the larger of the two masks' radii there (0 where the other mask is absent),
     averaged over that skeleton; the harmonic mean of the two directions. Radii are the
     3^d-window maxima of each mask's distance map. None when either skeleton is empty."""
-    def side(skel_a, edt_a, edt_b):
+    def side(skel_a, mask_a, mask_b):
         c = np.argwhere(skel_a)
         if len(c) == 0:
             return None
-        ra, rb = window_max(edt_a, c), window_max(edt_b, c)
+        ra, rb = window_max(mask_a, c), window_max(mask_b, c)
         return float(np.where(rb > 0, np.minimum(ra, rb) / np.maximum(np.maximum(ra, rb), 1e-9), 0.0).mean())
 
-    a, b = side(gt_skel, gt_edt, pred_edt), side(pred_skel, pred_edt, gt_edt)
+    a, b = side(gt_skel, gt, pred), side(pred_skel, pred, gt)
     if a is None or b is None:
         return None
     return 0.0 if a + b <= 0 else 2 * a * b / (a + b)

@@ -177,7 +177,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         reference's when ``reference`` is given).
     reference : the result of ``prepare_reference(gt, prune_px=...)``; ``gt`` may then be None.
     voxel_size : carried into the row (lengths and radii stay in voxels).
-    all_metrics : also compute :data:`OPTIONAL_KEYS` (full distance maps of both masks: slower).
+    all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower).
     """
     if reference is None:
         if gt is None:
@@ -262,14 +262,10 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
 
 
 def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
-    from scipy import ndimage
-
-    if "_gt_edt" not in ref.extra:  # kept: a prepared reference serves many predictions
-        ref.extra["_gt_edt"] = ndimage.distance_transform_edt(gt_m)
     recall = M.skeleton_recall(ref.a.skel, pred)
     if recall is None:
         notes.append("skeleton_recall: null, the reference skeleton is empty")
-    cb = M.cbdice_star(ref.a.skel, ref.extra["_gt_edt"], pa.skel, ndimage.distance_transform_edt(pred))
+    cb = M.cbdice_star(ref.a.skel, gt_m, pa.skel, pred)
     if cb is None:
         notes.append("cbdice_star: null, a skeleton is empty")
     return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred)}
