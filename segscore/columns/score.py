@@ -272,19 +272,21 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     h, w = shape
     scored, gutters, excluded = plan or _plan(tgt, origin, shape)
     engine = {"band_rows": band_rows, "executor": executor, "workers": workers}
-    valid = tgt.valid
-    readers = {
-        # read on the float scale: 0.5, or the mask's 0 / 1 handed over as a view (no copy)
-        "constant_0_5": lambda a, b: np.full((b - a, w), 0.5, np.float32),
-        "papyrus_mask": (lambda a, b: valid[oy + a:oy + b, ox:ox + w]) if valid is not None
-        else (lambda a, b: np.ones((b - a, w), np.uint8)),
-        "uniform_random": lambda a, b: uniform_rows(seed, w, a, b).astype(np.float32),
-    }
+    boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
+    kinds = np.array([1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters), np.int64)
+    # uniform_random is the one floor to read; a constant map p has row sums p x row counts (the
+    # counts do not depend on the values) and all its pixels on one level
+    read = lambda a, b: uniform_rows(seed, w, a, b).astype(np.float32)  # noqa: E731
+    rs, rc, hist, _ = _accumulate(read, "float", shape, origin, tgt.valid, boxes, kinds, check_range=False, **engine)
+    sums = {"uniform_random": (rs, hist)}
+    for name, p in (("constant_0_5", 0.5), ("papyrus_mask", 1.0)):  # the mask is 1 on every counted pixel
+        h1 = np.zeros((2, 65536), np.int64)
+        for k in (0, 1):
+            h1[k, int(np.rint(p * 65535))] = rc[kinds == k].sum()
+        sums[name] = (p * rc, h1)
     out = {}
-    for name, read in readers.items():
-        res, _ = _score(read, "float", shape, tgt, origin, scored, gutters, excluded, engine,
-                           check_range=False)
-        card = dict(res["metrics"])
+    for name in ("constant_0_5", "papyrus_mask", "uniform_random"):
+        card = dict(_metrics(tgt, scored, gutters, excluded, sums[name][0], rc, sums[name][1], "float")["metrics"])
         card["what"] = COLUMN_FLOORS[name]
         if name == "uniform_random":
             card["seed"] = int(seed)

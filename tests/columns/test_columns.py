@@ -204,3 +204,18 @@ def test_real_pherc1667_target(shared_data):
     want = oracle(pred.astype(np.float64), tgt.valid.astype(bool), tgt.columns, tgt.meta, origin=(oy, ox))
     assert m["col_gutter_pixel_auc"] == pytest.approx(want["col_gutter_pixel_auc"], abs=2e-5)
     assert m["line_period_peak_mean"] == pytest.approx(want["line_period_peak_mean"], abs=1e-9)
+
+
+@pytest.mark.parametrize("origin", [(0, 0), (10, 220)])
+def test_constant_floors_equal_scoring_the_constant_maps(target, origin):
+    """The constant floors come from row counts, not a pass over the map: they must equal the
+    cards of the maps themselves (0.5 everywhere; the papyrus mask, 1 on every scored pixel)."""
+    _, valid, tgt = target
+    oy, ox = origin
+    h, w = GRID[0] - oy, GRID[1] - ox
+    f = columns.score_columns(np.zeros((h, w), np.float32), tgt, origin=origin)["floors"]
+    maps = {"constant_0_5": np.full((h, w), 0.5, np.float32),
+            "papyrus_mask": (valid[oy:, ox:] if valid is not None else np.ones((h, w))).astype(np.float32)}
+    for name, m in maps.items():
+        direct = columns.score_columns(m, tgt, origin=origin, floors=False)["metrics"]
+        assert {k: v for k, v in f[name].items() if k != "what"} == direct, name
