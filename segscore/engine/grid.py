@@ -24,6 +24,16 @@ class IndexedView:
         self.sources = sources
         self.rows = np.ascontiguousarray(rows, dtype=np.int64)
         self.cols = np.ascontiguousarray(cols, dtype=np.int64)
+        # every index a kernel gathers through is proven inside the planes here
+        for idx, n, axis in ((self.rows, shape[0], "row"), (self.cols, shape[1], "column")):
+            if idx.ndim != 1 or (idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n)):
+                raise ValueError(f"{axis} indices of an IndexedView must lie in 0..{n - 1}")
+
+    def check_map(self, map_shape) -> None:
+        """Raise ValueError unless the view has one index per row and column of ``map_shape``."""
+        if (self.rows.size, self.cols.size) != tuple(int(n) for n in map_shape):
+            raise ValueError(f"an IndexedView of {self.rows.size} x {self.cols.size} indices cannot serve a "
+                             f"{tuple(map_shape)} map")
 
     @classmethod
     def identity(cls, sources: list[Source]):

@@ -322,12 +322,12 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
             surface_shape = src.shape
         else:
             surface_shape = tuple(int(v) for v in surface_shape)
-            check_crop(crop, surface_shape, src.shape)
+            check_crop(crop, surface_shape, src.shape, src.name)
         lab = stack.enter_context(_open_level(labels, level, "labels"))
         msk = stack.enter_context(_open_level(mask, level, "mask"))
         if lab.shape != msk.shape:
             raise ScoreError(f"labels {lab.shape} and mask {msk.shape} differ in shape at level {level}")
-        rows, cols = label_grid(lab.shape, surface_shape, crop, src.shape)
+        rows, cols = label_grid(lab.shape, surface_shape, crop, src.shape, src.name)
         sources, names = [src], [src.name]
         if control is not None:
             ctl = stack.enter_context(_open_map(control, "control"))

@@ -110,6 +110,7 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
 
     n = len(sources)
     shape = sources[0].shape
+    view.check_map(shape)  # the kernels gather labels through the view without bounds checks
     boot = spec.block_px is not None
     nbx = -(-shape[1] // spec.block_px) if boot else 0
     boot_maps = ([0, n - 1] if spec.paired else [0]) if boot else []

@@ -18,10 +18,25 @@ from segscore.errors import ScoreError
 MAX_AXIS_MISMATCH = 0.005
 
 
-def check_crop(crop, surface_shape, map_shape):
-    """The window ``(y0, y1, x0, x1)`` of the surface the map covers, after the refusals."""
+def _shape_text(shape):
+    return " x ".join(str(int(n)) for n in shape)
+
+
+def check_crop(crop, surface_shape, map_shape, name=None):
+    """The window ``(y0, y1, x0, x1)`` of the surface the map covers, after the refusals.
+
+    Without a crop the map must be the whole surface: a map of another shape than
+    ``surface_shape`` is refused (its labels would be read at the wrong place, or outside the
+    label grid). ``name`` (the map's path) starts the messages that concern the map.
+    """
+    where = f"{name}: " if name else ""
     if crop is None:
-        return 0, int(surface_shape[0]), 0, int(surface_shape[1])
+        h, w = int(surface_shape[0]), int(surface_shape[1])
+        if map_shape is not None and (h, w) != tuple(int(n) for n in map_shape):
+            raise ScoreError(f"{where}the map is {_shape_text(map_shape)} but the surface shape is {h} x {w}; "
+                             f"a map cut from a larger surface needs --crop Y0 Y1 X0 X1, a whole-surface map "
+                             f"needs no --surface-shape")
+        return 0, h, 0, w
     try:
         y0, y1, x0, x1 = (int(v) for v in crop)
     except (TypeError, ValueError):
@@ -30,12 +45,12 @@ def check_crop(crop, surface_shape, map_shape):
     if not (0 <= y0 < y1 <= h and 0 <= x0 < x1 <= w):
         raise ScoreError(f"crop {[y0, y1, x0, x1]} is outside the {h} x {w} surface")
     if map_shape is not None and (y1 - y0, x1 - x0) != tuple(int(n) for n in map_shape):
-        raise ScoreError(f"map shape {tuple(int(n) for n in map_shape)} does not match the window "
+        raise ScoreError(f"{where}map shape {tuple(int(n) for n in map_shape)} does not match the window "
                          f"{y1 - y0} x {x1 - x0}")
     return y0, y1, x0, x1
 
 
-def label_grid(labels_shape, surface_shape, crop, map_shape):
+def label_grid(labels_shape, surface_shape, crop, map_shape, name=None):
     """Row and column indices into the labels for every map pixel (nearest neighbour).
 
     Parameters
@@ -47,7 +62,9 @@ def label_grid(labels_shape, surface_shape, crop, map_shape):
     crop : (y0, y1, x0, x1) or None
         The window of the surface the map covers (ends excluded); None for all of it.
     map_shape : (h_map, w_map)
-        Must equal the window's shape.
+        Must equal the window's shape (the surface's, without a crop).
+    name : str, optional
+        The map's path, named in the refusals about the map.
 
     Returns
     -------
@@ -57,7 +74,7 @@ def label_grid(labels_shape, surface_shape, crop, map_shape):
     ------
     ScoreError
         When the two axes' scales differ by more than 0.5 %, the crop leaves the surface, or
-        the map does not match the window.
+        the map does not match the window (with or without a crop).
     """
     lh, lw = (int(n) for n in labels_shape)
     sh, sw = (int(n) for n in surface_shape)
@@ -67,7 +84,7 @@ def label_grid(labels_shape, surface_shape, crop, map_shape):
     if abs(sy - sx) > MAX_AXIS_MISMATCH * max(sy, sx):
         raise ScoreError(f"labels {(lh, lw)} and surface {(sh, sw)} differ in scale between axes "
                          f"({sy:.4f} vs {sx:.4f}); they are not the same grid")
-    y0, y1, x0, x1 = check_crop(crop, (sh, sw), map_shape)
+    y0, y1, x0, x1 = check_crop(crop, (sh, sw), map_shape, name)
     rows = np.minimum(((np.arange(y0, y1) + 0.5) * sy).astype(np.int64), lh - 1)
     cols = np.minimum(((np.arange(x0, x1) + 0.5) * sx).astype(np.int64), lw - 1)
     return rows, cols

@@ -154,6 +154,40 @@ def test_crop_rows(cli, seg):
                    "map shape (50, 70) does not match the window 40 x 70")
 
 
+@pytest.mark.parametrize("shape", [(100, 140), (25, 35), (50, 71), (49, 70)])
+def test_surface_shape_without_crop_must_be_the_map(cli, seg, shape):
+    # a larger surface read the labels at the wrong place (a wrong AUC, exit 0); a smaller one
+    # sent label indices outside the grid to a kernel (SIGSEGV)
+    code, out, err = cli(*base(seg, "--surface-shape", *shape))
+    one_line_error(code, out, err, f"{seg['map']}: the map is 50 x 70 but the surface shape is "
+                                   f"{shape[0]} x {shape[1]}; a map cut from a larger surface needs --crop")
+
+
+def test_surface_shape_equal_to_the_map_scores_as_without_it(cli, seg):
+    plain = json.loads(cli(*base(seg, "--json"))[1])
+    same = json.loads(cli(*base(seg, "--surface-shape", 50, 70, "--json"))[1])
+    assert same["forward"] == plain["forward"]
+
+
+def test_labels_on_map_and_the_engine_refuse_a_grid_of_another_size(seg):
+    from segscore.engine.grid import IndexedView
+    from segscore.engine.sources import as_source
+    from segscore.errors import ScoreError
+    from segscore.ink import auc
+
+    _, ink, mask = seg["arrays"]
+    with pytest.raises(ScoreError, match="the map is 50 x 70 but the surface shape is 25 x 35"):
+        auc.labels_on_map(ink, mask, None, (25, 35), None, (50, 70))
+    planes = [as_source(ink.astype(np.uint8)), as_source(mask.astype(np.uint8))]
+    with pytest.raises(ValueError, match="row indices"):
+        IndexedView(planes, np.arange(51), np.arange(70))
+    with pytest.raises(ValueError, match="column indices"):
+        IndexedView(planes, np.arange(50), np.arange(-1, 69))
+    view = IndexedView(planes, np.arange(25), np.arange(70))
+    with pytest.raises(ValueError, match="cannot serve a"):
+        view.check_map((50, 70))
+
+
 def test_shapes_of_control_and_compare(cli, seg):
     np.save(seg["dir"] / "small.npy", np.ones((5, 5), np.uint8))
     one_line_error(*cli(*base(seg, "--control", seg["dir"] / "small.npy")), "control shape (5, 5) differs from the map's (50, 70)")
