@@ -12,9 +12,18 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers"}
+_SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers",
+               "families", "metrics"}
 
-__all__ = ["__version__", "ScoreError", "VerifyError", *sorted(_SUBMODULES)]
+__all__ = ["__version__", "ScoreError", "VerifyError", "warm", *sorted(_SUBMODULES)]
+
+
+def warm(families=None) -> list[str]:
+    """Compile (or load from numba's on-disk cache) the kernels of ``families`` (default: every
+    registered family) in this process; call it once before fanning work out to workers."""
+    from segscore.families import warm as _warm
+
+    return _warm(families)
 
 
 def __getattr__(name):

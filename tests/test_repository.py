@@ -155,3 +155,58 @@ def test_kernels_call_compiled_helpers_of_their_own_file_only():
     bad = {p.name: m.group(0).strip() for p in kernels.glob("*.py")
            for m in pattern.finditer(p.read_text()) if "_jit" not in m.group(0)}
     assert bad == {}
+
+
+FAMILY_PACKAGES = ("ink", "columns", "curvilinear", "objects", "fibers", "families", "batch", "cli")
+
+
+def _segscore_imports(path: Path) -> set[str]:
+    """Every ``segscore.*`` module a file imports, at any depth (function-level imports too)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("segscore")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("segscore"):
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def _layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+@pytest.mark.parametrize("layer, forbidden", [
+    ("io", ("engine", "metrics") + FAMILY_PACKAGES),
+    ("engine", FAMILY_PACKAGES),
+    ("kernels", ("io", "engine", "metrics") + FAMILY_PACKAGES),
+    ("metrics", ("io", "engine") + FAMILY_PACKAGES),
+])
+def test_layers_import_only_downwards(layer, forbidden):
+    """cli -> batch -> families -> metrics/engine -> io -> kernels (DESIGN.md, "Layout")."""
+    bad = []
+    for path in sorted((REPO / "segscore" / layer).rglob("*.py")):
+        for module in _segscore_imports(path):
+            if _layer_of(module) in forbidden:
+                bad.append(f"{path.relative_to(REPO)} imports {module}")
+    assert not bad, bad
+
+
+def test_the_registry_names_every_family_and_warms_it():
+    from segscore.cli.main import COMMANDS
+    from segscore.families import FAMILIES, family
+
+    assert set(FAMILIES) == {"ink", "columns", "objects", "fibers", "curvilinear"}
+    commands = {c for f in FAMILIES.values() for c in f.commands}
+    assert commands <= set(COMMANDS) and {"run"} | commands == set(COMMANDS)
+    for f in FAMILIES.values():
+        assert callable(f.load("score")) and callable(f.load("warm"))
+    with pytest.raises(KeyError, match="families:"):
+        family("nope")
+    code = "import segscore; print(segscore.warm(['ink', 'objects']))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['ink', 'objects']"

@@ -28,7 +28,7 @@ COLUMNS = ("erl", "erl_merge_penalized", "coverage", "precision", "splits", "mer
 
 def open_labels(path, shape) -> np.ndarray:
     """An instance-label volume from ``.npy`` (memory-mapped), ``.tif`` or zarr, checked for shape."""
-    from segscore.engine.sources import RawFileSource
+    from segscore.io.sources import RawFileSource
     from segscore.io.readers import format_of, open_image
 
     kind = format_of(path)

@@ -21,8 +21,8 @@ from contextlib import ExitStack
 
 import numpy as np
 
-from segscore.engine.grid import IndexedView
-from segscore.engine.sources import as_source
+from segscore.io.grid import IndexedView
+from segscore.io.sources import as_source
 from segscore.errors import ScoreError, VerifyError  # noqa: F401  (VerifyError: kit's name)
 from segscore.ink.quantize import MIN_FLOAT_LEVELS, quantize_values  # noqa: F401
 from segscore.io.grid import MAX_AXIS_MISMATCH, check_crop, label_grid  # noqa: F401

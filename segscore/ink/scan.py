@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from segscore.engine.executor import reduce_windows
-from segscore.engine.grid import IndexedView
+from segscore.io.grid import IndexedView
 from segscore.engine.plan import DEFAULT_WINDOW_PX, aligned_bands, bands, rows_for_pixels
 
 #: pixels of a window: its labels are read once (a few bytes per pixel)
 LABEL_WINDOW_PX = 1 << 23
 #: pixels of a sub-band of a window: the maps are read and reduced in these
 SUB_WINDOW_PX = 1 << 20
-from segscore.engine.sources import Source
+from segscore.io.sources import Source
 from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, kernel_array, needs_stats, quantizer_for, tile_stats
 from segscore.kernels.blocks import BOOT_BINS
 

@@ -284,7 +284,7 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, band_rows=None, executor=
 def _png_or_path(prediction):
     """A PNG prediction decoded with :func:`read_png` (as a named array source); else unchanged."""
     if isinstance(prediction, (str, os.PathLike)) and os.fspath(prediction).lower().endswith(".png"):
-        from segscore.engine.sources import ArraySource
+        from segscore.io.sources import ArraySource
 
         if not os.path.exists(prediction):
             raise InputFileError(f"{os.fspath(prediction)}: no such file or folder; check the path")

@@ -1,6 +1,6 @@
 """Open images as sources: TIFF, ``.npy``, PNG, NIfTI, zarr arrays and pyramid levels.
 
-Each opener returns a :class:`~segscore.engine.sources.Source`, so the caller reads windows
+Each opener returns a :class:`~segscore.io.sources.Source`, so the caller reads windows
 and never holds more of a file than the window. Bad input raises a
 :class:`~segscore.errors.ScoreError` whose one-line message names the file and the fix.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from segscore.engine.sources import ArraySource, RawFileSource, Source, ZarrSource, as_source, squeeze
+from segscore.io.sources import ArraySource, RawFileSource, Source, ZarrSource, as_source, squeeze
 from segscore.errors import InputFileError, ScoreError
 
 TIFF_SUFFIXES = (".tif", ".tiff")

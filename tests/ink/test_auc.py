@@ -281,9 +281,9 @@ def test_a_map_that_reads_ink_beats_its_reverse(tmp_path):
 
 def test_a_distributed_client_gives_the_same_result():
     distributed = pytest.importorskip("distributed")
-    from segscore.engine import warm
+    from segscore import warm
 
-    warm()
+    warm("ink")
     pred, ink, mask = segment((50, 64), seed=30)
     want = auc.block_bootstrap(pred, ink, mask, draws=20, block_px=6, tile_rows=9)
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:

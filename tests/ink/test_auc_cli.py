@@ -170,8 +170,8 @@ def test_surface_shape_equal_to_the_map_scores_as_without_it(cli, seg):
 
 
 def test_labels_on_map_and_the_engine_refuse_a_grid_of_another_size(seg):
-    from segscore.engine.grid import IndexedView
-    from segscore.engine.sources import as_source
+    from segscore.io.grid import IndexedView
+    from segscore.io.sources import as_source
     from segscore.errors import ScoreError
     from segscore.ink import auc
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tifffile
 
-from segscore.engine.sources import RawFileSource, ZarrSource
+from segscore.io.sources import RawFileSource, ZarrSource
 from segscore.errors import InputFileError, ScoreError
 from segscore.io.readers import open_image, open_map, open_zarr, read_image
 

@@ -1,0 +1,114 @@
+"""The family registry: the one place above the engine that knows every scoring family.
+
+Each family is registered once with its name, the commands that score with it, its score
+function and its warm-up (a tiny call that compiles, or loads from numba's on-disk cache, the
+kernels the family's scoring runs, for the dtypes inputs usually have). ``segscore.warm()``
+runs the warm-ups in this process: call it once before fanning work out to dask workers, so
+several processes never build the same numba cache at once (numba #4807, #10128).
+
+Entries name functions as ``"module:attribute"`` and import nothing until used, so reading
+the registry is free.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Family:
+    """One scoring family."""
+
+    name: str
+    commands: tuple[str, ...]
+    score: str  # "module:function" of the score function the commands call
+    warm: str  # "module:function" compiling the family's kernels (no arguments)
+
+    def load(self, what: str):
+        module, attr = getattr(self, what).split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("ink", ("auc", "demo", "target", "placement", "check"), "segscore.ink.auc:score_files",
+           "segscore.families:_warm_ink"),
+    Family("columns", ("columns",), "segscore.columns.score:score_columns", "segscore.families:_warm_columns"),
+    Family("objects", ("objects", "holdout"), "segscore.objects.metrics:score_segmentation",
+           "segscore.families:_warm_objects"),
+    Family("fibers", ("fibers", "fibers-aggregate"), "segscore.fibers.card:score_fibers",
+           "segscore.families:_warm_fibers"),
+    Family("curvilinear", ("curve", "perturb"), "segscore.curvilinear.scoring:score",
+           "segscore.families:_warm_curvilinear"),
+)}
+
+
+def family(name: str) -> Family:
+    """The registered family ``name``; KeyError naming the known ones otherwise."""
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise KeyError(f"no family {name!r}; families: {sorted(FAMILIES)}") from None
+
+
+def warm(families=None) -> list[str]:
+    """Compile or load the kernels of ``families`` (default: all) in this process; returns
+    the names warmed."""
+    names = list(FAMILIES) if families is None else [families] if isinstance(families, str) else list(families)
+    for name in names:
+        family(name).load("warm")()
+    return names
+
+
+# ------------------------------------------------------------------ each family's warm-up
+
+def _warm_ink() -> None:
+    import numpy as np
+
+    from segscore.ink import auc
+
+    rng = np.random.default_rng(0)
+    ink = rng.random((8, 8)) < 0.5
+    mask = np.ones((8, 8), bool)
+    for dtype in (np.uint8, np.uint16, np.float32, np.float64):
+        pred = (rng.random((8, 8)) * 200 + 1).astype(dtype)
+        auc.score_array(pred, ink, mask, executor="synchronous")
+    auc.block_bootstrap(pred, ink, mask, draws=20, block_px=4, other=pred, executor="synchronous")
+
+
+def _warm_columns() -> None:
+    from segscore.kernels import regions  # noqa: F401  (compiled on first call; cached on disk)
+
+
+def _warm_objects() -> None:
+    import numpy as np
+
+    from segscore.objects.metrics import score_segmentation
+
+    rng = np.random.default_rng(0)
+    for shape in ((8, 8), (3, 8, 8)):
+        for dtype in (np.uint8, np.uint16, np.int32, np.uint32, np.int64):
+            t = rng.integers(0, 4, shape).astype(dtype)
+            score_segmentation(t, t)
+
+
+def _warm_fibers() -> None:
+    import numpy as np
+
+    from segscore.fibers import floors
+
+    mask = np.zeros((4, 6, 6), bool)
+    mask[1:3, 1:5, 1:5] = True
+    for fn in (floors.connected_components, floors.voxel_instances, floors.single_instance):
+        fn(mask)
+
+
+def _warm_curvilinear() -> None:
+    import numpy as np
+
+    from segscore.curvilinear.scoring import score
+
+    m = np.zeros((24, 24), bool)
+    m[12, 2:22] = True
+    m[2:22, 12] = True
+    score(m, m)
