@@ -17,6 +17,30 @@ def add_floor_options(parser) -> None:
     parser.add_argument("--workers", type=int, help="threads to use (default: the CPUs available)")
 
 
+def add_engine_options(parser) -> None:
+    """``--tile-rows N`` and ``--threads N`` (``--workers`` is a hidden alias of ``--threads``)."""
+    import argparse
+
+    parser.add_argument("--tile-rows", type=positive_int, metavar="N",
+                        help="rows (slices of a 3D image) per tile (default: bands of a few tens of MB)")
+    parser.add_argument("--threads", type=positive_int, metavar="N",
+                        help="threads in this process (default: the CPUs available, at most 8)")
+    parser.add_argument("--workers", type=positive_int, dest="threads", help=argparse.SUPPRESS)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (a usage error, exit 2, otherwise)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
 def add_output_options(parser, *, csv: bool = False) -> None:
     """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``."""
     parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
@@ -41,8 +65,9 @@ def emit(args, result, text: str | None = None, *, csv_rows=None) -> None:
 
 
 def progress_printer(args, label: str):
-    """A ``(done, total)`` callback drawing progress on stderr, or None when not a terminal."""
-    if getattr(args, "json", False) or not sys.stderr.isatty():
+    """A ``(done, total)`` callback drawing progress on stderr, or None when stderr is not a
+    terminal (progress never mixes with ``--json`` output: it goes to stderr only)."""
+    if not sys.stderr.isatty():
         return None
 
     def show(done, total):

@@ -8,7 +8,10 @@ HELP = "object scorecard of an instance segmentation (matching, AP sweep, Dice, 
 def add_arguments(p) -> None:
     from segscore.cli._common import add_output_options
 
-    p.add_argument("truth", help="the truth label image (TIFF, PNG, .npy or zarr; 2D or 3D; 0 = background)")
+    from segscore.cli._common import add_engine_options
+
+    p.add_argument("truth", help="the truth label image (TIFF, PNG, .npy, NIfTI or zarr: PATH.zarr or "
+                   "PATH.zarr/KEY; 2D or 3D; 0 = background); read tile by tile")
     p.add_argument("prediction", help="the predicted label image, same shape")
     p.add_argument("--iou", type=float, default=0.5, help="IoU at which precision, recall, F1, Dice and areas "
                    "are matched (default 0.5)")
@@ -17,6 +20,7 @@ def add_arguments(p) -> None:
     p.add_argument("--minimum-overlap", type=float, default=0.1,
                    help="share of a truth object that counts toward a split or merge (default 0.1)")
     add_output_options(p)
+    add_engine_options(p)
 
 
 def format_result(r: dict) -> str:
@@ -46,18 +50,12 @@ def format_result(r: dict) -> str:
 
 
 def run(args) -> int:
-    from segscore.cli._common import emit
-    from segscore.objects.holdout import read_labels
+    from segscore.cli._common import emit, progress_printer
     from segscore.objects.metrics import score_segmentation
 
-    truth = read_labels(args.truth)
-    pred = read_labels(args.prediction)
-    from segscore.errors import ScoreError
-
-    if truth.shape != pred.shape:
-        raise ScoreError(f"{args.prediction}: shape {pred.shape} differs from the truth {args.truth} "
-                         f"{truth.shape}; score a prediction on its truth's grid")
-    result = score_segmentation(truth, pred, threshold=args.iou, boundary_tolerances=tuple(args.tolerances),
-                                minimum_overlap=args.minimum_overlap)
+    result = score_segmentation(args.truth, args.prediction, threshold=args.iou,
+                                boundary_tolerances=tuple(args.tolerances), minimum_overlap=args.minimum_overlap,
+                                tile_rows=args.tile_rows, threads=args.threads,
+                                progress=progress_printer(args, "objects"))
     emit(args, result, format_result(result))
     return 0

@@ -197,6 +197,38 @@ def open_map(obj, *, what: str = "map", ndim: int = 2, name: str | None = None) 
     return source
 
 
+def open_labels(obj, *, what: str = "label image", ndims=(2, 3), name: str | None = None) -> Source:
+    """A label image (a path of any supported format, or an array) as a source.
+
+    The one label-image reader of every family: singleton axes are dropped (but an image is
+    never squeezed below 2D: a one-pixel image stays 1 x 1), a colour PNG is refused, and the
+    image must have one of ``ndims`` dimensions and a numeric dtype. Values are not checked
+    here (each window's values are checked where it is read).
+    """
+    if isinstance(obj, (str, os.PathLike)):
+        base = open_image(obj, what=what)
+        label = _name(obj)
+    else:
+        base = as_source(obj, name=name or f"<{what}>")
+        label = base.name
+    source = squeeze(base)
+    if source.ndim < 2 <= base.ndim:
+        source = base
+    if isinstance(obj, (str, os.PathLike)) and format_of(obj) == "pillow" and source.ndim == 3:
+        source.close()
+        raise ScoreError(f"{label}: a colour image of shape {source.shape}; a label image has one "
+                         "integer id per pixel (save the labels as a single-channel PNG, TIFF or .npy)")
+    if source.ndim not in ndims:
+        shape = source.shape
+        source.close()
+        raise ScoreError(f"{label}: a {what} of shape {shape}; expected "
+                         + " or ".join(f"{d}D" for d in ndims))
+    if source.dtype.kind not in "biuf":
+        source.close()
+        raise ScoreError(f"{label}: holds {source.dtype} values; a {what} holds integer ids")
+    return source
+
+
 def read_image(path, *, what: str = "image") -> np.ndarray:
     """A whole image as a NumPy array (for inputs that fit in memory)."""
     with open_image(path, what=what) as source:

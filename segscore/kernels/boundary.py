@@ -67,8 +67,15 @@ def boundary_mask(labels, out):
 
 
 @jit
-def _nearest_counts(src, other, T, hist):
-    """For each set pixel of ``src``: Chebyshev distance (0..T, else T+1) to a set pixel of ``other``."""
+def nearest_counts(src, other, T, hist):
+    """Add to ``hist`` (T+2,) int64, for each set pixel of ``src``, its Chebyshev distance
+    (0..T, else T+1) to the nearest set pixel of ``other`` (both (A, B, C) uint8).
+
+    Notes
+    -----
+    Shapes are not checked. A tiled caller passes the marks it owns as ``src`` and every mark
+    of its halo-extended block as ``other``.
+    """
     A, B, C = src.shape
     for a in range(A):
         for b in range(B):
@@ -132,5 +139,5 @@ def boundary_distance_counts(truth_edge, pred_edge, T, pred_hist, truth_hist):
     Shapes are not checked. Cost is proportional to the boundary pixels times the ring
     sizes searched, which stop at the first hit.
     """
-    _nearest_counts(pred_edge, truth_edge, T, pred_hist)
-    _nearest_counts(truth_edge, pred_edge, T, truth_hist)
+    nearest_counts(pred_edge, truth_edge, T, pred_hist)
+    nearest_counts(truth_edge, pred_edge, T, truth_hist)

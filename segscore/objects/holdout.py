@@ -152,17 +152,10 @@ def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
 
 def read_labels(path):
     """A label image from a file (TIFF, PNG, npy, zarr, ...) as an array, singleton axes dropped."""
-    import numpy as np
+    from segscore.io.readers import open_labels
 
-    from segscore.io.readers import format_of, read_image
-
-    arr = read_image(path, what="label image")
-    if arr.ndim > 2:
-        arr = arr.reshape([s for s in arr.shape if s != 1] or [1])
-    if format_of(path) == "pillow" and arr.ndim == 3:
-        raise ScoreError(f"{path}: a colour image of shape {arr.shape}; a label image has one integer id "
-                         "per pixel (save the labels as a single-channel PNG, TIFF or .npy)")
-    return np.asarray(arr)
+    with open_labels(path, ndims=range(1, 33)) as source:
+        return source.read_all()
 
 
 def score_model_on_holdout(holdout: HoldoutSet, predict, *, read_mask=None, **kwargs) -> HoldoutScore:

@@ -77,31 +77,6 @@ def _splits_merges_table(table: ContingencyTable, minimum_overlap: float) -> dic
     return {"splits": int((per_truth >= 2).sum()), "merges": int((per_pred >= 2).sum())}
 
 
-def _boundary_counts(t, p, tolerances) -> dict:
-    """Boundary pixel counts and matched counts at each tolerance (additive over fields)."""
-    from segscore.kernels.boundary import boundary_distance_counts, boundary_mask
-
-    tols = [int(x) for x in tolerances]
-    if any(x < 0 for x in tols) or any(x != y for x, y in zip(tols, tolerances)):
-        raise ScoreError(f"boundary tolerances {list(tolerances)}: must be whole numbers of pixels >= 0")
-    if t.ndim not in (2, 3):
-        raise ScoreError(f"boundary F1 of shape {t.shape}: expected a 2D or 3D label image")
-    t3 = t[None] if t.ndim == 2 else t
-    p3 = p[None] if p.ndim == 2 else p
-    te = np.zeros(t3.shape, np.uint8)
-    pe = np.zeros(p3.shape, np.uint8)
-    n_t = boundary_mask(t3, te)
-    n_p = boundary_mask(p3, pe)
-    T = max(tols) if tols else 0
-    ph = np.zeros(T + 2, np.int64)
-    th = np.zeros(T + 2, np.int64)
-    if n_t and n_p:
-        boundary_distance_counts(te, pe, T, ph, th)
-    pc, tc = np.cumsum(ph), np.cumsum(th)
-    return {"tolerances": tols, "truth_boundary": int(n_t), "pred_boundary": int(n_p),
-            "pred_matched": [int(pc[x]) for x in tols], "truth_matched": [int(tc[x]) for x in tols]}
-
-
 def _boundary_from_counts(s: dict, notes: dict) -> dict:
     out = {}
     for k, tol in enumerate(s["tolerances"]):
@@ -179,17 +154,143 @@ def boundary_f1(truth, pred, tolerances=DEFAULT_BOUNDARY_TOLERANCES) -> dict:
 
 # ---------------------------------------------------------------- the whole scorecard
 
+#: elements of a tile's owned band when a label image is read from a file (~64 MB of uint32)
+TILE_PX = 1 << 24
+
+
+def _check_tolerances(tolerances) -> list[int]:
+    tols = [int(x) for x in tolerances]
+    if any(x < 0 for x in tols) or any(x != y for x, y in zip(tols, tolerances)):
+        raise ScoreError(f"boundary tolerances {list(tolerances)}: must be whole numbers of pixels >= 0")
+    return tols
+
+
+def _boundary_tile(t, p, own, tols) -> dict:
+    """Boundary counts of the owned rows ``own`` (a slice of axis 0) of two label blocks read
+    with a halo of ``max(tols) + 1`` rows (or the whole image): every boundary mark within
+    ``max(tols)`` of an owned row is then the whole image's."""
+    from segscore.kernels.boundary import boundary_mask, nearest_counts
+
+    t3 = t[None] if t.ndim == 2 else t
+    p3 = p[None] if p.ndim == 2 else p
+    axis = 1 if t.ndim == 2 else 0  # the tiled axis, in the kernels' 3D view
+    te = np.zeros(t3.shape, np.uint8)
+    pe = np.zeros(p3.shape, np.uint8)
+    boundary_mask(t3, te)
+    boundary_mask(p3, pe)
+    cut = [slice(None)] * 3
+    cut[axis] = own
+    n_t = int(np.count_nonzero(te[tuple(cut)]))
+    n_p = int(np.count_nonzero(pe[tuple(cut)]))
+    T = max(tols) if tols else 0
+    ph = np.zeros(T + 2, np.int64)
+    th = np.zeros(T + 2, np.int64)
+    if n_t and n_p:
+        whole = own.start == 0 and own.stop == t3.shape[axis]
+        te_own, pe_own = (te, pe) if whole else (np.zeros_like(te), np.zeros_like(pe))
+        if not whole:  # count the owned marks only; search all marks of the block
+            te_own[tuple(cut)] = te[tuple(cut)]
+            pe_own[tuple(cut)] = pe[tuple(cut)]
+        nearest_counts(pe_own, te, T, ph)  # owned marks against every mark of the block
+        nearest_counts(te_own, pe, T, th)
+    return {"truth_boundary": n_t, "pred_boundary": n_p, "ph": ph, "th": th}
+
+
+def _boundary_totals(parts, tols) -> dict:
+    n_t = sum(b["truth_boundary"] for b in parts)
+    n_p = sum(b["pred_boundary"] for b in parts)
+    T = max(tols) if tols else 0
+    ph = np.sum([b["ph"] for b in parts], axis=0) if parts else np.zeros(T + 2, np.int64)
+    th = np.sum([b["th"] for b in parts], axis=0) if parts else np.zeros(T + 2, np.int64)
+    if not (n_t and n_p):
+        ph[:] = 0
+        th[:] = 0
+    pc, tc = np.cumsum(ph), np.cumsum(th)
+    return {"tolerances": tols, "truth_boundary": int(n_t), "pred_boundary": int(n_p),
+            "pred_matched": [int(pc[x]) for x in tols], "truth_matched": [int(tc[x]) for x in tols]}
+
+
+def _boundary_counts(t, p, tolerances) -> dict:
+    """Boundary pixel counts and matched counts at each tolerance (additive over fields)."""
+    tols = _check_tolerances(tolerances)
+    if t.ndim not in (2, 3):
+        raise ScoreError(f"boundary F1 of shape {t.shape}: expected a 2D or 3D label image")
+    return _boundary_totals([_boundary_tile(t, p, slice(0, t.shape[0]), tols)], tols)
+
+
+def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, contingency=True,
+                tile_rows=None, executor=None, threads=None, progress=None):
+    """The contingency table and boundary counts of two label images, reduced tile by tile.
+
+    ``truth`` and ``pred`` are paths (TIFF, ``.npy``, PNG, NIfTI, zarr; ``PATH.zarr/KEY``
+    inside a group), arrays (NumPy, memory-mapped, zarr, dask) or sources, 2D or 3D, of one
+    shape. Tiles are bands of ``tile_rows`` rows (slices in 3D) read with a halo of the
+    largest tolerance + 1; arrays already in memory are one tile unless ``tile_rows`` is
+    given. The table and the counts are exact integer sums, so the result does not depend on
+    the tiles, the executor or the threads. Returns ``(table or None, boundary counts)``.
+    """
+    from segscore.engine import reduce
+    from segscore.io.readers import open_labels
+    from segscore.io.sources import ArraySource
+    from segscore.kernels.contingency import contingency as table_of
+    from segscore.kernels.contingency import merge_tables
+    from segscore.objects.table import as_labels
+
+    tols = _check_tolerances(tuple(boundary_tolerances))
+    halo = (max(tols) if tols else 0) + 1
+    with open_labels(truth, name="truth") as ts, open_labels(pred, name="prediction") as ps:
+        if ts.shape != ps.shape:
+            raise ScoreError(f"{ps.name} {ps.shape} and {ts.name} {ts.shape} are different shapes; "
+                             "score a prediction on its truth's grid")
+        windows = None
+        if tile_rows is None and isinstance(ts, ArraySource) and isinstance(ps, ArraySource) \
+                and executor in (None, "threads", "synchronous"):
+            windows = [tuple(slice(0, n) for n in ts.shape)]  # in memory already: one tile
+        elif tile_rows is None:  # bands of about TILE_PX elements, at least 4 halos deep
+            per_row = max(1, ts.size // max(ts.shape[0], 1))
+            tile_rows = max(4 * halo, TILE_PX // per_row, 1)
+        names = (ts.name, ps.name)
+
+        def chunk(tile, tb, pb):
+            t = as_labels(tb, names[0])
+            p = as_labels(pb, names[1])
+            own = tile.own[0]
+            table = table_of(t[own], p[own]) if contingency else None
+            return {"tables": [table] if contingency else [], "boundary": [_boundary_tile(t, p, own, tols)]}
+
+        def combine(a, b):
+            return {"tables": a["tables"] + b["tables"], "boundary": a["boundary"] + b["boundary"]}
+
+        if windows is not None:  # the driver adds no halo to explicit windows: the whole image needs none
+            out = reduce([ts, ps], chunk, combine, windows=windows, executor=executor, threads=threads,
+                         progress=progress)
+        else:
+            out = reduce([ts, ps], chunk, combine, tile_rows=tile_rows, halo=halo, executor=executor,
+                         threads=threads, progress=progress)
+    out = out or {"tables": [], "boundary": []}
+    table = None
+    if contingency:
+        tables = out["tables"]
+        table = ContingencyTable(*(tables[0] if len(tables) == 1 else merge_tables(tables)))
+    return table, _boundary_totals(out["boundary"], tols)
+
+
 def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, minimum_overlap=DEFAULT_MINIMUM_OVERLAP,
-               table=None) -> dict:
+               table=None, tile_rows=None, executor=None, threads=None, progress=None) -> dict:
     """The additive summary of one field every scorecard metric derives from (pooled by
-    :func:`metrics_from_sums` for one field or summed over a held-out set)."""
-    t, p = check_pair(truth, pred, ndims=(2, 3))
+    :func:`metrics_from_sums` for one field or summed over a held-out set).
+
+    ``truth`` and ``pred`` may be arrays or paths of any size: they are reduced tile by tile
+    (:func:`stream_pair`)."""
     threshold = float(threshold)
     thresholds = tuple(float(x) for x in iou_thresholds)
     if not thresholds:
         raise ScoreError("give at least one IoU threshold for the AP sweep")
-    tab = table if table is not None else contingency_of(t, p)
+    tab, boundary = stream_pair(truth, pred, boundary_tolerances=tuple(boundary_tolerances),
+                                contingency=table is None, tile_rows=tile_rows, executor=executor,
+                                threads=threads, progress=progress)
+    tab = table if table is not None else tab
     matches = sweep(tab, thresholds + ((threshold,) if threshold not in thresholds else ()))
     m = matches[threshold]
     return {
@@ -201,7 +302,7 @@ def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHO
         "dice": _dice_sums(tab, m),
         "areas": _area_sums(tab, m),
         "split_merge": _splits_merges_table(tab, minimum_overlap),
-        "boundary": _boundary_counts(t, p, tuple(boundary_tolerances)),
+        "boundary": boundary,
     }
 
 
@@ -267,13 +368,18 @@ def metrics_from_sums(s: dict) -> dict:
 
 def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                        boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
-                       minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None) -> dict:
-    """Every segmentation metric of the scorecard on one 2D or 3D field (one contingency pass,
-    one boundary pass). ``threshold`` is the IoU at which precision, recall, F1, Dice and the
-    area errors are matched, reported as ``match_iou``."""
+                       minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None, tile_rows=None,
+                       executor=None, threads=None, progress=None) -> dict:
+    """Every segmentation metric of the scorecard on one 2D or 3D field (one streamed pass for
+    the contingency table and the boundary counts). ``truth`` is the ground truth; both may
+    be arrays (NumPy, memory-mapped, zarr, dask) or paths (TIFF, ``.npy``, PNG, NIfTI, zarr).
+    ``threshold`` is the IoU at which precision, recall, F1, Dice and the area errors are
+    matched, reported as ``match_iou``. Engine options (``tile_rows``, ``executor``,
+    ``threads``, ``progress``): see :func:`segscore.engine.reduce`; none changes a result."""
     return metrics_from_sums(field_sums(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
                                         boundary_tolerances=boundary_tolerances,
-                                        minimum_overlap=minimum_overlap, table=table))
+                                        minimum_overlap=minimum_overlap, table=table, tile_rows=tile_rows,
+                                        executor=executor, threads=threads, progress=progress))
 
 
 #: keys describing the data or the settings; they have no meaningful difference
