@@ -10,11 +10,11 @@ from segscore.errors import CheckViolation, ScoreError
 
 def add_floor_options(parser) -> None:
     """The trailing options of a scoring command with ScrollGT floors: ``--seed``,
-    ``--no-floors``, the output options and ``--workers``."""
+    ``--no-floors``, the output options and the engine options."""
     parser.add_argument("--seed", type=int, default=0, help="seed of the uniform_random floor (default 0)")
     parser.add_argument("--no-floors", action="store_true", help="skip the floors")
     add_output_options(parser)
-    parser.add_argument("--workers", type=int, help="threads to use (default: the CPUs available)")
+    add_engine_options(parser)
 
 
 def add_engine_options(parser) -> None:

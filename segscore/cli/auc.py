@@ -8,7 +8,7 @@ HELP = "pixel AUC of an ink map inside a supervision mask, with control, bootstr
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_engine_options, add_output_options
 
     p.add_argument("prediction", help="the ink map: a 2D .tif, .npy, .png or zarr array on the 9 um surface grid")
     p.add_argument("--labels", required=True, help="the segment's inklabels.zarr (pyramid group or one 2D array)")
@@ -30,8 +30,7 @@ def add_arguments(p) -> None:
     p.add_argument("--slug", help="attach the result as a check to the experiment SLUG in the ledger")
     p.add_argument("--name", default="label-auc", help="name of that check (default label-auc)")
     p.add_argument("--root", default="experiments", help="ledger folder (default experiments)")
-    p.add_argument("--workers", type=int, help="threads to use (default: the CPUs available)")
-    p.add_argument("--tile-rows", type=int, help="rows per tile (default: chunk-aligned ~4 Mpx bands)")
+    add_engine_options(p)
 
 
 def run(args) -> int:
@@ -46,7 +45,7 @@ def run(args) -> int:
         args.prediction, args.labels, args.mask, control=args.control, level=args.level, crop=args.crop,
         surface_shape=args.surface_shape, keep_zero=args.keep_zero, inner=args.inner, bootstrap=args.bootstrap,
         block_px=args.block_px, compare=args.compare, seed=args.seed, tile_rows=args.tile_rows,
-        workers=args.workers, progress=progress_printer(args, "auc"))
+        threads=args.threads, progress=progress_printer(args, "auc"))
     emit(args, result, auc.format_result(result), csv_rows=[flatten(result)])
     if args.slug:
         ledger.add_check(args.slug, args.name, ["segscore", *sys.argv[1:]], result, root=args.root)

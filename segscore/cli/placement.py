@@ -21,7 +21,12 @@ def add_arguments(p) -> None:
     p.add_argument("--threshold", type=float, default=0.5, help="binarise the prediction at p >= this for the "
                                                                "agreement map (default 0.5)")
     add_output_options(p)
-    p.add_argument("--workers", type=int, help="FFT threads (default: the CPUs available)")
+    import argparse
+
+    from segscore.cli._common import positive_int
+
+    p.add_argument("--threads", type=positive_int, metavar="N", help="FFT threads (default: the CPUs available)")
+    p.add_argument("--workers", type=positive_int, dest="threads", help=argparse.SUPPRESS)
 
 
 def run(args) -> int:
@@ -30,6 +35,6 @@ def run(args) -> int:
 
     result = placement.probe_target(args.prediction, args.target, origin=args.origin, radius=args.radius,
                                     gate_px=args.gate, tile_radius=args.tile_radius, evidence=args.evidence,
-                                    evidence_threshold=args.threshold, workers=args.workers)
+                                    evidence_threshold=args.threshold, threads=args.threads)
     emit(args, result, placement.format_probe(result))
     return 0

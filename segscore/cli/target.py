@@ -28,6 +28,7 @@ def run(args) -> int:
     result = targets.score_target(args.prediction, args.target, origin=args.origin,
                                   allow_non_scoring=args.allow_non_scoring,
                                   allow_failing_placement=args.allow_failing_placement,
-                                  floors=not args.no_floors, seed=args.seed, workers=args.workers)
+                                  floors=not args.no_floors, seed=args.seed, tile_rows=args.tile_rows,
+                                  threads=args.threads)
     emit(args, result, targets.format_scorecard(result))
     return 0

@@ -128,3 +128,13 @@ def reduce(sources: Sequence, chunk_fn: Callable, combine: Callable, *, tile_row
         return chunk_fn(tile, *blocks)
 
     return reduce_windows(task, tiles, combine, executor=executor, workers=threads, progress=progress)
+
+
+def resolve_aliases(*, tile_rows=None, threads=None, band_rows=None, workers=None) -> tuple:
+    """``(tile_rows, threads)`` from the vocabulary's names or their older spellings
+    (``band_rows``, ``workers``: accepted for one release); ScoreError when both are given
+    and differ."""
+    for new, old, a, b in (("tile_rows", "band_rows", tile_rows, band_rows), ("threads", "workers", threads, workers)):
+        if a is not None and b is not None and a != b:
+            raise ScoreError(f"{new} {a!r} and its old name {old} {b!r} disagree; give {new} only")
+    return (tile_rows if tile_rows is not None else band_rows), (threads if threads is not None else workers)

@@ -183,8 +183,12 @@ def _public(card):
     return {k: v for k, v in card.items() if k != "auc_exact"}
 
 
-def _engine_opts(tile_rows=None, executor=None, workers=None, progress=None):
-    return {"tile_rows": tile_rows, "executor": executor, "workers": workers, "progress": progress}
+def _engine_opts(tile_rows=None, executor=None, threads=None, progress=None, workers=None):
+    from segscore.engine import check_options, resolve_aliases
+
+    tile_rows, threads = resolve_aliases(tile_rows=tile_rows, threads=threads, workers=workers)
+    check_options(tile_rows=tile_rows, executor=executor, threads=threads)
+    return {"tile_rows": tile_rows, "executor": executor, "threads": threads, "progress": progress}
 
 
 def _default_executor(arrays, executor):
@@ -198,7 +202,7 @@ def _default_executor(arrays, executor):
 
 
 def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=None, executor=None,
-                workers=None):
+                threads=None, workers=None):
     """AUC of a 2D map against same-shape boolean ``ink`` and ``mask`` already on its grid.
 
     Returns ``{"auc", "ink_px", "background_px", "zero_px_in_mask", "zero_px_counted",
@@ -218,12 +222,12 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
         inner = _check_inner(inner, src.shape)
         cards, _, _ = _run([src], ["the map"], IndexedView.identity([lab, msk]), keep_zero=keep_zero,
                            inner=inner, draws=0, block_px=None, seed=0, paired=False,
-                           engine=_engine_opts(tile_rows, executor, workers))
+                           engine=_engine_opts(tile_rows, executor, threads, workers=workers))
     return _public(cards[0])
 
 
 def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0, other=None, keep_zero=False,
-                    inner=0, *, tile_rows=None, executor=None, workers=None):
+                    inner=0, *, tile_rows=None, executor=None, threads=None, workers=None):
     """Block-bootstrap interval of a map's AUC (and of its difference from ``other``).
 
     Blocks are ``block_px`` squares of the map's grid; the draws resample the blocks holding
@@ -255,7 +259,7 @@ def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0,
         inner = _check_inner(inner, src.shape)
         _, boot, _ = _run(sources, names, IndexedView.identity([lab, msk]), keep_zero=keep_zero, inner=inner,
                           draws=int(draws), block_px=int(block_px), seed=int(seed), paired=other is not None,
-                          engine=_engine_opts(tile_rows, executor, workers))
+                          engine=_engine_opts(tile_rows, executor, threads, workers=workers))
     return boot
 
 
@@ -285,7 +289,7 @@ def labels_on_map(labels, mask, level, surface_shape, crop, map_shape):
 
 def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, crop=None, surface_shape=None,
                 keep_zero=False, inner=0, bootstrap=0, block_px=BLOCK_PX, compare=None, seed=0, *,
-                tile_rows=None, executor=None, workers=None, progress=None):
+                tile_rows=None, executor=None, threads=None, progress=None, workers=None):
     """Score a map file (and its control, and a compared map) against a segment's labels.
 
     ``prediction``, ``control`` and ``compare`` are 2D maps (TIFF, ``.npy``, PNG, zarr, or
@@ -296,8 +300,9 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
     ``bootstrap``) plus ``quantization``, the level rule used for each map.
 
     Engine options: ``tile_rows`` (band height; default chunk-aligned bands of ~4 Mpx),
-    ``executor`` ("threads", "synchronous", "dask" or a distributed Client), ``workers``,
-    ``progress`` (a callable ``(done, total)``). None of them changes a result.
+    ``executor`` ("threads", "synchronous", "dask" or a distributed Client), ``threads``
+    (``workers``, its older name, still works), ``progress`` (a callable ``(done, total)``).
+    None of them changes a result (see :func:`segscore.engine.reduce`).
     """
     from segscore.io.readers import same_file
 
@@ -312,8 +317,8 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
             and os.path.exists(control) and same_file(prediction, control):
         raise ScoreError(f"control {control} is the map itself; give the reverse-depth map as the control")
     level = str(level)
-    engine = _engine_opts(tile_rows, _default_executor((prediction, control, compare), executor), workers,
-                          progress)
+    engine = _engine_opts(tile_rows, _default_executor((prediction, control, compare), executor), threads,
+                          progress, workers=workers)
     with ExitStack() as stack:
         src = stack.enter_context(_open_map(prediction, "map"))
         if surface_shape is None:

@@ -91,11 +91,17 @@ def _xcorr(a: np.ndarray, b: np.ndarray, workers: int) -> np.ndarray:
 
 def probe(prediction, label, mask=None, *, radius: int = DEFAULT_RADIUS, gate_px: float = DEFAULT_GATE_PX,
           tile_px: int = TILE_PX, tile_radius: int = TILE_RADIUS, min_ink: float = MIN_INK, tiles: bool = True,
-          workers: int | None = None) -> dict:
-    """Placement of ``label`` against ``prediction`` (same-shape 2D arrays; ``mask`` optional)."""
+          threads: int | None = None, workers: int | None = None) -> dict:
+    """Placement of ``label`` against ``prediction`` (same-shape 2D arrays; ``mask`` optional).
+
+    The cross-correlation is global by nature (FFTs of the whole map, about 40 bytes a pixel):
+    it is not tiled. ``threads`` (older name ``workers``) sets the FFT threads."""
+    from segscore.engine import check_options, resolve_aliases
     from segscore.engine.executor import default_workers
 
-    workers = workers or default_workers()
+    _, threads = resolve_aliases(threads=threads, workers=workers)
+    check_options(threads=threads)
+    workers = threads or default_workers()
     a = _as_prob(prediction)
     lab = np.asarray(label)
     if a.ndim != 2 or a.shape != lab.shape:
@@ -207,7 +213,7 @@ def _target_gate(meta: dict):
 
 def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIUS, gate_px=None,
                  tile_radius: int = TILE_RADIUS, evidence=None, evidence_threshold: float = 0.5,
-                 workers=None) -> dict:
+                 threads=None, workers=None) -> dict:
     """Probe a prediction (path or array) against an ink target folder; ``gate_px`` defaults to the
     target's gate in meta.json, else 48. With ``evidence`` (a path) also writes the evidence PNG."""
     from segscore.ink import targets as T
@@ -223,7 +229,8 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
     gate = float(gate_px) if gate_px is not None else (recorded_gate or DEFAULT_GATE_PX)
     ink = (tgt.codes & 1).astype(bool)
     mask = (tgt.codes & 2).astype(bool) if tgt.has_mask else None
-    res = probe(arr, ink, mask, radius=radius, gate_px=gate, tile_radius=tile_radius, workers=workers)
+    res = probe(arr, ink, mask, radius=radius, gate_px=gate, tile_radius=tile_radius, threads=threads,
+                workers=workers)
     out = {"target": tgt.target_id,
            "prediction": T.prediction_name(prediction), "gate_from": gate_from, **res}
     recorded = T.placement_record(tgt.meta)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from segscore.engine.executor import reduce_windows
+from segscore.engine import reduce
 from segscore.io.grid import IndexedView
 from segscore.engine.plan import DEFAULT_WINDOW_PX, aligned_bands, bands, rows_for_pixels
 
@@ -38,7 +38,7 @@ class ScanSpec:
     paired: bool = False  # block histograms over the pixels the map and maps[-1] share
     tile_rows: int | None = None
     executor: object = None
-    workers: int | None = None
+    threads: int | None = None
     progress: object = None
 
 
@@ -84,10 +84,10 @@ def quantizers(sources: list[Source], names: list[str], spec: ScanSpec) -> list[
         region = (slice(0, shape[0]), slice(0, shape[1]))
         windows = bands(region, spec.tile_rows or rows_for_pixels(region, DEFAULT_WINDOW_PX))
 
-        def task(window):
-            return [tile_stats(sources[i].read(window)) for i in need]
+        def task(tile):
+            return [tile_stats(sources[i].read(tile.window)) for i in need]
 
-        merged = reduce_windows(task, windows, _merge_stats, executor=spec.executor, workers=spec.workers)
+        merged = reduce([], task, _merge_stats, windows=windows, executor=spec.executor, threads=spec.threads)
         stats = dict(zip(need, merged or [MapStats() for _ in need]))
     return [quantizer_for(s.dtype, stats.get(i), name=names[i]) for i, s in enumerate(sources)]
 
@@ -125,7 +125,8 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
     def sub_bands(window):
         return aligned_bands(window, block_rows, max(sub_rows, block_px or 1) if block_rows.size else sub_rows)
 
-    def task(window):
+    def task(tile):
+        window = tile.window
         # labels once per window (a whole chunk row of the store where the plan aligns to them),
         # the maps in sub-bands, so map buffers stay small while labels are decoded once
         planes, ridx, cidx = view.read(window)
@@ -164,8 +165,8 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
         return a
 
     windows = plan(shape, view, spec)
-    total = reduce_windows(task, windows, merge, executor=spec.executor, workers=spec.workers,
-                           progress=spec.progress)
+    total = reduce([], task, merge, windows=windows, executor=spec.executor, threads=spec.threads,
+                   progress=spec.progress)
     if total is None:  # nothing inside the inner margin
         return ScanResult(np.zeros((n, 2, N_LEVELS), np.int64), np.zeros(n, np.int64))
     result = ScanResult(total["hist"], total["zeros"])

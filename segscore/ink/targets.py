@@ -174,15 +174,18 @@ def _scale_note(kind: str) -> dict:
     return {"scale": "float in [0, 1] on 65,536 levels: level = rint(p * 65535)", "quantized": True}
 
 
-def _bands(h: int, w: int, band_rows: int | None):
-    rows = band_rows or max(1, _BAND_PX // max(w, 1))
-    return [(a, min(a + rows, h)) for a in range(0, h, rows)]
+def _engine(tile_rows, executor, threads, band_rows, workers):
+    from segscore.engine import check_options, resolve_aliases
+
+    tile_rows, threads = resolve_aliases(tile_rows=tile_rows, threads=threads, band_rows=band_rows, workers=workers)
+    check_options(tile_rows=tile_rows, executor=executor, threads=threads)
+    return {"tile_rows": tile_rows, "executor": executor, "threads": threads}
 
 
-def _histograms(read_band, kind: str, codes: np.ndarray, *, band_rows=None, executor=None, workers=None,
-                check_range=True):
+def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None,
+                check_range=True, band_px=_BAND_PX):
     """Stream ``read_band(r0, r1)`` against ``codes``: (ink hist, bg hist, lo, hi, n_nonfinite)."""
-    from segscore.engine.executor import reduce_windows
+    from segscore.engine import plan_bands, reduce
     from segscore.ink.quantize import kernel_array
     from segscore.kernels.levels import class_histograms, value_stats
 
@@ -192,8 +195,8 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, band_rows=None, exec
     cidx = np.arange(w, dtype=np.int64)
     empty = np.zeros((0, 0), np.int32)
 
-    def task(band):
-        r0, r1 = band
+    def task(tile):
+        r0, r1 = tile.window[0].start, tile.window[0].stop
         values = kernel_array(read_band(r0, r1))
         hist = np.zeros((2, 65536), np.int64)
         lo, hi, bad = np.inf, -np.inf, 0
@@ -209,7 +212,8 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, band_rows=None, exec
         a[0] += b[0]
         return [a[0], min(a[1], b[1]), max(a[2], b[2]), a[3] + b[3]]
 
-    total = reduce_windows(task, _bands(h, w, band_rows), merge, executor=executor, workers=workers)
+    windows = plan_bands((h, w), tile_rows=tile_rows or max(1, band_px // max(w, 1)))
+    total = reduce([], task, merge, windows=windows, executor=executor, threads=threads)
     hist, lo, hi, bad = total
     return hist[0, :n_levels], hist[1, :n_levels], lo, hi, bad
 
@@ -229,13 +233,15 @@ def _card(ink_h, bg_h, kind):
     return card
 
 
-def score_map(prediction, label, mask=None, *, name: str = "the prediction", band_rows=None, executor=None,
-              workers=None) -> dict:
+def score_map(prediction, label, mask=None, *, name: str = "the prediction", tile_rows=None, executor=None,
+              threads=None, band_rows=None, workers=None) -> dict:
     """The metrics card of an in-memory or file map against a same-shape ``label`` (ink where
     true or > 0.5) inside ``mask`` (every pixel when None). Raises ScoreError for other shapes,
-    NaN or values outside [0, 1]."""
+    NaN or values outside [0, 1]. Engine options: :func:`segscore.engine.reduce` (``band_rows``
+    and ``workers`` are the older names of ``tile_rows`` and ``threads``)."""
     from segscore.io.readers import open_map
 
+    engine = _engine(tile_rows, executor, threads, band_rows, workers)
     label = np.asarray(label)
     codes = (label > 0.5).view(np.uint8).copy() if label.dtype != bool else label.view(np.uint8).copy()
     if mask is None:
@@ -250,14 +256,15 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", ban
             raise ScoreError(f"{src.name}: shape {src.shape} differs from the label's {codes.shape}")
         kind = map_kind(src.dtype)
         ink_h, bg_h, lo, hi, bad = _histograms(lambda a, b: src.read((slice(a, b), slice(0, codes.shape[1]))),
-                                               kind, codes, band_rows=band_rows, executor=executor,
-                                               workers=workers)
+                                               kind, codes, **engine)
     _check_values(name, lo, hi, bad)
     return _card(ink_h, bg_h, kind)
 
 
-def target_floors(codes: np.ndarray, *, seed: int = 0, band_rows=None, executor=None, workers=None) -> dict:
+def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=None, threads=None, band_rows=None,
+                  workers=None) -> dict:
     """The three floors of a target whose ``codes`` (bit 0 ink, bit 1 scored) are given."""
+    engine = _engine(tile_rows, executor, threads, band_rows, workers)
     scored = (codes & 2) != 0
     pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
     neg = int(np.count_nonzero(scored)) - pos
@@ -268,9 +275,9 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, band_rows=None, executor=
         card.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
         out[name] = card
     h, w = codes.shape
-    rows = band_rows or max(1, _RANDOM_BAND_PX // max(w, 1))  # float64 draws: smaller bands bound memory
-    ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, band_rows=rows,
-                                  executor=executor, workers=workers, check_range=False)
+    # float64 draws: smaller bands bound memory
+    ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, check_range=False,
+                                  band_px=_RANDOM_BAND_PX, **engine)
     card = _card(ink_h, bg_h, "float")
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card
@@ -355,8 +362,8 @@ def _prewarm():
 
 
 def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = False,
-                 allow_failing_placement: bool = False, floors: bool = True, seed: int = 0, band_rows=None,
-                 executor=None, workers=None) -> dict:
+                 allow_failing_placement: bool = False, floors: bool = True, seed: int = 0, tile_rows=None,
+                 executor=None, threads=None, band_rows=None, workers=None) -> dict:
     """Score ``prediction`` (a path or an array) against a target folder (or a loaded
     :class:`Target`). Returns ``{"target", "prediction", "registration", "scoring_enabled",
     "metrics", "floors"}``.
@@ -368,6 +375,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     """
     from segscore.io.readers import open_map
 
+    engine = _engine(tile_rows, executor, threads, band_rows, workers)
     warming = _prewarm()
     tgt = target if isinstance(target, Target) else load_target(target)
     meta = tgt.meta
@@ -391,7 +399,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         warming.join()
         ink_h, bg_h, lo, hi, bad = _histograms(
             lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w))), kind, tgt.codes,
-            band_rows=band_rows, executor=executor, workers=workers)
+            **engine)
         _check_values(src.name, lo, hi, bad)
     card = _card(ink_h, bg_h, kind)
     reg = meta.get("registration") or {}
@@ -424,8 +432,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     if overrides:
         result["overrides"] = overrides
     if floors:
-        result["floors"] = target_floors(tgt.codes, seed=seed, band_rows=band_rows, executor=executor,
-                                         workers=workers)
+        result["floors"] = target_floors(tgt.codes, seed=seed, **engine)
     return result
 
 
