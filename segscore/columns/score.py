@@ -114,22 +114,6 @@ def _plan(tgt: ColumnTarget, origin, shape):
     return scored, gutters, excluded
 
 
-def _mw_auc(pos, neg):
-    """Mann-Whitney AUC, ties half, of two small float lists."""
-    pos = np.asarray(pos, np.float64)[:, None]
-    neg = np.asarray(neg, np.float64)[None, :]
-    return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
-
-
-def _hist_auc(ink, bg):
-    """Exact pixel AUC of two level histograms (``ink.bootstrap.auc_of_histograms``); None if a
-    class is empty."""
-    from segscore.ink.bootstrap import auc_of_histograms
-
-    v = float(auc_of_histograms(ink, bg)[0])
-    return None if np.isnan(v) else v
-
-
 def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi):
     good = rcnt > 0
     if good.sum() < 3 * pitch_lo:
@@ -223,9 +207,15 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
     m = {"cols_scored": [c["col"] for c in scored], "n_text_cols": len(text_means),
          "n_traces_cols": len(traces_means), "n_gutters": len(gut), "excluded_gutters": excluded}
     if text_means and gut:
-        m["col_gutter_auc"] = _mw_auc([t for t in text_means if t is not None],
-                                      [g["mean"] for g in gut if g["mean"] is not None])
-        m["col_gutter_pixel_auc"] = _hist_auc(hist[1], hist[0])
+        from segscore.metrics.ranking import auc, histograms_of_samples
+
+        # Mann-Whitney AUC, ties half: text-column means against gutter means, then pixels
+        _, p_h, n_h = histograms_of_samples([t for t in text_means if t is not None],
+                                            [g["mean"] for g in gut if g["mean"] is not None])
+        m["col_gutter_auc"] = auc(p_h, n_h)
+        if m["col_gutter_auc"] is None:
+            m["note"] = "no text column or no gutter holds a scored pixel; col_gutter_auc undefined"
+        m["col_gutter_pixel_auc"] = auc(hist[1], hist[0])
     else:
         m["col_gutter_auc"] = None
         m["col_gutter_pixel_auc"] = None

@@ -14,18 +14,14 @@ import numpy as np
 
 from segscore.ink.scan import BlockTable
 from segscore.kernels.blocks import BOOT_BINS
+from segscore.metrics.ranking import auc_batch
+
+#: kept for ``segscore.ink.auc`` and the tests: the exact AUC (ties half) of each row of ``ink``
+#: against the same row of ``bg``, NaN where a class is empty
+auc_of_histograms = auc_batch
 
 #: bytes of draw counts to hold at once (a batch of draws runs in parallel)
 _BATCH_BYTES = 64 << 20
-
-
-def auc_of_histograms(ink: np.ndarray, bg: np.ndarray) -> np.ndarray:
-    """Exact AUC (ties half) of each row of ``ink`` against the same row of ``bg``; NaN if empty."""
-    from segscore.kernels.levels import auc_rows
-
-    ink = np.ascontiguousarray(np.atleast_2d(ink), dtype=np.int64)
-    bg = np.ascontiguousarray(np.atleast_2d(bg), dtype=np.int64)
-    return auc_rows(ink, bg, np.empty(ink.shape[0], np.float64))
 
 
 def resample(table: BlockTable, draws: int, seed: int, paired: bool):
@@ -56,10 +52,9 @@ def resample(table: BlockTable, draws: int, seed: int, paired: bool):
             dense += counts[:, b0:b1] @ part
         hist = np.zeros((k, table.n_keys), np.int64)
         hist[:, used] = np.rint(dense).astype(np.int64)
-        out_map[done:done + k] = auc_of_histograms(hist[:, :BOOT_BINS], hist[:, BOOT_BINS:2 * BOOT_BINS])
+        out_map[done:done + k] = auc_batch(hist[:, :BOOT_BINS], hist[:, BOOT_BINS:2 * BOOT_BINS])
         if paired:
-            out_other[done:done + k] = auc_of_histograms(hist[:, 2 * BOOT_BINS:3 * BOOT_BINS],
-                                                         hist[:, 3 * BOOT_BINS:])
+            out_other[done:done + k] = auc_batch(hist[:, 2 * BOOT_BINS:3 * BOOT_BINS], hist[:, 3 * BOOT_BINS:])
         done += k
     return out_map, out_other
 

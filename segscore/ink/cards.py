@@ -12,11 +12,15 @@ ink and background pixels sit on each level:
 - ``roc_auc`` is the Mann-Whitney statistic with ties half (scikit-learn's trapezoidal ROC-AUC).
 
 A mask with one class (or no pixel) gives ``None`` for every metric with a ``note``.
+
+The counts, the sweep, AP and ROC-AUC come from :mod:`segscore.metrics.ranking`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from segscore.metrics import ranking as R
 
 #: the 19 thresholds of the headline F1 sweep
 THRESHOLDS = np.linspace(0.05, 0.95, 19)
@@ -27,12 +31,6 @@ METRIC_KEYS = ("val_f1", "best_threshold", "f1_at_0.5", "val_f05", "precision", 
                "best_f1_any_threshold", "best_threshold_any")
 
 DEGENERATE_NOTE = "degenerate: the mask holds one class (no ink/background contrast); metrics undefined"
-
-
-def _fbeta(precision: float, recall: float, beta: float) -> float:
-    b2 = beta * beta
-    denom = b2 * precision + recall
-    return (1.0 + b2) * precision * recall / denom if denom > 0 else 0.0
 
 
 def p_levels_for(kind: str) -> np.ndarray:
@@ -65,59 +63,30 @@ def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
         card["note"] = DEGENERATE_NOTE if n else "no pixel inside the mask; metrics undefined"
         return card
 
-    # pixels at or above each level (index L: above every level)
-    tp_ge = np.zeros(ink.size + 1, np.int64)
-    fp_ge = np.zeros(ink.size + 1, np.int64)
-    tp_ge[:-1] = np.cumsum(ink[::-1])[::-1]
-    fp_ge[:-1] = np.cumsum(bg[::-1])[::-1]
-
-    def at(k):
-        tp, fp = int(tp_ge[k]), int(fp_ge[k])
-        precision = tp / (tp + fp) if (tp + fp) else 0.0
-        recall = tp / pos
-        return precision, recall, tp + fp
-
-    best = None
-    best_f05 = -1.0
-    for t in thresholds:
-        k = int(np.searchsorted(p_levels, float(t), side="left"))  # first level with p >= t
-        precision, recall, pred_pos = at(k)
-        f1 = _fbeta(precision, recall, 1.0)
-        best_f05 = max(best_f05, _fbeta(precision, recall, 0.5))
-        if best is None or f1 > best[0]:
-            best = (f1, float(t), precision, recall, pred_pos / n)
-    k_half = int(np.searchsorted(p_levels, 0.5, side="left"))
-    ph, rh, _ = at(k_half)
-
+    f1 = R.fbeta_sweep(ink, bg, thresholds, levels=p_levels, beta=1.0)
+    f05 = R.fbeta_sweep(ink, bg, thresholds, levels=p_levels, beta=0.5)
+    half = R.fbeta_sweep(ink, bg, [0.5], levels=p_levels, beta=1.0)
+    i = int(np.argmax(f1.fbeta))  # the first (lowest) threshold of the best F1
     occupied = np.flatnonzero((ink + bg) > 0)
-    tp_o = tp_ge[occupied].astype(np.float64)
-    fp_o = fp_ge[occupied].astype(np.float64)
-    prec_o = tp_o / (tp_o + fp_o)
-    # scikit-learn: sum over distinct scores (decreasing) of (R_k - R_{k-1}) * P_k
-    ap = float(np.sum((ink[occupied][::-1] / pos) * prec_o[::-1]))
-    rec_o = tp_o / pos
-    denom = prec_o + rec_o
-    f1_o = np.where(denom > 0, 2.0 * prec_o * rec_o / np.where(denom > 0, denom, 1.0), 0.0)
-    j = int(np.argmax(f1_o))
-
-    below = np.cumsum(bg) - bg  # background pixels strictly below each level
-    wins2 = int(np.sum(ink * (2 * below + bg)))
-    roc = wins2 / (2.0 * pos * neg)
+    every = R.fbeta_sweep(ink, bg, p_levels[occupied], levels=p_levels, beta=1.0)
+    j = int(np.argmax(every.fbeta))
+    ap = R.average_precision(ink, bg)
+    roc = R.auc(ink, bg)
 
     positive_rate = pos / n
     card.update({
-        "val_f1": best[0],
-        "best_threshold": best[1],
-        "f1_at_0.5": _fbeta(ph, rh, 1.0),
-        "val_f05": best_f05,
-        "precision": best[2],
-        "recall": best[3],
-        "pred_positive_rate": best[4],
+        "val_f1": float(f1.fbeta[i]),
+        "best_threshold": float(f1.thresholds[i]),
+        "f1_at_0.5": float(half.fbeta[0]),
+        "val_f05": float(np.max(f05.fbeta)),
+        "precision": float(f1.precision[i]),
+        "recall": float(f1.recall[i]),
+        "pred_positive_rate": int(f1.tp[i] + f1.fp[i]) / n,
         "average_precision": ap,
         "ap_prevalence_lift": ap / positive_rate,
         "roc_auc": roc,
-        "best_f1_any_threshold": float(f1_o[j]),
-        "best_threshold_any": float(p_levels[occupied[j]]),
+        "best_f1_any_threshold": float(every.fbeta[j]),
+        "best_threshold_any": float(every.thresholds[j]),
     })
     return card
 

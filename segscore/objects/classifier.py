@@ -8,6 +8,8 @@ a score >= threshold is a positive call) and ``auroc, auprc, brier, ece`` (thres
 calibration error over ``calibration_bins`` equal-width bins ((lo, hi], the first [0, hi]),
 each weighted by its share of the scores. A ratio whose denominator is 0 is None with a note
 (scikit-learn would warn and return 0); one class present makes ``auroc``/``auprc`` None.
+``auroc`` and ``auprc`` are :func:`segscore.metrics.ranking.auc` and ``average_precision`` of the
+scores' histograms.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import math
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.metrics.ranking import auc, average_precision, histograms_of_scores
 
 COUNTS = ("threshold", "n", "n_positive", "tp", "fp", "tn", "fn")
 
@@ -40,34 +43,6 @@ def _check(labels, scores):
 
 def _ratio(num, den):
     return float(num) / float(den) if den else None
-
-
-def auroc(y, s):
-    """Mann-Whitney AUC with ties counted half (= ``sklearn.metrics.roc_auc_score``); None with one class."""
-    pos = int(y.sum())
-    neg = y.size - pos
-    if not pos or not neg:
-        return None
-    _, inv, counts = np.unique(s, return_inverse=True, return_counts=True)
-    first = np.cumsum(counts) - counts  # 0-based rank of each value's first occurrence
-    ranks = first + (counts + 1) / 2.0  # average 1-based rank of the tie group
-    r = ranks[inv]
-    return float((r[y == 1].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
-
-
-def auprc(y, s):
-    """``sklearn.metrics.average_precision_score``; None when no positives (or no negatives)."""
-    pos = int(y.sum())
-    if not pos or pos == y.size:
-        return None
-    order = np.argsort(-s, kind="mergesort")
-    ss, yy = s[order], y[order]
-    last = np.r_[np.flatnonzero(np.diff(ss)), ss.size - 1]  # end of each distinct score
-    tps = np.cumsum(yy)[last]
-    fps = (last + 1) - tps
-    precision = tps / (tps + fps)
-    recall = tps / pos
-    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
 
 def ece(y, s, bins=10):
@@ -116,7 +91,8 @@ def score_classifier(labels, scores, *, threshold: float = 0.5, calibration_bins
     mcc = (tp * tn - fp * fn) / math.sqrt(den) if den else None
     if mcc is None:
         notes["mcc"] = "a row or column of the confusion matrix is empty"
-    roc, pr = auroc(y, s), auprc(y, s)
+    _, pos_h, neg_h = histograms_of_scores(y, s)
+    roc, pr = auc(pos_h, neg_h), average_precision(pos_h, neg_h)
     if roc is None:
         notes["auroc"] = notes["auprc"] = "one class only: ranking needs positives and negatives"
     return {"threshold": threshold, "n": n, "n_positive": n_pos, "tp": tp, "fp": fp, "tn": tn, "fn": fn,
