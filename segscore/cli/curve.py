@@ -66,12 +66,10 @@ def run(args) -> int:
     from segscore.curvilinear.masks import load_mask
     from segscore.curvilinear.scoring import score, scale_warnings
 
-    from concurrent.futures import ThreadPoolExecutor
+    from segscore.engine import side_by_side
 
-    with ThreadPoolExecutor(max_workers=1) as pool:  # decode the two files side by side
-        fut = pool.submit(load_mask, args.prediction, what="prediction mask")
-        gt, vox = load_mask(args.gt, what="reference mask")
-        pred, pvox = fut.result()
+    (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask"),  # decoded side by side
+                                            lambda: load_mask(args.prediction, what="prediction mask")], threads=2)
     row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox, all_metrics=args.all_metrics)
     for w in scale_warnings(row):
         sys.stderr.write(f"segscore curve: warning: {w}\n")

@@ -145,15 +145,13 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
 def _prepare_beside(gt, pred, prune_px) -> Reference:
     """``prepare_reference(gt)`` in a worker thread while this one analyses ``pred``: the
     kernels release the GIL, so on two cores the two masks are processed side by side."""
-    from concurrent.futures import ThreadPoolExecutor
+    from segscore.engine import side_by_side
 
     if not PARALLEL_MIN_VOXELS <= np.size(gt) <= PARALLEL_MAX_VOXELS:  # big volumes: half the peak memory
         return prepare_reference(gt, prune_px=prune_px)
     pred_b = as_binary(pred, "prediction")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        fut = pool.submit(prepare_reference, gt, prune_px=prune_px)
-        pa = _analyse(pred_b, prune_px) if np.shape(pred_b) == np.shape(gt) else None
-        ref = fut.result()
+    pa, ref = side_by_side([lambda: _analyse(pred_b, prune_px) if np.shape(pred_b) == np.shape(gt) else None,
+                            lambda: prepare_reference(gt, prune_px=prune_px)], threads=2)
     if pa is not None:
         ref.extra["_pred_analysis"] = pa
     return ref
@@ -199,7 +197,8 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     if pa is None or pa.mask is not pred:
         pa = _analyse(pred, ref.prune_px)
 
-    dice, iou = M.dice_iou(gt_m, pred)
+    counts = M.overlap_counts(gt_m, pred, ref.a.skel, pa.skel)
+    dice, iou = M.dice_iou_of(counts)
     pl = pa.lab.ravel()[ref.skel_idx].astype(np.int64)
     erl_v, merged = M.erl(ref.obj, pl)
     g = pa.graph
@@ -234,7 +233,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
                   "the reference's own conductance is 0 (" + why_src + ")")
     row = {
         "dice": dice, "iou": iou,
-        "cldice": M.cldice(ref.a.skel, gt_m, pa.skel, pred),
+        "cldice": M.cldice_of(counts),
         "betti0_gt": int(ref.a.n_comp), "betti0_pred": int(pa.n_comp),
         "betti0_error": abs(int(pa.n_comp) - int(ref.a.n_comp)),
         "erl": float(erl_v),

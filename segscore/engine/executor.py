@@ -90,3 +90,17 @@ def _dask(fn, windows, merge, executor):
         return result
     future = executor.compute(parts[0])  # a distributed.Client
     return future.result()
+
+
+def side_by_side(calls: Sequence[Callable[[], T]], *, threads: int | None = None) -> list[T]:
+    """Run independent zero-argument ``calls`` (the kernels release the GIL) on the engine's
+    threads and return their results in order; an exception of any call is raised here.
+    With one thread, or one call, they run in this thread one after the other."""
+    calls = list(calls)
+    threads = min(len(calls), threads or default_workers())
+    if threads <= 1:
+        return [c() for c in calls]
+    with ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="segscore") as pool:
+        futures = [pool.submit(c) for c in calls[1:]]
+        first = calls[0]()
+        return [first] + [f.result() for f in futures]
