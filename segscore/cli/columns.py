@@ -21,7 +21,7 @@ def run(args) -> int:
     from segscore.columns import format_columns, score_columns
 
     result = score_columns(args.prediction, args.target, tuple(args.origin), floors=not args.no_floors,
-                           seed=args.seed, band_rows=args.tile_rows,
-                           workers=args.threads)
+                           seed=args.seed, tile_rows=args.tile_rows,
+                           threads=args.threads)
     emit(args, result, format_columns(result))
     return 0

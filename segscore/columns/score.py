@@ -131,9 +131,17 @@ def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi):
     return best
 
 
-def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, band_rows=None, executor=None,
-                workers=None, check_range=True):
-    from segscore.engine.executor import reduce_windows
+def _engine(tile_rows, executor, threads, band_rows, workers) -> dict:
+    from segscore.engine import check_options, resolve_aliases
+
+    tile_rows, threads = resolve_aliases(tile_rows=tile_rows, threads=threads, band_rows=band_rows, workers=workers)
+    check_options(tile_rows=tile_rows, executor=executor, threads=threads)
+    return {"tile_rows": tile_rows, "executor": executor, "threads": threads}
+
+
+def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_rows=None, executor=None,
+                threads=None, check_range=True):
+    from segscore.engine import reduce
     from segscore.ink.quantize import kernel_array
     from segscore.kernels.levels import value_stats
     from segscore.kernels.regions import box_rows
@@ -152,11 +160,11 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, band_row
         hi_row = min(max(b[1] for b in boxes) - oy, h)
     else:
         lo_row = hi_row = 0
-    rows = band_rows or max(1, _BAND_PX // max(w, 1))
-    windows = [(a, min(a + rows, hi_row)) for a in range(lo_row, hi_row, rows)]
+    rows = tile_rows or max(1, _BAND_PX // max(w, 1))
+    windows = [(slice(a, min(a + rows, hi_row)), slice(0, w)) for a in range(lo_row, hi_row, rows)]
 
-    def task(win):
-        r0, r1 = win
+    def task(tile):
+        r0, r1 = tile.window[0].start, tile.window[0].stop
         values = kernel_array(read_band(r0, r1))
         lo, hi, bad = np.inf, -np.inf, 0
         if check_range and kind == "float":
@@ -175,7 +183,7 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, band_row
         (lo, hi, bad), (lo2, hi2, bad2) = a[3], b[3]
         return [a[0], a[1], a[2], (min(lo, lo2), max(hi, hi2), bad + bad2)]
 
-    total = reduce_windows(task, windows, merge, executor=executor, workers=workers)
+    total = reduce([], task, merge, windows=windows, executor=executor, threads=threads)
     if total is None:
         return np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64), (np.inf, -np.inf, 0)
     return total
@@ -252,8 +260,8 @@ def _origin_and_shape(tgt, src_shape, origin):
     return (oy, ox)
 
 
-def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0, plan=None, band_rows=None,
-                  executor=None, workers=None) -> dict:
+def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0, plan=None, tile_rows=None,
+                  executor=None, threads=None, band_rows=None, workers=None) -> dict:
     """The three floors scored over the extent ``shape`` at ``origin`` (default: the full grid)."""
     from segscore.ink.targets import uniform_rows
 
@@ -261,7 +269,7 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     oy, ox = origin
     h, w = shape
     scored, gutters, excluded = plan or _plan(tgt, origin, shape)
-    engine = {"band_rows": band_rows, "executor": executor, "workers": workers}
+    engine = _engine(tile_rows, executor, threads, band_rows, workers)
     boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
     kinds = np.array([1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters), np.int64)
     # uniform_random is the one floor to read; a constant map p has row sums p x row counts (the
@@ -284,14 +292,14 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     return out
 
 
-def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, band_rows=None, executor=None,
-                        workers=None, name="the prediction") -> dict:
+def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
+                        threads=None, name="the prediction", band_rows=None, workers=None) -> dict:
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
     from segscore.ink.targets import _check_values, _png_or_path, map_kind, prediction_name
     from segscore.io.readers import open_map
 
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
-    engine = {"band_rows": band_rows, "executor": executor, "workers": workers}
+    engine = _engine(tile_rows, executor, threads, band_rows, workers)
     with open_map(_png_or_path(prediction), what="prediction", name=name) as src:
         origin = _origin_and_shape(tgt, src.shape, origin)
         plan = _plan(tgt, origin, src.shape)
@@ -310,13 +318,13 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
     return out
 
 
-def score_columns(prediction, target_dir, origin=(0, 0), *, floors=True, seed=0, band_rows=None, executor=None,
-                  workers=None) -> dict:
+def score_columns(prediction, target_dir, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
+                  threads=None, band_rows=None, workers=None) -> dict:
     """Score a prediction file (or array) against a column target folder. Returns the scorecard:
     ``{"target", "prediction", "granularity", "origin", "extent_shape", "metrics", "per_column",
     "gutters", "floors"}``."""
-    return score_columns_array(prediction, target_dir, origin, floors=floors, seed=seed, band_rows=band_rows,
-                               executor=executor, workers=workers)
+    return score_columns_array(prediction, target_dir, origin, floors=floors, seed=seed, tile_rows=tile_rows,
+                               executor=executor, threads=threads, band_rows=band_rows, workers=workers)
 
 
 def _cell(v):
