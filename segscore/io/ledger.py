@@ -4,7 +4,9 @@
 ``{"name", "time", "argv", "result"}``. Every write holds an exclusive lock on
 ``ROOT/SLUG/run.json.lock`` and replaces the file atomically (temporary file, fsync,
 rename), so concurrent writers never lose each other's checks and a killed process never
-leaves a torn file.
+leaves a torn file. Temporary files are made only under the lock, so any one found by the
+holder of the lock is a killed writer's: it is removed. A ``run.json`` that is not a ledger
+(not JSON, not an object, ``checks`` not a list) is refused and left as it is.
 """
 
 from __future__ import annotations
@@ -41,6 +43,33 @@ def _locked(path: Path):
         os.close(fd)
 
 
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete the temporary files killed writers left beside ``path`` (call under the lock)."""
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            tmp.unlink()
+        except OSError:  # already gone, or not ours to remove: leave it
+            pass
+
+
+def _read_ledger(path: Path) -> dict:
+    """The ledger at ``path``, or a ScoreError naming it (the file is not changed)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScoreError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__}); check its "
+                         f"permissions") from None
+    try:
+        run = json.loads(text)
+    except ValueError:
+        raise ScoreError(f"{path}: not a ledger (not valid JSON); restore it from a copy, or start a new "
+                         f"experiment with `segscore run init`") from None
+    if not isinstance(run, dict) or not isinstance(run.get("checks", []), list):
+        raise ScoreError(f"{path}: not a ledger (expected an object whose \"checks\" is a list); restore it "
+                         f"from a copy, or start a new experiment with `segscore run init`")
+    return run
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -50,6 +79,7 @@ def init_run(slug: str, root=DEFAULT_ROOT) -> Path:
     path = run_path(slug, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path):
+        _remove_stale_temporaries(path)
         if path.exists():
             raise ScoreError(f"experiment {path} exists already; pick another slug or --root")
         atomic_write(path, dumps({"slug": slug, "created": _now(), "checks": []}) + "\n")
@@ -69,10 +99,8 @@ def add_check(slug: str, name: str, argv, result, root=DEFAULT_ROOT) -> Path:
     """Append one check to the experiment ``slug``; refuses one never started."""
     path = require_run(slug, root)
     with _locked(path):
-        try:
-            run = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ScoreError(f"{path}: not a readable ledger ({exc}); restore it from a copy") from None
+        _remove_stale_temporaries(path)
+        run = _read_ledger(path)
         run.setdefault("checks", []).append({"name": name, "time": _now(), "argv": list(argv), "result": result})
         atomic_write(path, dumps(run) + "\n")
     return path
@@ -80,4 +108,4 @@ def add_check(slug: str, name: str, argv, result, root=DEFAULT_ROOT) -> Path:
 
 def read_run(slug: str, root=DEFAULT_ROOT) -> dict:
     path = require_run(slug, root)
-    return json.loads(path.read_text(encoding="utf-8"))
+    return _read_ledger(path)
