@@ -60,20 +60,15 @@ def _few(vals) -> str:
 
 
 def load_mask(path, *, what: str = "mask"):
-    """(bool mask, voxel size or None) from a PNG, TIFF, NIfTI or .npy file."""
-    from segscore.io.readers import format_of, open_image
+    """(bool mask, voxel size or None) from a PNG, TIFF, NIfTI, .npy or zarr file (read by
+    :func:`segscore.io.readers.open_labels`, the label-image reader every family uses)."""
+    from segscore.io.readers import open_labels
 
-    kind = format_of(path)
-    with open_image(path, what=what) as src:
+    with open_labels(path, what=what, ndims=(1, 2, 3), grey_rgb=True) as src:
         arr = np.asarray(src.read_all())
         vox = getattr(src, "voxel_size", None)
-    if kind == "pillow" and arr.ndim == 3 and arr.shape[-1] in (3, 4):
-        if not all(np.array_equal(arr[..., 0], arr[..., i]) for i in range(1, min(arr.shape[-1], 3))):
-            raise ScoreError(f"{os.fspath(path)}: a colour image with differing channels; save the mask as one "
-                             "grey channel")
-        arr = arr[..., 0]
-    if arr.ndim > 3:
-        arr = np.squeeze(arr)
+        if vox is None and getattr(src, "base", None) is not None:
+            vox = getattr(src.base, "voxel_size", None)
     mask = as_binary(arr, os.fspath(path))
     if vox is not None:
         vox = tuple(float(v) for v in vox[: mask.ndim])

@@ -3,7 +3,9 @@
 JSON layout (ScrollGT's ``score-fibers`` card): ``target``, ``prediction``, ``split``,
 ``tolerance``, ``size_class``, ``class_oracle_erl``, ``metrics``, ``floors`` (the ``floor_*``
 and ``oracle`` rows), ``floors_source`` (``published`` or ``recomputed``), ``below_baseline``
-(the prediction's ERL is below the connected-components floor's).
+(the prediction's ERL is below the connected-components floor's) and ``notes`` (always present):
+each null metric's dotted path (``metrics.erl``, ``floors.floor_single_instance.precision``) to
+the reason.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ COLUMNS = ("erl", "erl_merge_penalized", "coverage", "precision", "splits", "mer
 
 def open_labels(path, shape) -> np.ndarray:
     """An instance-label volume from ``.npy`` (memory-mapped), ``.tif`` or zarr, checked for shape."""
+    from segscore.io.readers import format_of, open_labels
     from segscore.io.sources import RawFileSource
-    from segscore.io.readers import format_of, open_image
 
     kind = format_of(path)
     if kind not in ("npy", "tiff", "zarr"):
@@ -37,7 +39,7 @@ def open_labels(path, shape) -> np.ndarray:
     if not os.path.exists(path):
         raise InputFileError(f"{path}: no such file; give your tracer's instance labels (a .npy of integer "
                              f"ids shaped {tuple(shape)}), or score a floor with --floor connected_components")
-    source = open_image(path, what="labels")
+    source = open_labels(path, what="labels", ndims=(1, 2, 3, 4))
     try:
         src_shape = tuple(source.shape)
         if src_shape != tuple(shape):
@@ -102,7 +104,12 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
             metrics = score_labels(t, labels, name=name)
         prediction = name
 
-    floors = _floors.recompute_floors(t) if source == "recomputed" else published
+    if source == "recomputed":
+        floors = _floors.recompute_floors(t)
+    else:  # meta.json's rows, with a note for any value it publishes as null
+        floors = {k: {**row, "notes": {m: "published as null in the target's meta.json" for m, v in row.items()
+                                        if v is None}} if isinstance(row, dict) else row
+                  for k, row in published.items()}
     if metrics is None:
         metrics = dict(floors[FLOORS[floor]])
     cc = floors.get("floor_connected_components") or {}
@@ -110,7 +117,12 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
     oracle_erl = ((t.meta.get("floors") or {}).get("oracle") or {}).get("erl")
     if oracle_erl is None:
         oracle_erl = (floors.get("oracle") or {}).get("erl")
-    return {
+    notes = {}
+    if oracle_erl is None:
+        notes["class_oracle_erl"] = "the target publishes no oracle ERL and the oracle covers nothing"
+    from segscore.io.results import lift_notes
+
+    return lift_notes({
         "target": t.name,
         "prediction": prediction,
         "split": t.meta.get("split", "primary"),
@@ -121,7 +133,8 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         "floors": floors,
         "floors_source": source,
         "below_baseline": bool(below),
-    }
+        "notes": notes,
+    })
 
 
 def _fmt(v, key):
@@ -154,8 +167,9 @@ def format_card(card: dict) -> str:
         if label == card["prediction"] and len(rows) > 1:
             lines.append("")
     lines.append("")
-    if card["metrics"].get("note"):
-        lines.append(f"note: {card['metrics']['note']}")
+    for path, why in (card.get("notes") or {}).items():
+        if path.startswith("metrics.") or "." not in path:
+            lines.append(f"note: {path.split('.', 1)[-1]} is null: {why}")
     cc = card["floors"].get("floor_connected_components")
     if cc:
         verdict = "BELOW" if card["below_baseline"] else "not below"
@@ -168,8 +182,9 @@ def aggregate_fiber_scores(cards) -> dict:
     """Plain means of ERL and merge-penalized ERL over cards of one size class.
 
     Refuses an empty list and a mix of size classes (ERL is a length: a 512^3 cube admits
-    longer runs than a 256^3 one) or of tolerances. A null ERL (nothing covered) counts as 0 and is counted
-    in ``n_null_erl``.
+    longer runs than a 256^3 one) or of tolerances. A null ERL (nothing covered) counts as 0 in both
+    means and is counted in ``n_null_erl`` (always present). ``notes`` is always present (no mean
+    is ever null: the list is never empty).
     """
     cards = list(cards)
     if not cards:
@@ -194,11 +209,9 @@ def aggregate_fiber_scores(cards) -> dict:
         "tolerance": tolerances[0],
         "erl_mean": float(sum(0.0 if v is None else float(v) for v in erls) / n),
         "erl_merge_penalized_mean": float(sum(0.0 if v is None else float(v) for v in pens) / n),
+        "n_null_erl": sum(v is None for v in erls),
+        "notes": {},
     }
-    nulls = sum(v is None for v in erls)
-    if nulls:
-        out["n_null_erl"] = nulls
-        out["note"] = f"{nulls} card(s) covered nothing (ERL null); counted as 0 in the means"
     return out
 
 

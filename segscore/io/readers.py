@@ -54,6 +54,15 @@ def _require_exists(path) -> None:
         raise InputFileError(f"{_name(path)}: no such file or folder; check the path")
 
 
+def _require_bytes(path, offset: int, shape, dtype, fix: str) -> None:
+    """Refuse a file shorter than the array its header declares (before any read)."""
+    need = int(offset) + int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    have = os.path.getsize(path)
+    if have < need:
+        raise ScoreError(f"{_name(path)}: the file is truncated ({have} bytes, its header declares "
+                         f"{tuple(int(n) for n in shape)} {np.dtype(dtype).name} = {need} bytes); {fix}")
+
+
 def open_tiff(path) -> Source:
     """A TIFF's first series: read in place when stored contiguously, else by strips or tiles."""
     import tifffile
@@ -70,6 +79,7 @@ def open_tiff(path) -> Source:
         if offset is not None and dtype.kind in "biuf":
             file_dtype = dtype.newbyteorder(tf.byteorder)  # series.dtype is native; the file may not be
             tf.close()
+            _require_bytes(path, offset, shape, file_dtype, "re-save the TIFF")
             return RawFileSource(path, offset, shape, file_dtype, name=_name(path))
         import zarr
 
@@ -102,6 +112,7 @@ def open_npy(path) -> Source:
         raise ScoreError(f"cannot read {_name(path)}: {exc}; is it a .npy file written by numpy.save?") from None
     if dtype.hasobject:
         raise ScoreError(f"{_name(path)}: holds Python objects, not numbers; save a numeric array")
+    _require_bytes(path, offset, shape, dtype, "re-save it with numpy.save")
     if fortran:
         return ArraySource(np.load(path, mmap_mode="r"), _name(path))
     return RawFileSource(path, offset, shape, dtype, name=_name(path))
@@ -197,13 +208,15 @@ def open_map(obj, *, what: str = "map", ndim: int = 2, name: str | None = None) 
     return source
 
 
-def open_labels(obj, *, what: str = "label image", ndims=(2, 3), name: str | None = None) -> Source:
+def open_labels(obj, *, what: str = "label image", ndims=(2, 3), name: str | None = None,
+                grey_rgb: bool = False) -> Source:
     """A label image (a path of any supported format, or an array) as a source.
 
-    The one label-image reader of every family: singleton axes are dropped (but an image is
-    never squeezed below 2D: a one-pixel image stays 1 x 1), a colour PNG is refused, and the
-    image must have one of ``ndims`` dimensions and a numeric dtype. Values are not checked
-    here (each window's values are checked where it is read).
+    The one label-image reader of every family (objects, fibers, curvilinear masks): singleton
+    axes are dropped (but an image is never squeezed below 2D: a one-pixel image stays 1 x 1),
+    a colour PNG is refused (with ``grey_rgb``, one whose colour channels are all equal is read
+    as its first channel), and the image must have one of ``ndims`` dimensions and a numeric
+    dtype. Values are not checked here (each window's values are checked where it is read).
     """
     if isinstance(obj, (str, os.PathLike)):
         base = open_image(obj, what=what)
@@ -215,6 +228,9 @@ def open_labels(obj, *, what: str = "label image", ndims=(2, 3), name: str | Non
     if source.ndim < 2 <= base.ndim:
         source = base
     if isinstance(obj, (str, os.PathLike)) and format_of(obj) == "pillow" and source.ndim == 3:
+        arr = source.read_all()
+        if grey_rgb and arr.shape[-1] in (3, 4) and all(np.array_equal(arr[..., 0], arr[..., i]) for i in (1, 2)):
+            return ArraySource(np.ascontiguousarray(arr[..., 0]), label)
         source.close()
         raise ScoreError(f"{label}: a colour image of shape {source.shape}; a label image has one "
                          "integer id per pixel (save the labels as a single-channel PNG, TIFF or .npy)")

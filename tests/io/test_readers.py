@@ -119,3 +119,22 @@ def test_garbage_is_refused(tmp_path):
         (tmp_path / name).write_bytes(b"garbage" * 10)
         with pytest.raises(ScoreError, match=f"cannot read .*{name}"):
             open_image(tmp_path / name)
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".tif"])
+def test_a_truncated_file_is_refused_at_open(tmp_path, suffix):
+    import tifffile
+
+    from segscore.errors import ScoreError
+    from segscore.io.readers import open_image
+
+    arr = np.arange(40 * 50, dtype=np.uint16).reshape(40, 50)
+    path = tmp_path / f"a{suffix}"
+    np.save(path, arr) if suffix == ".npy" else tifffile.imwrite(path, arr)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 300] if suffix == ".npy" else data[:2000])
+    with pytest.raises(ScoreError) as err:
+        open_image(path).read_all()
+    msg = str(err.value)
+    assert msg.startswith(str(path)) or str(path) in msg
+    assert "\n" not in msg and ("truncated" in msg or "cannot read" in msg)
