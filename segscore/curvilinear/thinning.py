@@ -316,7 +316,11 @@ def lee_matches_skimage() -> bool:
 def skeletonize(mask: np.ndarray) -> np.ndarray:
     """``skimage.morphology.skeletonize(mask)`` for a 2D or 3D mask, voxel for voxel, as a bool
     array: segscore's kernel where it reproduces the installed scikit-image (the measured 2D
-    table, the checked 3D procedure), else scikit-image itself."""
+    table, the checked 3D procedure), else scikit-image itself.
+
+    Global by nature (a voxel's fate depends on the whole mask), so it is built whole, not by
+    tiles: it holds the mask, a padded uint8 working copy and the bool result, about 3 bytes
+    per voxel (0.15 GB for a 5,980 x 8,240 mask, 0.4 GB for a 512^3 cube)."""
     m = np.asarray(mask, dtype=bool)
     if m.ndim == 2:
         table = skimage_table()
