@@ -56,8 +56,10 @@ def format_row(row: dict) -> str:
         lines.append("; ".join(extra))
     if row.get("voxel_size"):
         lines.append(f"voxel size {tuple(row['voxel_size'])} (recorded; lengths and radii are in voxels)")
-    if row.get("note"):
-        lines.append(f"note: {row['note']}")
+    if row.get("betti0_pred") == 0:
+        lines.append("note: the prediction is empty: every cost is 0")
+    for k, why in (row.get("notes") or {}).items():
+        lines.append(f"note: {k} is null: {why}")
     return "\n".join(lines)
 
 
@@ -73,6 +75,8 @@ def run(args) -> int:
     row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox, all_metrics=args.all_metrics)
     for w in scale_warnings(row):
         sys.stderr.write(f"segscore curve: warning: {w}\n")
-    csv_row = {k: (",".join(map(str, v)) if isinstance(v, list) else v) for k, v in row.items()}
+    csv_row = {k: (",".join(map(str, v)) if isinstance(v, list) else
+                   "; ".join(f"{n}: {why}" for n, why in v.items()) or None if isinstance(v, dict) else v)
+               for k, v in row.items()}
     emit(args, row, format_row(row), csv_rows=[csv_row])
     return 0

@@ -19,7 +19,7 @@ def run(args) -> int:
     out = aggregate_fiber_scores(load_cards(args.cards))
     text = (f"{out['n']} card(s), size class {out['size_class']}^3, tolerance {out['tolerance']:g} voxels: "
             f"mean ERL {out['erl_mean']:.2f}, mean merge-penalized ERL {out['erl_merge_penalized_mean']:.2f}")
-    if out.get("note"):
-        text += f"\nnote: {out['note']}"
+    if out.get("n_null_erl"):
+        text += f"\nnote: {out['n_null_erl']} card(s) covered nothing (ERL null); counted as 0 in the means"
     emit(args, out, text)
     return 0

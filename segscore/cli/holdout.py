@@ -39,6 +39,8 @@ def format_table(result: dict) -> str:
     widths = [max(len(str(x[i])) for x in [header, *rows]) for i in range(len(header))]
     lines = [head, "  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    for k, why in (result.get("notes") or {}).items():
+        lines.append(f"note: {k} is null: {why}")
     return "\n".join(lines)
 
 
@@ -51,7 +53,8 @@ def run(args) -> int:
     if args.verify:
         hs = H.load_holdout(args.manifest)
         problems = H.verify_holdout(hs)
-        result = {"holdout": hs.name, "holdout_version": hs.version, "n_fields": len(hs.fields), "problems": problems}
+        result = {"holdout": hs.name, "holdout_version": hs.version, "n_fields": len(hs.fields), "problems": problems,
+                  "notes": {}}
         text = "\n".join(problems) if problems else f"{hs.name}@{hs.version}: all {len(hs.fields)} truth masks match their digests"
         emit(args, result, text)
         if problems:
@@ -66,7 +69,10 @@ def run(args) -> int:
     if args.csv:
         rows = result.get("rows") or [
             {"metric": k, "finetuned": v, "vanilla": None, "delta": None, "holdout": result["holdout"],
-             "holdout_version": result["holdout_version"]} for k, v in result["finetuned"].items() if k != "notes"]
+             "holdout_version": result["holdout_version"],
+             "reason": (f"finetuned is null: {result['notes'].get('finetuned.' + k, 'undefined')}"
+                        if v is None else None)}
+            for k, v in result["finetuned"].items() if k != "notes"]
         atomic_write(args.csv, H.scorecard_csv(rows))
     emit(args, result, format_table(result))  # the CSV is the scorecard table, written above
     return 0

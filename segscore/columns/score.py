@@ -22,6 +22,11 @@ The map is streamed by row bands through :func:`segscore.kernels.regions.box_row
 keeps per-box row sums and class histograms, so memory is set by the band and the mask.
 Floors (``constant_0_5``, ``papyrus_mask``, ``uniform_random``) are the same scoring run on the
 trivial maps of the prediction's extent.
+
+A value the extent makes impossible (too few columns or gutters, no text column long enough for
+a line period, no traces column) is None, and the scorecard's ``notes`` maps its dotted path
+(``metrics.col_gutter_auc``, ``per_column.3.line_period_peak``,
+``floors.uniform_random.traces_mean_ratio``) to the reason.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ class ColumnTarget:
 
 def load_column_target(target_dir) -> ColumnTarget:
     """Read a column target folder (``columns.json``, ``meta.json``, optional ``valid_mask.png``)."""
-    from segscore.ink.targets import _gray, _read_meta, target_file
+    from segscore.io.targets import read_gray, read_meta, target_file
 
     folder, cpath = target_file(target_dir, "column")
     from segscore.io.results import read_json
@@ -66,11 +71,11 @@ def load_column_target(target_dir) -> ColumnTarget:
     for c in cols:
         if not isinstance(c, dict) or not all(k in c for k in ("col", "gx0", "gx1", "transcription")):
             raise ScoreError(f"{cpath}: column entry {c!r} lacks col/gx0/gx1/transcription; restore the file")
-    meta = _read_meta(folder)
+    meta = read_meta(folder)
     valid = None
     vpath = folder / "valid_mask.png"
     if vpath.exists():
-        valid = (_gray(vpath, "valid mask") > 127).view(np.uint8)
+        valid = (read_gray(vpath, "valid mask") > 127).view(np.uint8)
     shape = tuple(meta.get("geometry", {}).get("grid_shape") or (valid.shape if valid is not None else ()))
     if valid is not None and shape and tuple(valid.shape) != shape:
         raise ScoreError(f"{vpath}: shape {valid.shape} differs from meta.json grid_shape {shape}; restore the mask")
@@ -190,12 +195,17 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
 
 
 def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
+    """``{"metrics", "per_column", "gutters", "notes"}``; ``notes`` by dotted path in that dict."""
     pitch_lo, pitch_hi = tgt.meta.get("line_pitch_range", [60, 220])
     per_column, text_means, traces_means = [], [], []
     peaks = []
+    notes = {}
+    short = f"fewer than {3 * int(pitch_lo)} rows (3 x the shortest line pitch) hold a valid pixel"
     for i, c in enumerate(scored):
         n = int(rc[i].sum())
         mean = float(rs[i].sum() / n) if n else None
+        if mean is None:
+            notes[f"per_column.{i}.mean"] = "no valid pixel of the column lies in the extent"
         peak = None
         if c["status"] == "text":
             hgt = c["box"][1] - c["box"][0]
@@ -203,8 +213,13 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
             text_means.append(mean)
             if peak is not None:
                 peaks.append(peak)
-        elif c["status"] == "traces":
-            traces_means.append(mean)
+            else:
+                notes[f"per_column.{i}.line_period_peak"] = short
+        else:
+            notes[f"per_column.{i}.line_period_peak"] = f"a {c['status']} column: line periods are scored on " \
+                                                         f"text columns only"
+            if c["status"] == "traces":
+                traces_means.append(mean)
         per_column.append({"col": c["col"], "status": c["status"], "mean": mean, "line_period_peak": peak,
                            "n_pixels": n, "cross_strip": c["cross_strip"]})
     gut = []
@@ -212,6 +227,8 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
         i = len(scored) + j
         n = int(rc[i].sum())
         gut.append({"between": g["between"], "mean": float(rs[i].sum() / n) if n else None, "n_pixels": n})
+        if not n:
+            notes[f"gutters.{j}.mean"] = "no valid pixel of the gutter lies in the extent"
     m = {"cols_scored": [c["col"] for c in scored], "n_text_cols": len(text_means),
          "n_traces_cols": len(traces_means), "n_gutters": len(gut), "excluded_gutters": excluded}
     if text_means and gut:
@@ -222,22 +239,35 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
                                             [g["mean"] for g in gut if g["mean"] is not None])
         m["col_gutter_auc"] = auc(p_h, n_h)
         if m["col_gutter_auc"] is None:
-            m["note"] = "no text column or no gutter holds a scored pixel; col_gutter_auc undefined"
+            notes["metrics.col_gutter_auc"] = "no text column or no gutter holds a scored pixel"
         m["col_gutter_pixel_auc"] = auc(hist[1], hist[0])
+        if m["col_gutter_pixel_auc"] is None:
+            notes["metrics.col_gutter_pixel_auc"] = "no valid pixel in the text columns or in the gutters"
     else:
         m["col_gutter_auc"] = None
         m["col_gutter_pixel_auc"] = None
-        m["note"] = "extent contains too few columns/gutters to score (needs a text column and a gutter)"
+        why = "extent contains too few columns/gutters to score (needs a text column and a gutter)"
+        notes["metrics.col_gutter_auc"] = notes["metrics.col_gutter_pixel_auc"] = why
     m["line_period_peak_mean"] = float(np.mean(peaks)) if peaks else None
-    if text_means and traces_means:
-        tmean = float(np.mean(text_means))
-        m["traces_mean_ratio"] = float(np.mean(traces_means)) / tmean if tmean > 0 else None
+    if not peaks:
+        notes["metrics.line_period_peak_mean"] = (f"no text column has a line period: {short} in each"
+                                                  if text_means else "no text column is scored in the extent")
+    texts = [t for t in text_means if t is not None]
+    traces = [t for t in traces_means if t is not None]
+    m["traces_mean_ratio"] = None
+    if texts and traces:
+        tmean = float(np.mean(texts))
+        if tmean > 0:
+            m["traces_mean_ratio"] = float(np.mean(traces)) / tmean
+        else:
+            notes["metrics.traces_mean_ratio"] = "the text columns' mean is 0: the ratio is undefined"
     else:
-        m["traces_mean_ratio"] = None
+        notes["metrics.traces_mean_ratio"] = ("no traces column is scored in the extent" if texts
+                                              else "no text column is scored in the extent")
     m["quantized"] = kind == "float"
     m["scale"] = {"uint8": "uint8: p = v / 255", "uint16": "uint16: p = v / 65535"}.get(
         kind, "float in [0, 1]; pixel AUC on 65,536 levels rint(p * 65535)")
-    return {"metrics": m, "per_column": per_column, "gutters": gut}
+    return {"metrics": m, "per_column": per_column, "gutters": gut, "notes": notes}
 
 
 def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True):
@@ -262,7 +292,8 @@ def _origin_and_shape(tgt, src_shape, origin):
 
 def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0, plan=None, tile_rows=None,
                   executor=None, threads=None, band_rows=None, workers=None) -> dict:
-    """The three floors scored over the extent ``shape`` at ``origin`` (default: the full grid)."""
+    """The three floors scored over the extent ``shape`` at ``origin`` (default: the full grid):
+    ``{name: card}``, each card with its ``notes`` (why a metric of it is null)."""
     from segscore.ink.targets import uniform_rows
 
     shape = tuple(shape or tgt.grid_shape)
@@ -284,10 +315,12 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
         sums[name] = (p * rc, h1)
     out = {}
     for name in ("constant_0_5", "papyrus_mask", "uniform_random"):
-        card = dict(_metrics(tgt, scored, gutters, excluded, sums[name][0], rc, sums[name][1], "float")["metrics"])
+        core = _metrics(tgt, scored, gutters, excluded, sums[name][0], rc, sums[name][1], "float")
+        card = dict(core["metrics"])
         card["what"] = COLUMN_FLOORS[name]
         if name == "uniform_random":
             card["seed"] = int(seed)
+        card["notes"] = {k[len("metrics."):]: v for k, v in core["notes"].items() if k.startswith("metrics.")}
         out[name] = card
     return out
 
@@ -295,19 +328,19 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
 def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
                         threads=None, name="the prediction", band_rows=None, workers=None) -> dict:
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
-    from segscore.ink.targets import _check_values, _png_or_path, map_kind, prediction_name
+    from segscore.ink.targets import check_values, png_or_path, map_kind, prediction_name
     from segscore.io.readers import open_map
 
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
     engine = _engine(tile_rows, executor, threads, band_rows, workers)
-    with open_map(_png_or_path(prediction), what="prediction", name=name) as src:
+    with open_map(png_or_path(prediction), what="prediction", name=name) as src:
         origin = _origin_and_shape(tgt, src.shape, origin)
         plan = _plan(tgt, origin, src.shape)
         kind = map_kind(src.dtype)
         w = src.shape[1]
         core, stats = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
                               *plan, engine)
-        _check_values(src.name, *stats)
+        check_values(src.name, *stats)
         shape = src.shape
     out = {"target": tgt.target_id,
            "prediction": prediction_name(prediction),
@@ -315,14 +348,16 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
            "origin": list(origin), "extent_shape": list(shape), **core}
     if floors:
         out["floors"] = column_floors(tgt, origin, shape, seed=seed, plan=plan, **engine)
-    return out
+    from segscore.io.results import lift_notes
+
+    return lift_notes(out)
 
 
 def score_columns(prediction, target_dir, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
                   threads=None, band_rows=None, workers=None) -> dict:
     """Score a prediction file (or array) against a column target folder. Returns the scorecard:
     ``{"target", "prediction", "granularity", "origin", "extent_shape", "metrics", "per_column",
-    "gutters", "floors"}``."""
+    "gutters", "floors", "notes"}``; ``notes`` maps each null value's dotted path to the reason."""
     return score_columns_array(prediction, target_dir, origin, floors=floors, seed=seed, tile_rows=tile_rows,
                                executor=executor, threads=threads, band_rows=band_rows, workers=workers)
 
@@ -345,8 +380,9 @@ def format_columns(result: dict) -> str:
     m = result["metrics"]
     lines.append(f"columns scored: {m['cols_scored']}; gutters {m['n_gutters']} "
                  f"({m['excluded_gutters']} excluded next to cross-strip columns)")
-    if m.get("note"):
-        lines.append(f"note: {m['note']}")
+    for path, why in (result.get("notes") or {}).items():
+        if path.startswith("metrics."):
+            lines.append(f"note: {path[len('metrics.'):]} is null: {why}")
     lines.append("per column: " + ", ".join(
         f"{c['col']}({c['status'][0]}) {_cell(c['mean'])}"
         + (f"/{_cell(c['line_period_peak'])}" if c["line_period_peak"] is not None else "")

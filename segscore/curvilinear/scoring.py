@@ -1,6 +1,8 @@
 """Score a curvilinear prediction: overlap/topology metrics beside functional costs.
 
-``score(gt, pred)`` returns one flat dict with curvicost 0.3.1's key names. The reference's
+``score(gt, pred)`` returns one flat dict with curvicost 0.3.1's key names and ``notes``
+({metric: why it is null}, always present; the result contract of :mod:`segscore.io.results`,
+where curvicost has NaN). The reference's
 work (its skeleton, graph, source, sinks, component roots and own costs) is done once by
 :func:`prepare_reference` and can be passed back in to score many predictions against it.
 
@@ -28,9 +30,9 @@ METRIC_KEYS = ("dice", "iou", "cldice", "betti0_gt", "betti0_pred", "betti0_erro
                "merged_frac", "diadem_like")
 COST_KEYS = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac",
              "perfused_of_self", "traceable_length", "conductance", "traceable_length_ref", "conductance_ref")
-ROW_KEYS = METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size", "note")
+ROW_KEYS = METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size", "notes")
 #: curvicost's optional metrics segscore computes on request (``all_metrics=True``; appended
-#: after ``note``); its apls and junction_f1 are not computed
+#: after ``notes``); its apls and junction_f1 are not computed
 OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95")
 
 
@@ -160,7 +162,7 @@ def _prepare_beside(gt, pred, prune_px) -> Reference:
 def _frac(num, den, key, notes, why):
     if den > 0:
         return float(num / den)
-    notes.append(f"{key}: null, {why}")
+    notes[key] = why
     return None
 
 
@@ -176,6 +178,9 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     reference : the result of ``prepare_reference(gt, prune_px=...)``; ``gt`` may then be None.
     voxel_size : carried into the row (lengths and radii stay in voxels).
     all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower).
+
+    A metric the masks make impossible (no source on the reference, an empty skeleton) is None
+    and ``notes[metric]`` says why; an empty prediction's costs are 0, not null.
     """
     if reference is None:
         if gt is None:
@@ -191,7 +196,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     if pred.shape != tuple(ref.shape):
         raise ScoreError(f"prediction: shape {pred.shape} differs from the reference's {tuple(ref.shape)}; "
                          "resample one onto the other's grid")
-    notes: list[str] = []
+    notes: dict[str, str] = {}
     gt_m = ref.gt
     pa = ref.extra.pop("_pred_analysis", None)
     if pa is None or pa.mask is not pred:
@@ -202,8 +207,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     pl = pa.lab.ravel()[ref.skel_idx].astype(np.int64)
     erl_v, merged = M.erl(ref.obj, pl)
     g = pa.graph
-    if g is None:
-        notes.append("prediction is empty: every cost is 0")
+    if g is None:  # an empty prediction: every cost is 0 (a value, not a null)
         pred_nodes = np.zeros((0, len(ref.shape)))
     elif len(g.alive_edges()) == 0 and len(g.edge_u):
         pred_nodes = np.zeros((0, len(ref.shape)))
@@ -211,7 +215,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         pred_nodes = g.node_pos[g.node_alive]
     diadem = M.diadem_like(ref.diadem_pos, ref.diadem_w, pred_nodes)
     if diadem is None:
-        notes.append("diadem_like: null, the reference graph has no branch longer than prune_px")
+        notes["diadem_like"] = "the reference graph has no branch longer than prune_px"
 
     # costs
     reach_m = C.reach_multi(ref.rl, ref.skel_coords, ref.root_k, pl) if pa.n_comp else 0
@@ -227,10 +231,15 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     elif g is not None and len(g.alive_edges()):
         perf = None
     if perf is None:
-        notes.append("perfused_of_self: null, the reference has no source (no branch longer than prune_px)")
+        notes["perfused_of_self"] = "the reference has no source (no branch longer than prune_px)"
     why_src = "the reference graph has no branch longer than prune_px, so no source and no sinks"
     cfrac = _frac(cond, ref.conductance_ref, "conductance_frac", notes,
                   "the reference's own conductance is 0 (" + why_src + ")")
+    if cfrac is None:
+        notes["conductance_twosided"] = notes["conductance_frac"]
+    prune_radii = float(ref.prune_px / ref.median_radius) if ref.median_radius > 0 else None
+    if prune_radii is None:
+        notes["prune_radii"] = "the reference skeleton has no voxel with a radius"
     row = {
         "dice": dice, "iou": iou,
         "cldice": M.cldice_of(counts),
@@ -250,23 +259,24 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "traceable_length_ref": int(ref.base_multi),
         "conductance_ref": float(ref.conductance_ref),
         "prune_px": ref.prune_px,
-        "prune_radii": (float(ref.prune_px / ref.median_radius) if ref.median_radius > 0 else None),
+        "prune_radii": prune_radii,
         "voxel_size": None if voxel_size is None else [float(v) for v in voxel_size],
-        "note": None,
+        "notes": notes,
     }
     if all_metrics:
         row.update(_optional(ref, gt_m, pa, pred, notes))
-    row["note"] = "; ".join(notes) if notes else None
+    order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS)}
+    row["notes"] = dict(sorted(notes.items(), key=lambda kv: order.get(kv[0], len(order))))
     return row
 
 
 def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
     recall = M.skeleton_recall(ref.a.skel, pred)
     if recall is None:
-        notes.append("skeleton_recall: null, the reference skeleton is empty")
+        notes["skeleton_recall"] = "the reference skeleton is empty"
     cb = M.cbdice_star(ref.a.skel, gt_m, pa.skel, pred)
     if cb is None:
-        notes.append("cbdice_star: null, a skeleton is empty")
+        notes["cbdice_star"] = "a skeleton is empty"
     return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred)}
 
 

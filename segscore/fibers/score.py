@@ -13,7 +13,8 @@ Definitions (ScrollGT's ``score_tracing``, read for its definitions):
   predicted voxels within ``tolerance`` of a sampled ground-truth voxel / predicted voxels.
 
 Metrics are rounded as ScrollGT prints them (ERL 2 places, coverage and precision 4, lengths
-1). A metric that is 0/0 is ``None`` with a ``note`` (ScrollGT prints 0.0 there).
+1). A metric that is 0/0 is ``None`` and the row's ``notes`` (always present) maps its name to
+the reason (ScrollGT prints 0.0 there).
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def _round(v, places):
 
 def score_labels(target: FiberTarget, labels, *, tolerance: float | None = None, name: str = "<labels>",
                  census: tuple[int, int] | None = None) -> dict:
-    """The metrics row of one labelling (ScrollGT's fields), rounded as ScrollGT prints them.
+    """The metrics row of one labelling (ScrollGT's fields), rounded as ScrollGT prints them,
+    with ``notes`` ({metric: why it is null}; empty when every metric is defined).
 
     ``census`` (predicted voxels, instances) may be passed when known, to skip a full scan.
     """
@@ -139,7 +141,8 @@ def score_labels(target: FiberTarget, labels, *, tolerance: float | None = None,
     merged_instances = int(merging.size)
 
     total = float(rlen.sum())
-    notes = []
+    notes = []  # appended to by the precision block below; the row's notes are ``reasons``
+    reasons = {}  # the row's ``notes``: {metric: why it is null}
     if total > 0:
         erl = float((rlen * rlen).sum() / total)
         penal = np.where(np.isin(grown, merging), 0, grown) if merging.size else grown
@@ -147,11 +150,12 @@ def score_labels(target: FiberTarget, labels, *, tolerance: float | None = None,
         erl_pen = float((plen * plen).sum() / total)
     else:
         erl = erl_pen = None
-        notes.append("no ground-truth sample lies within tolerance of a predicted instance: ERL is 0/0")
+        reasons["erl"] = reasons["erl_merge_penalized"] = \
+            "no ground-truth sample lies within tolerance of a predicted instance: ERL is 0/0"
 
     coverage = covered / gt_length if gt_length > 0 else None
     if gt_length <= 0:
-        notes.append("the target has no in-bounds ground-truth length: coverage is 0/0")
+        reasons["coverage"] = "the target has no in-bounds ground-truth length: coverage is 0/0"
     if pred_voxels > 0:
         ball = K.ball_offsets(tol) if (tol > 0 and s.lin.size) else K.ball_offsets(0)
         bits = np.zeros((int(np.prod(target.shape, dtype=np.int64)) + 7) // 8, np.uint8)
@@ -175,6 +179,7 @@ def score_labels(target: FiberTarget, labels, *, tolerance: float | None = None,
         "pred_length": float(pred_voxels),
         "tolerance": tol,
     }
-    if notes:
-        row["note"] = "; ".join(notes)
+    if precision is None:
+        reasons["precision"] = "the prediction labels no voxel: precision is 0/0"
+    row["notes"] = {k: reasons[k] for k in ("erl", "erl_merge_penalized", "coverage", "precision") if k in reasons}
     return row

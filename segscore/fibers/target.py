@@ -14,7 +14,6 @@ than two in-bounds nodes are not scored (ScrollGT's filter, which its published 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,10 +71,9 @@ class FiberTarget:
 
 
 def _npz(path: Path):
-    try:
-        return np.load(path, allow_pickle=False)
-    except Exception as exc:  # noqa: BLE001 - a corrupt archive is one refusal
-        raise ScoreError(f"cannot read {path}: {exc}; restore the target's file") from None
+    from segscore.io.targets import read_npz
+
+    return read_npz(path)
 
 
 def _read_mask(path: Path, shape) -> np.ndarray:
@@ -104,12 +102,9 @@ def load_target(path) -> FiberTarget:
     for name in FILES:
         if not (root / name).is_file():
             raise InputFileError(f"{root / name}: missing; a fiber target directory holds {', '.join(FILES)}")
-    try:
-        meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ScoreError(f"cannot read {root / 'meta.json'}: {exc}; restore the target's meta.json") from None
-    if not isinstance(meta, dict):
-        raise ScoreError(f"{root / 'meta.json'}: not a JSON object; restore the target's meta.json")
+    from segscore.io.targets import read_meta
+
+    meta = read_meta(root, required=True)
 
     skel_path = root / "skeleton.npz"
     with _npz(skel_path) as npz:

@@ -7,7 +7,10 @@ computed exactly from two 65,536-level histograms that are streamed tile by tile
 
 ``score_files`` is what ``segscore auc`` runs; ``score_array``, ``block_bootstrap``,
 ``auc_scores``, ``labels_on_map`` and ``label_grid`` are its parts, for notebooks. The result
-dicts round AUCs to 4 decimals; ``auc_scores`` returns the unrounded value.
+dicts round AUCs to 4 decimals; ``auc_scores`` returns the unrounded value. An AUC the input
+makes impossible (no ink or no background pixel left to score, no bootstrap draw with both
+classes) is None, and the result's ``notes`` maps its dotted path (``forward.auc``,
+``control.auc``, ``bootstrap.ci95``) to the reason (:mod:`segscore.io.results`).
 
 Pixels where the map is exactly 0 are "unpredicted" and left out unless ``keep_zero``;
 ``inner`` leaves out that many pixels at every edge. The point estimates are exact; the
@@ -41,7 +44,8 @@ __all__ = ["score_files", "score_array", "auc_scores", "block_bootstrap", "label
 
 
 def _round(x, nd=4):
-    return None if x is None or not np.isfinite(x) else round(float(x), nd)
+    """kit's 4 decimals; None stays None. A NaN is not hidden here: the JSON writer refuses it."""
+    return None if x is None else round(float(x), nd)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,8 +145,25 @@ def _card(ink_h, bg_h, zeros, keep_zero, inner):
 
     n_ink, n_bg = int(ink_h.sum()), int(bg_h.sum())
     auc = float(auc_of_histograms(ink_h, bg_h)[0]) if n_ink and n_bg else None
+    notes = {}
+    if auc is None:
+        missing = "no ink or background pixel" if not (n_ink or n_bg) else "no ink pixel" if not n_ink \
+            else "no background pixel"
+        left_out = f" ({zeros} unpredicted px in the mask left out)" if zeros and not keep_zero else ""
+        notes["auc"] = f"{missing} left to score inside the mask{left_out}"
     return {"auc": _round(auc), "ink_px": n_ink, "background_px": n_bg, "zero_px_in_mask": zeros,
-            "zero_px_counted": bool(keep_zero), "inner": int(inner), "auc_exact": auc}
+            "zero_px_counted": bool(keep_zero), "inner": int(inner), "auc_exact": auc, "notes": notes}
+
+
+def _interval(values, path, notes):
+    """``[lo, hi]`` (4 decimals) of the finite draws, or ``[None, None]`` with a note at ``path``."""
+    from segscore.ink.bootstrap import interval
+
+    lo, hi = interval(values)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        notes[path] = "no bootstrap draw held both ink and background pixels"
+        return [None, None], None
+    return [_round(lo), _round(hi)], hi - lo
 
 
 def _bootstrap(res, paired, draws, block_px, seed):
@@ -158,9 +179,12 @@ def _bootstrap(res, paired, draws, block_px, seed):
     if paired and (tot[2 * BOOT_BINS:3 * BOOT_BINS].sum() == 0 or tot[3 * BOOT_BINS:].sum() == 0):
         raise ScoreError("the mask holds only one class; no AUC to resample")
     map_draws, other_draws = BS.resample(table, draws, seed, paired)
-    lo, hi = BS.interval(map_draws)
+    notes = {}
+    ci95, width = _interval(map_draws, "ci95", notes)
+    if width is None:
+        notes["half_width"] = notes["ci95"]
     out = {"draws": int(draws), "block_px": int(block_px), "blocks": table.n_blocks, "seed": int(seed),
-           "ci95": [_round(lo), _round(hi)], "half_width": _round((hi - lo) / 2)}
+           "ci95": ci95, "half_width": None if width is None else _round(width / 2)}
     undefined = int(np.count_nonzero(~np.isfinite(map_draws)))
     if undefined:
         out["draws_without_auc"] = undefined
@@ -168,14 +192,17 @@ def _bootstrap(res, paired, draws, block_px, seed):
         a = float(BS.auc_of_histograms(tot[:BOOT_BINS], tot[BOOT_BINS:2 * BOOT_BINS])[0])
         b = float(BS.auc_of_histograms(tot[2 * BOOT_BINS:3 * BOOT_BINS], tot[3 * BOOT_BINS:])[0])
         diff = map_draws - other_draws
-        dlo, dhi = BS.interval(diff)
+        dci, _ = _interval(diff, "compare.ci95", notes)
         ok = np.isfinite(diff)
+        if not ok.any():
+            notes["compare.share_draws_map_not_ahead"] = "no bootstrap draw held both classes in both maps"
         out["compare"] = {
             "auc_map": _round(a), "auc_other": _round(b), "difference": _round(a - b),
-            "ci95": [_round(dlo), _round(dhi)],
+            "ci95": dci,
             "share_draws_map_not_ahead": _round(float(np.mean(diff[ok] <= 0)) if ok.any() else None),
             "pixels": int(tot[:BOOT_BINS].sum() + tot[BOOT_BINS:2 * BOOT_BINS].sum()),
         }
+    out["notes"] = notes
     return out
 
 
@@ -206,7 +233,8 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
     """AUC of a 2D map against same-shape boolean ``ink`` and ``mask`` already on its grid.
 
     Returns ``{"auc", "ink_px", "background_px", "zero_px_in_mask", "zero_px_counted",
-    "inner"}``; ``auc`` is rounded to 4 decimals, or None when a class is empty. Any of the
+    "inner", "notes"}``; ``auc`` is rounded to 4 decimals, or None when a class is empty (then
+    ``notes["auc"]`` says which). Any of the
     arrays may be a NumPy, memory-mapped, zarr or dask array: they are read tile by tile.
     Raises ScoreError when ``inner`` leaves nothing, for NaN or inf in the map, or for
     arrays of different shapes.
@@ -234,7 +262,8 @@ def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0,
     scored pixels with replacement (see :mod:`segscore.ink.bootstrap` for the exact rule).
     With ``other``, both maps are scored on the pixels they share (zeros of either left
     out, unless ``keep_zero``) with the same draws, and ``compare`` carries the paired
-    difference. Returns the ``bootstrap`` dict of the result.
+    difference. Returns the ``bootstrap`` dict of the result, with its ``notes`` (why an
+    interval is null: no draw held both classes).
 
     Raises ScoreError for fewer than 20 draws, a block under 1 px, a compared map of another
     shape, NaN or inf in a map, no scored pixel, or a mask with one class.
@@ -297,7 +326,8 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
     ``supervision.zarr`` (a group of pyramid levels, or one 2D array). ``crop`` is
     ``[Y0, Y1, X0, X1]`` and ``surface_shape`` ``[H, W]``. Returns the result dict of the
     spec's Outputs table (``forward``, ``control``, ``files``, ``level``, ``crop``,
-    ``bootstrap``) plus ``quantization``, the level rule used for each map.
+    ``bootstrap``) plus ``quantization``, the level rule used for each map, and ``notes``
+    (always present): why each null AUC is null, by dotted path (``forward.auc``).
 
     Engine options: ``tile_rows`` (band height; default chunk-aligned bands of ~4 Mpx),
     ``executor`` ("threads", "synchronous", "dask" or a distributed Client), ``threads``
@@ -366,7 +396,9 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
         result["quantization"]["control"] = qs[1].rule
     if compare is not None:
         result["quantization"]["compare"] = qs[-1].rule
-    return result
+    from segscore.io.results import lift_notes
+
+    return lift_notes(result)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,7 +435,11 @@ def format_result(result) -> str:
             other = result.get("files", {}).get("compare") or "the compared map"
             dlo, dhi = cmp_["ci95"]
             share = cmp_["share_draws_map_not_ahead"]
-            rows.append(f"compare: map minus {other} {cmp_['difference']:+.4f} (95 % interval {dlo:+.4f} to "
-                        f"{dhi:+.4f}; map not ahead in {100 * share:.1f} % of {boot['draws']} draws, "
-                        f"{cmp_['pixels']} shared px)")
+            if dlo is None or share is None:
+                rows.append(f"compare: map minus {other} {cmp_['difference']:+.4f} (no interval: no draw held "
+                            f"both classes in both maps; {cmp_['pixels']} shared px)")
+            else:
+                rows.append(f"compare: map minus {other} {cmp_['difference']:+.4f} (95 % interval {dlo:+.4f} to "
+                            f"{dhi:+.4f}; map not ahead in {100 * share:.1f} % of {boot['draws']} draws, "
+                            f"{cmp_['pixels']} shared px)")
     return "\n".join(rows)

@@ -11,7 +11,8 @@ ink and background pixels sit on each level:
   ``sum_k (R_k - R_{k-1}) P_k`` over the distinct levels in decreasing order (ties by level);
 - ``roc_auc`` is the Mann-Whitney statistic with ties half (scikit-learn's trapezoidal ROC-AUC).
 
-A mask with one class (or no pixel) gives ``None`` for every metric with a ``note``.
+A mask with one class (or no pixel) gives ``None`` for every metric, and the card's ``notes``
+maps each of them to the reason (the result contract of :mod:`segscore.io.results`).
 
 The counts, the sweep, AP and ROC-AUC come from :mod:`segscore.metrics.ranking`.
 """
@@ -31,6 +32,7 @@ METRIC_KEYS = ("val_f1", "best_threshold", "f1_at_0.5", "val_f05", "precision", 
                "best_f1_any_threshold", "best_threshold_any")
 
 DEGENERATE_NOTE = "degenerate: the mask holds one class (no ink/background contrast); metrics undefined"
+EMPTY_NOTE = "no pixel inside the mask; metrics undefined"
 
 
 def p_levels_for(kind: str) -> np.ndarray:
@@ -45,7 +47,7 @@ def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
     ``ink[k]`` ink and ``bg[k]`` background pixels.
 
     ``p_levels`` must increase strictly. Returns plain Python floats and ints; undefined
-    metrics are None and the card then carries a ``note``.
+    metrics are None and the card's ``notes`` (always present) maps each to the reason.
     """
     ink = np.asarray(ink, dtype=np.int64)
     bg = np.asarray(bg, dtype=np.int64)
@@ -59,8 +61,10 @@ def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
     card["positive_rate"] = pos / n if n else None
     card["n_pixels"] = n
     card["n_ink_pixels"] = pos
+    card["notes"] = {}
     if pos == 0 or neg == 0:
-        card["note"] = DEGENERATE_NOTE if n else "no pixel inside the mask; metrics undefined"
+        why = DEGENERATE_NOTE if n else EMPTY_NOTE
+        card["notes"] = {k: why for k in METRIC_KEYS + (() if n else ("positive_rate",))}
         return card
 
     f1 = R.fbeta_sweep(ink, bg, thresholds, levels=p_levels, beta=1.0)

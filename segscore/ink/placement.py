@@ -221,7 +221,7 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
 
     tgt = target if isinstance(target, T.Target) else T.load_target(target)
     h, w = tgt.shape
-    with open_map(T._png_or_path(prediction), what="prediction", name="the prediction") as src:
+    with open_map(T.png_or_path(prediction), what="prediction", name="the prediction") as src:
         cy, cx = T._crop(src.shape, tgt, origin)
         arr = src.read((slice(cy, cy + h), slice(cx, cx + w)))
     recorded_gate = _target_gate(tgt.meta)

@@ -60,65 +60,11 @@ class Target:
         return self.codes.shape
 
 
-def _read_meta(folder: Path) -> dict:
-    meta_path = folder / "meta.json"
-    if not meta_path.exists():
-        return {}
-    from segscore.io.results import read_json
-
-    meta = read_json(meta_path, fix="restore the target's meta.json")
-    if not isinstance(meta, dict):
-        raise ScoreError(f"{meta_path}: expected a JSON object; restore the target's meta.json")
-    return meta
-
-
-def read_png(path) -> np.ndarray:
-    """A PNG decoded whole, with imagecodecs (about twice Pillow's speed), else the reader."""
-    from segscore.io.readers import read_image
-
-    try:
-        import imagecodecs
-
-        with open(path, "rb") as fh:
-            return imagecodecs.png_decode(fh.read())
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file or folder; check the path") from None
-    except Exception:  # noqa: BLE001 - no imagecodecs, or a PNG it cannot read: Pillow decides
-        return read_image(path)
-
-
-def _gray(path: Path, what: str) -> np.ndarray:
-    arr = read_png(path) if str(path).lower().endswith(".png") else None
-    if arr is None:
-        from segscore.io.readers import read_image
-
-        arr = read_image(path, what=what)
-    if arr.ndim == 3 and arr.shape[2] in (1, 2, 3, 4):
-        arr = arr[..., 0] if arr.shape[2] <= 2 else arr[..., :3].max(axis=2)
-    if arr.ndim != 2:
-        raise ScoreError(f"{path}: expected a 2D {what}, got shape {arr.shape}")
-    return arr
-
-
-#: each kind of ScrollGT target folder: (named with its article, defining file, scoring command)
-_TARGET_KINDS = {"ink": ("an ink", "gt_ink.png", "segscore target"),
-                 "column": ("a column", "columns.json", "segscore columns")}
-
-
-def target_file(target_dir, kind: str) -> tuple[Path, Path]:
-    """``(folder, its defining file)`` of a ``kind`` target (``"ink"`` or ``"column"``);
-    ``InputFileError`` naming the fix when either is missing, with a hint when the folder is a
-    target of the other kind."""
-    what, name, _ = _TARGET_KINDS[kind]
-    folder = Path(target_dir)
-    if not folder.is_dir():
-        raise InputFileError(f"{folder}: no such target folder; give a folder holding {name} and meta.json")
-    path = folder / name
-    if not path.exists():
-        hint = "".join(f" ({other} target: use `{cmd}`)" for k, (other, file, cmd) in _TARGET_KINDS.items()
-                       if k != kind and (folder / file).exists())
-        raise InputFileError(f"{path}: no such file; {what} target folder holds {name}{hint}")
-    return folder, path
+# the target folder is read by segscore.io.targets (the names stay importable from here)
+from segscore.io.targets import TARGET_KINDS as _TARGET_KINDS  # noqa: E402,F401
+from segscore.io.targets import read_gray as _gray  # noqa: E402
+from segscore.io.targets import read_meta as _read_meta  # noqa: E402
+from segscore.io.targets import read_png, target_file  # noqa: E402,F401
 
 
 def load_target(target_dir) -> Target:
@@ -218,7 +164,7 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
     return hist[0, :n_levels], hist[1, :n_levels], lo, hi, bad
 
 
-def _check_values(name: str, lo: float, hi: float, bad: int) -> None:
+def check_values(name: str, lo: float, hi: float, bad: int) -> None:
     if bad:
         raise ScoreError(f"{name}: the map holds {bad} NaN or infinite values; replace them (0 for no ink) "
                          f"before scoring")
@@ -230,6 +176,7 @@ def _check_values(name: str, lo: float, hi: float, bad: int) -> None:
 def _card(ink_h, bg_h, kind):
     card = card_from_histograms(ink_h, bg_h, p_levels_for(kind))
     card.update(_scale_note(kind))
+    card["notes"] = card.pop("notes")  # last, as in every result
     return card
 
 
@@ -251,13 +198,13 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", til
         if mask.shape != label.shape:
             raise ScoreError(f"mask shape {mask.shape} differs from the label's {label.shape}")
         codes |= (mask.astype(bool)).view(np.uint8) << 1
-    with open_map(_png_or_path(prediction), what="prediction", name=name) as src:
+    with open_map(png_or_path(prediction), what="prediction", name=name) as src:
         if src.shape != codes.shape:
             raise ScoreError(f"{src.name}: shape {src.shape} differs from the label's {codes.shape}")
         kind = map_kind(src.dtype)
         ink_h, bg_h, lo, hi, bad = _histograms(lambda a, b: src.read((slice(a, b), slice(0, codes.shape[1]))),
                                                kind, codes, **engine)
-    _check_values(name, lo, hi, bad)
+    check_values(name, lo, hi, bad)
     return _card(ink_h, bg_h, kind)
 
 
@@ -288,7 +235,7 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=
 # the target command
 
 
-def _png_or_path(prediction):
+def png_or_path(prediction):
     """A PNG prediction decoded with :func:`read_png` (as a named array source); else unchanged."""
     if isinstance(prediction, (str, os.PathLike)) and os.fspath(prediction).lower().endswith(".png"):
         from segscore.io.sources import ArraySource
@@ -368,6 +315,9 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     :class:`Target`). Returns ``{"target", "prediction", "registration", "scoring_enabled",
     "metrics", "floors"}``.
 
+    ``notes`` (always present) maps each null metric's dotted path (``metrics.roc_auc``,
+    ``floors.uniform_random.roc_auc``) to the reason.
+
     Refuses (ScoreError) a non-scoring target unless ``allow_non_scoring``, one that fails its
     placement check unless ``allow_failing_placement``, a map of the wrong shape, NaN and
     values outside [0, 1]. ``origin=(Y, X)`` is the level-2 coordinate of the map's pixel (0, 0):
@@ -393,14 +343,14 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
                          f"measure misalignment; pass --allow-failing-placement to score it anyway")
     pred_name = prediction_name(prediction)
     h, w = tgt.shape
-    with open_map(_png_or_path(prediction), what="prediction", name="the prediction") as src:
+    with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
         cy, cx = _crop(src.shape, tgt, origin)
         kind = map_kind(src.dtype)
         warming.join()
         ink_h, bg_h, lo, hi, bad = _histograms(
             lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w))), kind, tgt.codes,
             **engine)
-        _check_values(src.name, lo, hi, bad)
+        check_values(src.name, lo, hi, bad)
     card = _card(ink_h, bg_h, kind)
     reg = meta.get("registration") or {}
     registration = {
@@ -433,7 +383,9 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         result["overrides"] = overrides
     if floors:
         result["floors"] = target_floors(tgt.codes, seed=seed, **engine)
-    return result
+    from segscore.io.results import lift_notes
+
+    return lift_notes(result)
 
 
 def _cell(v):
@@ -453,8 +405,12 @@ def format_scorecard(result: dict) -> str:
         row(f"floor: {name}", card)
     notes = []
     m = result["metrics"]
-    if m.get("note"):
-        notes.append(m["note"])
+    by_reason: dict = {}
+    for path, why in (result.get("notes") or {}).items():
+        if path.startswith("metrics."):
+            by_reason.setdefault(why, []).append(path[len("metrics."):])
+    for why, keys in by_reason.items():
+        notes.append(f"{', '.join(keys)} {'is' if len(keys) == 1 else 'are'} null: {why}")
     if m.get("quantized"):
         notes.append(f"quantized: {m['scale']}")
     reg = result.get("registration") or {}

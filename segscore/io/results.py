@@ -2,6 +2,24 @@
 
 A result written to a file either appears whole or not at all (temporary file, fsync,
 rename), so an interrupted run never leaves half a JSON where a good one was.
+
+The result contract every family follows (README, "Results: nulls and notes"):
+
+- a metric the input makes impossible (no ink in the mask, an empty prediction, no reference
+  source, a 0/0 ratio) is ``None`` (JSON ``null``), and the result's top-level ``notes``, a dict
+  that is always present (possibly empty), maps the metric's dotted path (``forward.auc``,
+  ``metrics.average_precision``, ``floors.uniform_random.roc_auc``, ``per_column.3.line_period_peak``,
+  ``erl_frac``; list items by their index, as :func:`flatten` names them) to a one-line reason;
+- a result made of rows (a held-out set's ``per_field`` scorecards, its metric ``rows``) carries
+  the reason in each row's ``reason`` instead;
+- a field that is None because an input was not given (``files.control``, ``crop``,
+  ``voxel_size``) has no note;
+- no value is ever NaN or +-inf: :func:`jsonable` (so :func:`dumps`, :func:`write_json` and the
+  CSV writers) raises :class:`NonFiniteError` naming the field. That is a bug in the metric that
+  produced it, not bad input, so it is not a ``ScoreError`` and the CLI exits 1 on it.
+
+A family builds its parts with their own relative ``notes`` and lifts them into the result
+with :func:`lift_notes`.
 """
 
 from __future__ import annotations
@@ -17,28 +35,67 @@ from pathlib import Path
 import numpy as np
 
 
-def jsonable(obj):
-    """``obj`` with NumPy scalars and arrays as Python values and NaN or inf as None."""
+class NonFiniteError(ValueError):
+    """A NaN or an infinity reached the result writer. A metric must return None with a note
+    instead (module docstring), so this is a bug, deliberately not a ``ScoreError``: the CLI
+    exits 1 and shows the traceback rather than printing a silent null."""
+
+
+def jsonable(obj, _path: str = ""):
+    """``obj`` with NumPy scalars and arrays as Python values, ready for ``json.dumps``.
+
+    Raises :class:`NonFiniteError` (naming the dotted path) for a NaN or an infinity: an
+    undefined value is None with a note, never NaN, and is never mapped to None here.
+    """
     if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v, f"{_path}{k}.") for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
+        return [jsonable(v, f"{_path}{i}.") for i, v in enumerate(obj)]
     if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
+        return jsonable(obj.tolist(), _path)
     if isinstance(obj, (np.bool_, bool)):
         return bool(obj)
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
         v = float(obj)
-        return v if math.isfinite(v) else None
+        if not math.isfinite(v):
+            raise NonFiniteError(f"result field {_path[:-1] or '(the value)'} is {v!r}: a metric must be a finite "
+                                 f"number or None with a note in the result's notes (a bug, please report it)")
+        return v
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
     return obj
 
 
+def lift_notes(result: dict) -> dict:
+    """``result`` (copied, not changed) with the ``notes`` dicts of its nested parts moved into
+    its top-level ``notes`` under their dotted paths: ``{"forward": {"auc": None, "notes":
+    {"auc": why}}}`` becomes ``{"forward": {"auc": None}, "notes": {"forward.auc": why}}``.
+    Entries already in the top-level ``notes`` stay first; ``notes`` is always present."""
+    lifted: dict = {}
+
+    def walk(obj, prefix):
+        if isinstance(obj, dict):
+            out = {}
+            for k, v in obj.items():
+                if k == "notes" and isinstance(v, dict):
+                    lifted.update({f"{prefix}{n}": why for n, why in v.items()})
+                else:
+                    out[k] = walk(v, f"{prefix}{k}.")
+            return out
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(walk(v, f"{prefix}{i}.") for i, v in enumerate(obj))
+        return obj
+
+    out = {k: walk(v, f"{k}.") for k, v in result.items() if k != "notes"}
+    out["notes"] = {**(result.get("notes") or {}), **lifted}
+    return out
+
+
 def dumps(result, indent: int | None = 2) -> str:
-    """JSON text of a result dict (never NaN: undefined values are null)."""
+    """JSON text of a result dict. Raises :class:`NonFiniteError` for a NaN or an infinity
+    anywhere in it (module docstring: undefined values are null with a note, by the metric)."""
     return json.dumps(jsonable(result), indent=indent, allow_nan=False)
 
 
@@ -77,6 +134,10 @@ def read_json(path, *, fix: str):
 
 
 def write_json(path, result) -> None:
+    """Write ``result`` as JSON to ``path`` atomically. The result contract (module docstring):
+    undefined metrics are null with a reason in the top-level ``notes`` (by dotted path; in a
+    row's ``reason`` for results made of rows), fields of inputs not given are null without one,
+    and a NaN or an infinity raises :class:`NonFiniteError` before anything is written."""
     atomic_write(path, dumps(result) + "\n")
 
 

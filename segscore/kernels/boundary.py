@@ -67,18 +67,21 @@ def boundary_mask(labels, out):
 
 
 @jit
-def nearest_counts(src, other, T, hist):
-    """Add to ``hist`` (T+2,) int64, for each set pixel of ``src``, its Chebyshev distance
-    (0..T, else T+1) to the nearest set pixel of ``other`` (both (A, B, C) uint8).
+def nearest_counts(src, other, T, hist, lo, hi, axis):
+    """Add to ``hist`` (T+2,) int64, for each set pixel of ``src`` whose index along ``axis``
+    (0 or 1) lies in ``lo:hi``, its Chebyshev distance (0..T, else T+1) to the nearest set
+    pixel of ``other`` (both (A, B, C) uint8).
 
     Notes
     -----
-    Shapes are not checked. A tiled caller passes the marks it owns as ``src`` and every mark
-    of its halo-extended block as ``other``.
+    Shapes are not checked. A tiled caller passes its halo-extended block and the rows it
+    owns as ``lo:hi``; every mark of ``other`` in the block is searched.
     """
     A, B, C = src.shape
-    for a in range(A):
-        for b in range(B):
+    a0, a1 = (lo, hi) if axis == 0 else (0, A)
+    b0, b1 = (lo, hi) if axis == 1 else (0, B)
+    for a in range(a0, a1):
+        for b in range(b0, b1):
             for c in range(C):
                 if src[a, b, c] == 0:
                     continue
@@ -139,5 +142,6 @@ def boundary_distance_counts(truth_edge, pred_edge, T, pred_hist, truth_hist):
     Shapes are not checked. Cost is proportional to the boundary pixels times the ring
     sizes searched, which stop at the first hit.
     """
-    nearest_counts(pred_edge, truth_edge, T, pred_hist)
-    nearest_counts(truth_edge, pred_edge, T, truth_hist)
+    A = pred_edge.shape[0]
+    nearest_counts(pred_edge, truth_edge, T, pred_hist, 0, A, 0)
+    nearest_counts(truth_edge, pred_edge, T, truth_hist, 0, A, 0)

@@ -7,6 +7,12 @@ precision, recall, F1 and every AP of the sweep are recomputed from the sums; ``
 ``dice_per_object`` and the area errors are means over all matched pairs of the set (the
 per-field means weighted by ``n_matched``); ``dice_pixel`` and the boundary scores come from
 summed pixel counts. A field with three objects therefore weighs what its three objects weigh.
+
+Nulls (the result contract of :mod:`segscore.io.results`): a pooled metric that is None is
+explained in the result's ``notes`` (``finetuned.precision``); the rows (``per_field``
+scorecards, the metric ``rows`` of the table) carry their reason in their own ``reason``, and
+``n_left_out`` counts, per metric, the fields whose own value was null (they add nothing to
+the pooled value).
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ HEADLINE_METRICS = ("f1", "ap_mean", "dice_per_object")
 #: what to say when an entry carries no scorecard
 NO_SCORECARD = ("This model does not carry a scorecard, so nothing here tells you how accurate it is "
                 "on data it was not trained on.")
-#: table columns
-ROW_COLUMNS = ("metric", "finetuned", "vanilla", "delta", "holdout", "holdout_version")
+#: table columns (``reason``: why the row's finetuned or vanilla value is null, or None)
+ROW_COLUMNS = ("metric", "finetuned", "vanilla", "delta", "holdout", "holdout_version", "reason")
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,17 @@ class HoldoutScore:
     def n_fields(self) -> int:
         """How many labelled fields the score was computed over."""
         return len(self.per_field)
+
+    @property
+    def n_left_out(self) -> dict:
+        """``{metric: number of fields whose own value is null}`` (only metrics with one or more):
+        those fields add nothing to the pooled value (no objects, no matched pair)."""
+        counts: dict = {}
+        for m in self.per_field:
+            for k, v in m.items():
+                if v is None and k != "notes":
+                    counts[k] = counts.get(k, 0) + 1
+        return counts
 
 
 def load_holdout(manifest_path) -> HoldoutSet:
@@ -182,13 +199,20 @@ def scorecard_rows(finetuned: HoldoutScore, vanilla: HoldoutScore) -> list:
         raise ScoreError(f"scored on different held-out sets: {finetuned.name}@{finetuned.version} against "
                          f"{vanilla.name}@{vanilla.version}; score both models on the same set and version")
     rows = []
+    why_a, why_b = finetuned.metrics.get("notes") or {}, vanilla.metrics.get("notes") or {}
     for key, a in finetuned.metrics.items():
         if key == "notes" or key not in vanilla.metrics:
             continue
         b = vanilla.metrics[key]
         delta = a - b if key not in NOT_A_SCORE and _is_number(a) and _is_number(b) else None
+        reasons = [f"{side} is null: {why.get(key, 'undefined')}" for side, v, why in
+                   (("finetuned", a, why_a), ("vanilla", b, why_b)) if v is None]
+        if delta is None and not reasons:
+            reasons.append("delta is null: " + ("a setting or a count, not a score" if key in NOT_A_SCORE
+                                                else "not a number"))
         rows.append({"metric": key, "finetuned": a, "vanilla": b, "delta": delta,
-                     "holdout": finetuned.name, "holdout_version": finetuned.version})
+                     "holdout": finetuned.name, "holdout_version": finetuned.version,
+                     "reason": "; ".join(reasons) if reasons else None})
     return rows
 
 
@@ -196,7 +220,11 @@ def _cell(v):
     if v is None:
         return ""
     if isinstance(v, float):
-        return repr(v) if math.isfinite(v) else ""
+        if not math.isfinite(v):  # a NaN is a bug, never an empty cell (segscore.io.results)
+            from segscore.io.results import NonFiniteError
+
+            raise NonFiniteError(f"scorecard cell is {v!r}: a metric must be a finite number or None")
+        return repr(v)
     return str(v)
 
 
@@ -375,16 +403,27 @@ def score_holdout_files(manifest, predictions, *, baseline=None, **kwargs) -> di
     """Score a folder of predictions (and optionally a baseline folder) on a manifest's set.
 
     Returns ``{"holdout", "holdout_version", "n_fields", "digest_problems", "finetuned",
-    "per_field", "vanilla", "rows"}`` (``vanilla``/``rows`` only with a baseline).
+    "n_left_out", "per_field", "vanilla", "vanilla_n_left_out", "rows", "notes"}`` (the
+    ``vanilla`` ones and ``rows`` only with a baseline). ``notes`` explains the pooled nulls
+    (``finetuned.f1``); each ``per_field`` row carries ``reason`` ({metric: why it is null} for
+    that field) and each table row ``reason`` (why its finetuned or vanilla value is null, or
+    None); ``n_left_out`` counts, per metric, the fields whose own value is null.
     """
+    from segscore.io.results import lift_notes
+
     hs = load_holdout(manifest)
     problems = verify_holdout(hs)
     fine = _score_folder(hs, predictions, **kwargs)
+
+    def row(f, m):
+        return {"truth": f.truth, **{k: v for k, v in m.items() if k != "notes"}, "reason": dict(m.get("notes") or {})}
+
     out = {"holdout": hs.name, "holdout_version": hs.version, "n_fields": fine.n_fields,
-           "digest_problems": problems, "finetuned": fine.metrics,
-           "per_field": [{"truth": f.truth, **m} for f, m in zip(hs.fields, fine.per_field)]}
+           "digest_problems": problems, "finetuned": fine.metrics, "n_left_out": fine.n_left_out,
+           "per_field": [row(f, m) for f, m in zip(hs.fields, fine.per_field)]}
     if baseline is not None:
         van = _score_folder(hs, baseline, **kwargs)
         out["vanilla"] = van.metrics
+        out["vanilla_n_left_out"] = van.n_left_out
         out["rows"] = scorecard_rows(fine, van)
-    return out
+    return lift_notes(out)

@@ -154,8 +154,8 @@ def boundary_f1(truth, pred, tolerances=DEFAULT_BOUNDARY_TOLERANCES) -> dict:
 
 # ---------------------------------------------------------------- the whole scorecard
 
-#: elements of a tile's owned band when a label image is read from a file (~64 MB of uint32)
-TILE_PX = 1 << 24
+#: elements of a tile's owned band when a label image is read from a file (~96 MB of uint32)
+TILE_PX = 3 << 23
 
 
 def _check_tolerances(tolerances) -> list[int]:
@@ -185,14 +185,9 @@ def _boundary_tile(t, p, own, tols) -> dict:
     T = max(tols) if tols else 0
     ph = np.zeros(T + 2, np.int64)
     th = np.zeros(T + 2, np.int64)
-    if n_t and n_p:
-        whole = own.start == 0 and own.stop == t3.shape[axis]
-        te_own, pe_own = (te, pe) if whole else (np.zeros_like(te), np.zeros_like(pe))
-        if not whole:  # count the owned marks only; search all marks of the block
-            te_own[tuple(cut)] = te[tuple(cut)]
-            pe_own[tuple(cut)] = pe[tuple(cut)]
-        nearest_counts(pe_own, te, T, ph)  # owned marks against every mark of the block
-        nearest_counts(te_own, pe, T, th)
+    if n_t and n_p:  # owned marks against every mark of the block
+        nearest_counts(pe, te, T, ph, own.start, own.stop, axis)
+        nearest_counts(te, pe, T, th, own.start, own.stop, axis)
     return {"truth_boundary": n_t, "pred_boundary": n_p, "ph": ph, "th": th}
 
 
@@ -355,6 +350,8 @@ def metrics_from_sums(s: dict) -> dict:
     for thr, tpt in zip(s["thresholds"], s["sweep_tp"]):
         ap = _ratio(tpt, n_t + n_p - tpt)
         out[ap_key(thr)] = ap
+        if ap is None:
+            notes[ap_key(thr)] = "neither image has an object"
         aps.append(ap)
     out["ap_mean"] = None if any(a is None for a in aps) else float(np.mean(aps))
     if out["ap_mean"] is None:
@@ -407,8 +404,14 @@ def compare_against_baseline(truth, finetuned, vanilla, **kwargs) -> dict:
     """Score two predictions of the same field: ``{"finetuned", "vanilla", "delta"}``.
 
     ``delta`` is finetuned - vanilla for every numeric metric except ``match_iou`` (a setting)
-    and ``n_truth`` (the same truth); None where either side is None.
+    and ``n_truth`` (the same truth); None where either side is None. ``notes`` (top level)
+    says why each null is null, by dotted path (``finetuned.precision``, ``delta.precision``).
     """
+    from segscore.io.results import lift_notes
+
     a = score_segmentation(truth, finetuned, **kwargs)
     b = score_segmentation(truth, vanilla, **kwargs)
-    return {"finetuned": a, "vanilla": b, "delta": delta_of(a, b, drop={"match_iou", "n_truth"})}
+    delta = delta_of(a, b, drop={"match_iou", "n_truth"})
+    notes = {f"delta.{k}": f"{'finetuned' if a[k] is None else 'vanilla'}.{k} is null"
+             for k, v in delta.items() if v is None}
+    return lift_notes({"finetuned": a, "vanilla": b, "delta": delta, "notes": notes})

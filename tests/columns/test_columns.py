@@ -138,7 +138,7 @@ def test_too_few_columns_gives_nulls_and_note(target):
     _, _, tgt = target
     r = columns.score_columns(np.full((220, 100), 0.3), tgt, origin=(20, 220))
     m = r["metrics"]
-    assert m["cols_scored"] == [3] and m["col_gutter_auc"] is None and "too few" in m["note"]
+    assert m["cols_scored"] == [3] and m["col_gutter_auc"] is None and "too few" in r["notes"]["metrics.col_gutter_auc"]
     assert m["line_period_peak_mean"] is not None
 
 

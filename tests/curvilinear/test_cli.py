@@ -98,7 +98,7 @@ def test_refusals_exit_2(cli, tmp_path):
     assert code == 2 and "empty" in err
     code, text, err = cli("curve", tmp_path / "empty.npy", "--gt", tmp_path / "gt.npy", "--json")
     row = json.loads(text)
-    assert code == 0 and row["traceable_frac"] == 0.0 and row["dice"] == 0.0 and "empty" in row["note"]
+    assert code == 0 and row["traceable_frac"] == 0.0 and row["dice"] == 0.0 and row["notes"] == {}
     code, _, err = cli("curve", tmp_path / "small.npy", "--gt", tmp_path / "gt.npy")
     assert code == 2 and "shape" in err
     code, _, err = cli("curve", tmp_path / "four.npy", "--gt", tmp_path / "gt.npy")
@@ -118,7 +118,8 @@ def test_degenerate_reference_gives_null_with_note():
     gt = np.zeros((20, 20), bool)
     gt[10, 10:13] = True  # a 3-voxel stub: pruned away at prune_px 5
     row = score(gt, gt, prune_px=5)
-    assert row["conductance_frac"] is None and row["traceable_single_frac"] is None and row["note"]
+    assert row["conductance_frac"] is None and row["traceable_single_frac"] is None
+    assert {"conductance_frac", "traceable_single_frac", "conductance_twosided"} <= set(row["notes"])
     assert row["traceable_frac"] == 1.0
     json.dumps(row, allow_nan=False)
 

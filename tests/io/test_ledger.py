@@ -14,9 +14,14 @@ def test_init_and_append(tmp_path):
     assert json.loads(p.read_text())["checks"] == []
     with pytest.raises(ScoreError, match="exists already"):
         ledger.init_run("x", tmp_path)
-    ledger.add_check("x", "n", ["a"], {"v": float("nan")}, tmp_path)
+    from segscore.io.results import NonFiniteError
+
+    with pytest.raises(NonFiniteError, match=r"checks\.0\.result\.v is nan"):  # a NaN is a bug: refused
+        ledger.add_check("x", "n", ["a"], {"v": float("nan")}, tmp_path)
+    assert ledger.read_run("x", tmp_path)["checks"] == []  # and nothing was written
+    ledger.add_check("x", "n", ["a"], {"v": None}, tmp_path)
     run = ledger.read_run("x", tmp_path)
-    assert run["checks"][0]["result"] == {"v": None}  # never NaN in JSON
+    assert run["checks"][0]["result"] == {"v": None}
     with pytest.raises(ScoreError, match="no experiment at .*; start it with `segscore run init y"):
         ledger.add_check("y", "n", [], {}, tmp_path)
     with pytest.raises(ScoreError, match="plain name"):

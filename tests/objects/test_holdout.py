@@ -144,7 +144,7 @@ def scores():
 def test_rows_csv_round_trip_and_refusal():
     fine, van = scores()
     rows = scorecard_rows(fine, van)
-    assert list(rows[0]) == ["metric", "finetuned", "vanilla", "delta", "holdout", "holdout_version"]
+    assert list(rows[0]) == ["metric", "finetuned", "vanilla", "delta", "holdout", "holdout_version", "reason"]
     byname = {r["metric"]: r for r in rows}
     assert byname["n_truth"]["delta"] is None and byname["match_iou"]["delta"] is None
     assert byname["f1"]["delta"] == pytest.approx(fine.metrics["f1"] - van.metrics["f1"])

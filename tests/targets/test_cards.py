@@ -99,10 +99,10 @@ def test_degenerate_mask_gives_nulls_and_a_note():
     ink = np.ones((10, 10), bool)
     card = score_map(np.full((10, 10), 200, np.uint8), ink)
     assert card["roc_auc"] is None and card["val_f1"] is None and card["average_precision"] is None
-    assert "one class" in card["note"]
+    assert all("one class" in card["notes"][k] for k in ("roc_auc", "val_f1", "average_precision"))
     assert card["positive_rate"] == 1.0
     empty = score_map(np.zeros((4, 4), np.uint8), np.zeros((4, 4), bool), np.zeros((4, 4), bool))
-    assert empty["positive_rate"] is None and empty["n_pixels"] == 0 and "note" in empty
+    assert empty["positive_rate"] is None and empty["n_pixels"] == 0 and "positive_rate" in empty["notes"]
 
 
 @pytest.mark.parametrize("pos,neg", [(1, 1), (18, 82), (1843, 8157), (5, 3)])

@@ -1,0 +1,87 @@
+"""Target folders, read in one place: ink (``gt_ink.png``), column (``columns.json``) and fiber
+(``skeleton.npz``, ``mask.npz``) targets, each with its ``meta.json``.
+
+The families give these files their meaning; this module finds and decodes them, and refuses
+a missing or unreadable one with a one-line message naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from segscore.errors import InputFileError, ScoreError
+
+#: each kind of target folder: (named with its article, defining file, scoring command)
+TARGET_KINDS = {"ink": ("an ink", "gt_ink.png", "segscore target"),
+                "column": ("a column", "columns.json", "segscore columns"),
+                "fiber": ("a fiber", "skeleton.npz", "segscore fibers")}
+
+
+def target_file(target_dir, kind: str) -> tuple[Path, Path]:
+    """``(folder, its defining file)`` of a ``kind`` target (a key of :data:`TARGET_KINDS`);
+    ``InputFileError`` naming the fix when either is missing, with a hint when the folder is a
+    target of another kind."""
+    what, name, _ = TARGET_KINDS[kind]
+    folder = Path(target_dir)
+    if not folder.is_dir():
+        raise InputFileError(f"{folder}: no such target folder; give a folder holding {name} and meta.json")
+    path = folder / name
+    if not path.exists():
+        hint = "".join(f" ({other} target: use `{cmd}`)" for k, (other, file, cmd) in TARGET_KINDS.items()
+                       if k != kind and (folder / file).exists())
+        raise InputFileError(f"{path}: no such file; {what} target folder holds {name}{hint}")
+    return folder, path
+
+
+def read_meta(folder, *, required: bool = False) -> dict:
+    """A target's ``meta.json`` as a dict (``{}`` when absent and not ``required``)."""
+    meta_path = Path(folder) / "meta.json"
+    if not meta_path.exists():
+        if required:
+            raise InputFileError(f"{meta_path}: missing; restore the target's meta.json")
+        return {}
+    from segscore.io.results import read_json
+
+    meta = read_json(meta_path, fix="restore the target's meta.json")
+    if not isinstance(meta, dict):
+        raise ScoreError(f"{meta_path}: expected a JSON object; restore the target's meta.json")
+    return meta
+
+
+def read_png(path) -> np.ndarray:
+    """A PNG decoded whole, with imagecodecs (about twice Pillow's speed), else the reader."""
+    from segscore.io.readers import read_image
+
+    try:
+        import imagecodecs
+
+        with open(path, "rb") as fh:
+            return imagecodecs.png_decode(fh.read())
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: no such file or folder; check the path") from None
+    except Exception:  # noqa: BLE001 - no imagecodecs, or a PNG it cannot read: Pillow decides
+        return read_image(path)
+
+
+def read_gray(path, what: str) -> np.ndarray:
+    """A target's 2D image (a PNG mask or label): colour reduced to its brightest channel."""
+    arr = read_png(path) if str(path).lower().endswith(".png") else None
+    if arr is None:
+        from segscore.io.readers import read_image
+
+        arr = read_image(path, what=what)
+    if arr.ndim == 3 and arr.shape[2] in (1, 2, 3, 4):
+        arr = arr[..., 0] if arr.shape[2] <= 2 else arr[..., :3].max(axis=2)
+    if arr.ndim != 2:
+        raise ScoreError(f"{path}: expected a 2D {what}, got shape {arr.shape}")
+    return arr
+
+
+def read_npz(path):
+    """An ``.npz`` archive of a target (no pickles); a corrupt one is one refusal."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - a corrupt archive is one refusal
+        raise ScoreError(f"cannot read {path}: {exc}; restore the target's file") from None
