@@ -160,6 +160,23 @@ def test_target_one_class_mask(cli, one_class_target):
     assert code == 0 and "are null: degenerate" in out
 
 
+def test_placement_constant_prediction_and_no_tile(cli, tmp_path):
+    from tests.targets.helpers import write_png
+
+    folder = tmp_path / "t"
+    folder.mkdir()
+    gt = np.zeros((64, 64), np.uint8)
+    gt[20:30, 20:30] = 255
+    write_png(folder / "gt_ink.png", gt)
+    (folder / "meta.json").write_text("{}")
+    write_png(tmp_path / "flat.png", np.full((64, 64), 128, np.uint8))
+    r = run_json(cli, "placement", tmp_path / "flat.png", folder)
+    notes = check_contract(r, not_given=("recorded_placement",))
+    assert "constant" in notes["offset_px"] and "tile_sd_dy" in notes
+    code, out, _ = cli("placement", tmp_path / "flat.png", folder)
+    assert code == 0 and "no peak (the prediction or the label is constant" in out
+
+
 def test_target_empty_mask(cli, one_class_target, tmp_path):
     from tests.targets.helpers import write_png
 

@@ -37,6 +37,7 @@ def run(args) -> int:
     out, info = perturb(mask, args.operator, args.severity, seed=args.seed, prune_px=args.prune_px)
     save_mask(out, args.output, voxel_size=vox)
     info = {"input": str(args.mask), "output": str(args.output), **info}
+    info.setdefault("notes", {})
     if args.info_json:
         write_json(args.info_json, info)
     if args.json:

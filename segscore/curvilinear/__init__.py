@@ -23,9 +23,9 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
   set order; segscore numbers them in C order. Seen in 3 of 32 random-blob cases, never on
   FIVES; only the conductance keys move.
 * A degenerate fraction (a reference with no branch longer than ``prune_px``, so no source
-  and no sinks) is ``null`` with a ``note``; curvicost returns NaN.
+  and no sinks) is ``null`` with an entry in ``notes``; curvicost returns NaN.
 * On request (``score(..., all_metrics=True)``, ``segscore curve --all-metrics``): curvicost's
-  optional skeleton_recall, cbdice_star and hd95, equal to its values (null with a note where
+  optional skeleton_recall, cbdice_star and hd95, equal to its values (null with an entry in ``notes`` where
   it gives NaN). Not computed: its apls, junction_f1, betti_matching, erl_split,
   erl_star/node_recall aliases, conductance_excess/deficit.
 * Operators: segscore's own draws (curvicost's masks are what parity is measured on); the

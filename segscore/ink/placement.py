@@ -119,9 +119,11 @@ def probe(prediction, label, mask=None, *, radius: int = DEFAULT_RADIUS, gate_px
     na = float(np.sqrt(np.sum(am.astype(np.float64) ** 2)))
     nb = float(np.sqrt(np.sum(bm.astype(np.float64) ** 2)))
     out = {"shape": [h, w], "radius": [r_y, r_x], "gate_px": float(gate_px)}
+    notes = {}
     if na == 0 or nb == 0:
-        out.update({"peak_dy": None, "peak_dx": None, "offset_px": None, "peak_ncc": None, "ncc_at_zero": None,
-                    "passed": None, "note": "the prediction or the label is constant inside the mask: no peak"})
+        keys = ("peak_dy", "peak_dx", "offset_px", "peak_ncc", "ncc_at_zero", "passed")
+        out.update(dict.fromkeys(keys))
+        notes.update(dict.fromkeys(keys, "the prediction or the label is constant inside the mask: no peak"))
     else:
         c = _xcorr(am, bm, workers)
         dy, dx, best = _peak(c, r_y, r_x)
@@ -130,7 +132,12 @@ def probe(prediction, label, mask=None, *, radius: int = DEFAULT_RADIUS, gate_px
                     "ncc_at_zero": float(c[0, 0]) / (na * nb), "passed": bool(off <= gate_px)})
         del c
     if tiles:
-        out.update(_tiles(am, bm, ink, m, tile_px, min(int(tile_radius), int(radius)), min_ink, workers))
+        t = _tiles(am, bm, ink, m, tile_px, min(int(tile_radius), int(radius)), min_ink, workers)
+        why = t.pop("why", None)
+        if why:
+            notes.update(dict.fromkeys(("tile_sd_dy", "tile_sd_dx", "worst_tile_px"), why))
+        out.update(t)
+    out["notes"] = notes
     return out
 
 
@@ -196,7 +203,7 @@ def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
                          "offset_px": float(np.hypot(dy, dx)), "ncc": best / na})
     if not rows:
         return {"n_tiles": 0, "tile_sd_dy": None, "tile_sd_dx": None, "worst_tile_px": None, "tile_px": tile_px,
-                "tile_radius": r, "tiles": [], "tile_note": f"no {tile_px} px tile holds {100 * min_ink:g} % ink"}
+                "tile_radius": r, "tiles": [], "why": f"no {tile_px} px tile holds {100 * min_ink:g} % ink"}
     dys = np.array([t["dy"] for t in rows], np.float64)
     dxs = np.array([t["dx"] for t in rows], np.float64)
     return {"n_tiles": len(rows), "tile_sd_dy": float(dys.std()), "tile_sd_dx": float(dxs.std()),
@@ -305,7 +312,7 @@ def write_evidence(path, prediction, label, *, threshold: float = 0.5) -> None:
 
 def format_probe(r: dict) -> str:
     if r.get("offset_px") is None:
-        lines = [f"placement: no peak ({r.get('note')})"]
+        lines = [f"placement: no peak ({(r.get('notes') or {}).get('offset_px', 'undefined')})"]
     else:
         lines = [f"placement: agreement peaks at shift (dy {r['peak_dy']:+d}, dx {r['peak_dx']:+d}) = "
                  f"{r['offset_px']:.1f} px (NCC {r['peak_ncc']:.4f}; at zero shift {r['ncc_at_zero']:.4f}); "
@@ -315,8 +322,8 @@ def format_probe(r: dict) -> str:
         lines.append(f"tiles: {r['n_tiles']} of {r['tile_px']} px with >= 1 % ink; sd dy {r['tile_sd_dy']:.1f}, "
                      f"sd dx {r['tile_sd_dx']:.1f}, worst tile {r['worst_tile_px']:.1f} px "
                      f"(search +/-{r['tile_radius']} px)")
-    elif "tile_note" in r:
-        lines.append(f"tiles: {r['tile_note']}")
+    elif "tile_sd_dy" in (r.get("notes") or {}):
+        lines.append(f"tiles: {r['notes']['tile_sd_dy']}")
     rec = r.get("recorded_placement")
     if rec:
         lines.append(f"recorded in meta.json: {rec['offset_level2_px']} px at {rec['peak_shift_level2_px']} "

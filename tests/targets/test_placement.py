@@ -89,7 +89,7 @@ def test_tiles_with_a_mask_and_without_ink():
 def test_constant_prediction_gives_null_with_note():
     lab = blobs((64, 64))
     r = placement.probe(np.full(lab.shape, 0.3), lab, radius=5, tiles=False)
-    assert r["offset_px"] is None and r["passed"] is None and "constant" in r["note"]
+    assert r["offset_px"] is None and r["passed"] is None and "constant" in r["notes"]["offset_px"]
 
 
 def test_cli_exit_0_even_when_failing_and_evidence(cli, tmp_path):
