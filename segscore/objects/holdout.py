@@ -96,8 +96,8 @@ def load_holdout(manifest_path) -> HoldoutSet:
         raise InputFileError(f"{path}: no such manifest; give the held-out set's JSON manifest")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ScoreError(f"{path}: not a JSON manifest ({exc}); fix the file") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ScoreError(f"{path}: not a JSON manifest (it does not parse); fix the file") from None
     if not isinstance(data, dict):
         raise ScoreError(f"{path}: a manifest is a JSON object with name, version and fields")
     name = str(data.get("name") or "").strip()
@@ -118,8 +118,27 @@ def load_holdout(manifest_path) -> HoldoutSet:
         truth = str(entry.get("truth") or "").strip()
         if not image or not truth:
             raise ScoreError(f"{path}: field {k} needs both an image and a truth path; got {entry!r}")
+        for key, rel in (("image", image), ("truth", truth)):
+            _check_inside(path, k, key, rel)
         fields.append(HoldoutField(image, truth, str(entry.get("sha256") or "").strip().lower()))
     return HoldoutSet(name, version, tuple(fields), path.resolve().parent)
+
+
+def _check_inside(manifest: Path, k: int, key: str, rel: str) -> None:
+    """Refuse a field path that is absolute or leads out of the manifest's folder (through
+    ``..`` or a link), so the set stays movable and its digests cannot be checked elsewhere."""
+    where = f"{manifest}: field {k} {key} path {rel!r}"
+    if os.path.isabs(rel) or rel.startswith("~") or "\0" in rel:
+        raise ScoreError(f"{where} is absolute; manifest paths are relative to the manifest's folder")
+    root = os.path.realpath(manifest.resolve().parent)
+    lexical = os.path.normpath(os.path.join(root, rel))
+    try:
+        real = os.path.realpath(lexical, strict=False)
+    except (OSError, RuntimeError):  # a link loop
+        raise ScoreError(f"{where} cannot be resolved (a link loop); fix the link") from None
+    for p in (lexical, real):
+        if os.path.commonpath([root, p]) != root:
+            raise ScoreError(f"{where} leads out of the manifest's folder; keep the set's files inside it")
 
 
 def file_sha256(path) -> str:

@@ -194,3 +194,51 @@ def test_import_is_light():
             "print([m for m in ('torch', 'matplotlib', 'dask', 'tensorflow') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("bad, why", [("/etc/passwd", "is absolute"), ("../../x.tif", "leads out of"),
+                                      ("sub/../../x.tif", "leads out of"), ("~/x.tif", "is absolute")])
+def test_manifest_paths_must_stay_inside_the_set(tmp_path, bad, why):
+    import json as _json
+
+    from segscore.errors import ScoreError
+    from segscore.objects.holdout import load_holdout
+
+    m = tmp_path / "set" / "manifest.json"
+    m.parent.mkdir()
+    for key in ("image", "truth"):
+        entry = {"image": "a.tif", "truth": "a_mask.tif", "sha256": "0" * 64, key: bad}
+        m.write_text(_json.dumps({"name": "s", "version": "1", "fields": [entry]}))
+        with pytest.raises(ScoreError, match=why) as err:
+            load_holdout(m)
+        assert f"field 0 {key} path" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_link_out_of_the_set_and_a_link_loop_are_refused(tmp_path):
+    import json as _json
+
+    from segscore.errors import ScoreError
+    from segscore.objects.holdout import load_holdout
+
+    (tmp_path / "outside.tif").write_bytes(b"x")
+    d = tmp_path / "set"
+    d.mkdir()
+    (d / "out.tif").symlink_to(tmp_path / "outside.tif")
+    (d / "loop.tif").symlink_to(d / "loop.tif")
+    from segscore.objects.holdout import verify_holdout
+
+    def manifest(truth):
+        (d / "m.json").write_text(_json.dumps({"name": "s", "version": "1", "fields": [
+            {"image": "a.tif", "truth": truth, "sha256": "0" * 64}]}))
+        return d / "m.json"
+
+    with pytest.raises(ScoreError, match="leads out of the manifest's folder"):
+        load_holdout(manifest("out.tif"))
+    try:  # a link loop stays inside the folder: refused, or found missing by --verify
+        problems = verify_holdout(load_holdout(manifest("loop.tif")))
+        assert problems == ["missing truth mask: loop.tif"]
+    except ScoreError as exc:
+        assert "link loop" in str(exc)
+    (d / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(ScoreError, match="not a JSON manifest"):
+        load_holdout(d / "deep.json")
