@@ -144,17 +144,54 @@ def test_the_command_starts_numba_lean_and_scores_as_the_library(tmp_path):
     assert all(row[k] == want[k] or (isinstance(want[k], tuple) and row[k] == list(want[k])) for k in want)
 
 
-def test_kernels_call_compiled_helpers_of_their_own_file_only():
-    """numba's cache does not see edits to another file: a kernel module imports no other kernel
-    module (segscore.kernels._jit aside)."""
-    import re
-    from pathlib import Path
+KERNEL_A = ("from segscore.kernels._jit import jit\n"
+            "from segscore.kernels.b import helper\n\n\n"
+            "@jit\n"
+            "def kernel(x):\n"
+            "    return helper(x) * 10\n")
+KERNEL_B = "from segscore.kernels._jit import jit\n\n\n@jit\ndef helper(x):\n    return x + 1\n"
+RUN_A = ("import segscore\n"
+         "from segscore.kernels.a import kernel\n"
+         "print(kernel(1), sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()),"
+         " segscore.__file__)\n")
 
-    kernels = Path(__file__).resolve().parents[1] / "segscore" / "kernels"
-    pattern = re.compile(r"^\s*(from segscore\.kernels(\.\w+)? import|import segscore\.kernels)", re.M)
-    bad = {p.name: m.group(0).strip() for p in kernels.glob("*.py")
-           for m in pattern.finditer(p.read_text()) if "_jit" not in m.group(0)}
-    assert bad == {}
+
+def test_a_kernel_sees_an_edit_to_a_compiled_helper_in_another_kernel_file(tmp_path):
+    """numba stamps a cache entry with its function's own file; segscore.kernels._jit stamps every
+    kernel with the contents of all kernel files. Kernel ``a.kernel`` calls ``b.helper``; an edit
+    to b.py alone, keeping its size and mtime, must reach ``a.kernel`` in the next process."""
+    import os
+    import shutil
+
+    pkg = tmp_path / "segscore"
+    (pkg / "kernels").mkdir(parents=True)
+    for rel in ("__init__.py", "cachedir.py", "kernels/__init__.py", "kernels/_jit.py"):
+        shutil.copyfile(REPO / "segscore" / rel, pkg / rel)
+    (pkg / "kernels" / "a.py").write_text(KERNEL_A)
+    b = pkg / "kernels" / "b.py"
+    b.write_text(KERNEL_B)
+    cache = tmp_path / "numba-cache"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    env.pop("NUMBA_CACHE_LOCATOR_CLASSES", None)
+
+    def run():  # a new process; -B: no .pyc, which Python would trust by size and mtime
+        out = subprocess.run([sys.executable, "-B", "-c", RUN_A], cwd=tmp_path, env=env, capture_output=True,
+                             text=True)
+        assert out.returncode == 0, out.stderr
+        value, hits, misses, where = out.stdout.split()
+        assert Path(where).resolve() == (pkg / "__init__.py").resolve()  # the copy, not the checkout
+        return int(value), int(hits), int(misses)
+
+    assert run() == (20, 0, 1)  # compiled and saved
+    assert run() == (20, 1, 0)  # loaded from the cache
+    st = b.stat()
+    b.write_text(KERNEL_B.replace("x + 1", "x + 2"))
+    os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (b.stat().st_size, b.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert run() == (30, 0, 1)  # the stale entry of a.kernel was not used
+    assert run() == (30, 1, 0)
+    assert list(cache.rglob("a.kernel-*.nbi"))  # NUMBA_CACHE_DIR honoured
+    assert not (pkg / "kernels" / "__pycache__").exists()
 
 
 FAMILY_PACKAGES = ("ink", "columns", "curvilinear", "objects", "fibers", "families", "batch", "cli")

@@ -144,7 +144,7 @@ def label(mask: np.ndarray):
     a full structuring element numbers them (the tests compare the two); union-find in
     :func:`segscore.kernels.skelgraph.label_subset`, without importing scipy.ndimage.
     """
-    from segscore.kernels import skelgraph as K
+    from segscore.kernels import components as K
 
     pad = np.pad(np.asarray(mask, dtype=bool).view(np.uint8), 1)
     flat = pad.ravel()
@@ -167,7 +167,7 @@ def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
     Returns None when a query is not an integer position inside ``shape`` (the caller then
     needs a general nearest-neighbour search).
     """
-    from segscore.kernels.fibers import ball_offsets
+    from segscore.kernels.components import ball_offsets
     from segscore.kernels.nearest import nearest_within
 
     nd = len(shape)

@@ -20,22 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
-
-
-def ball_offsets(radius: float) -> np.ndarray:
-    """Integer offsets ``(dz, dy, dx)`` with ``sqrt(d2) <= radius``, in growth-priority order.
-
-    Sorted by squared distance, then ``dx``, ``dy``, ``dz`` ascending: the first labelled
-    voxel met in this order is the one scipy's exact Euclidean feature transform returns.
-    ``radius <= 0`` gives the centre only. Returns an ``(K, 3)`` int64 array.
-    """
-    r = int(np.floor(max(float(radius), 0.0)))
-    rng = np.arange(-r, r + 1)
-    dz, dy, dx = (a.ravel() for a in np.meshgrid(rng, rng, rng, indexing="ij"))
-    d2 = dz * dz + dy * dy + dx * dx
-    keep = np.sqrt(d2.astype(np.float64)) <= float(radius) if radius > 0 else d2 == 0
-    order = np.lexsort((dz[keep], dy[keep], dx[keep], d2[keep]))
-    return np.stack([dz[keep][order], dy[keep][order], dx[keep][order]], axis=1).astype(np.int64)
+from segscore.kernels.components import ball_offsets  # noqa: F401  (segscore.fibers calls it from here)
+from segscore.kernels.components import label_components as label_components26  # noqa: F401  (as above)
 
 
 @jit
@@ -421,89 +407,4 @@ def grow_volume(labels, seeds, offsets, scratch_lin, scratch_lab):
         v = scratch_lin[i]
         z, y, x = _unravel(v, ny, nx)
         labels[z, y, x] = scratch_lab[i]
-    return m
-
-
-@jit
-def _find(parent, a):
-    root = a
-    while parent[root] != root:
-        root = parent[root]
-    while parent[a] != root:  # path compression
-        nxt = parent[a]
-        parent[a] = root
-        a = nxt
-    return root
-
-
-@jit
-def label_components26(mask, out, parent):
-    """26-connected components of ``mask`` (Z, Y, X) into ``out`` (int32), numbered 1.. in C order
-    of each component's first voxel (as ``scipy.ndimage.label`` with a full 3x3x3 structure).
-
-    ``parent`` is int32 scratch of at least ``count_nonzero(mask) + 1`` entries. Returns the
-    number of components. Two passes: provisional labels from the 13 already-scanned
-    neighbours with union-find, then resolution and renumbering.
-    """
-    nz, ny, nx = mask.shape
-    n = 0
-    for z in range(nz):
-        for y in range(ny):
-            for x in range(nx):
-                if mask[z, y, x] == 0:
-                    out[z, y, x] = 0
-                    continue
-                lab = 0
-                for dz in range(-1, 1):
-                    zz = z + dz
-                    if zz < 0:
-                        continue
-                    for dy in range(-1, 2):
-                        yy = y + dy
-                        if yy < 0 or yy >= ny:
-                            continue
-                        if dz == 0 and dy > 0:
-                            break
-                        for dx in range(-1, 2):
-                            xx = x + dx
-                            if xx < 0 or xx >= nx:
-                                continue
-                            if dz == 0 and dy == 0 and dx >= 0:
-                                break
-                            q = out[zz, yy, xx]
-                            if q == 0:
-                                continue
-                            if lab == 0:
-                                lab = _find(parent, q)
-                            else:
-                                r = _find(parent, q)
-                                if r != lab:
-                                    if r < lab:
-                                        parent[lab] = r
-                                        lab = r
-                                    else:
-                                        parent[r] = lab
-                if lab == 0:
-                    n += 1
-                    parent[n] = n
-                    lab = n
-                out[z, y, x] = lab
-    # roots are the smallest provisional label of their set, and provisional labels are
-    # issued in scan order, so numbering roots in increasing order numbers components by
-    # their first voxel
-    final = np.zeros(n + 1, np.int32)
-    m = 0
-    for i in range(1, n + 1):
-        r = _find(parent, i)
-        if r == i:
-            m += 1
-            final[i] = m
-        else:
-            final[i] = final[r]
-    for z in range(nz):
-        for y in range(ny):
-            for x in range(nx):
-                v = out[z, y, x]
-                if v != 0:
-                    out[z, y, x] = final[v]
     return m

@@ -6,8 +6,8 @@ neighbour of voxel ``i`` is ``i + offsets[m]`` with no bounds check. ``offsets``
 follows that order wherever it has a choice, so the chains come out in a fixed order.
 
 Arrays in, arrays out: the caller (``segscore.curvilinear.graph``) pads, labels the junction
-clusters and turns the chains into a graph. The union-find behind :func:`label_subset` also
-gives the components of a node graph (:func:`node_components`).
+clusters (:func:`segscore.kernels.components.label_subset`) and turns the chains into a graph;
+the shared union-find also gives the components of a node graph (:func:`node_components`).
 """
 
 from __future__ import annotations
@@ -15,17 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
-
-
-def neighbour_offsets(padded_shape) -> tuple[np.ndarray, np.ndarray]:
-    """Flat offsets of the 3**ndim - 1 neighbours (lexicographic) and their Euclidean lengths."""
-    ndim = len(padded_shape)
-    strides = np.ones(ndim, dtype=np.int64)
-    for i in range(ndim - 2, -1, -1):
-        strides[i] = strides[i + 1] * padded_shape[i + 1]
-    grid = np.indices((3,) * ndim).reshape(ndim, -1).T - 1
-    grid = grid[np.any(grid != 0, axis=1)]
-    return (grid @ strides).astype(np.int64), np.sqrt((grid.astype(np.float64) ** 2).sum(axis=1))
+from segscore.kernels.components import label_subset, neighbour_offsets  # noqa: F401  (callers use them from here)
+from segscore.kernels.components import union
 
 
 @jit
@@ -173,76 +164,6 @@ def prune_spurs(edge_u, edge_v, edge_len, n_nodes, min_length, alive):
 
 
 @jit
-def label_subset(member, pixels, slot, offsets, out):
-    """Connected components of a set of voxels; returns the count.
-
-    Parameters
-    ----------
-    member : (P,) uint8 padded flat array, 1 on the voxels of the set (``pixels``), 0 elsewhere.
-    pixels : (K,) int64, the set's flat indices in increasing order.
-    slot : (P,) int64 scratch (need not be initialised).
-    offsets : (M,) neighbour offsets.
-    out : (K,) int64 output: component id (0-based), numbered in order of each component's
-        first voxel (scipy.ndimage.label's raster order).
-
-    Notes
-    -----
-    Union-find over the set; does not check that ``pixels`` is sorted or matches ``member``.
-    """
-    K = pixels.shape[0]
-    parent = np.arange(K)
-    for k in range(K):
-        slot[pixels[k]] = k
-    for k in range(K):
-        p = pixels[k]
-        for m in range(offsets.shape[0]):
-            if offsets[m] >= 0:
-                continue
-            q = p + offsets[m]
-            if member[q]:
-                _union(parent, k, slot[q])
-    n = 0
-    for k in range(K):
-        a = _find(parent, k)
-        if a == k:
-            out[k] = n
-            n += 1
-        else:
-            out[k] = out[a]
-    return n
-
-
-# ---- union-find: the smaller root is kept, so a root is the smallest member of its set and a
-# parent is always smaller than its child
-
-
-@jit
-def _find(parent, a):
-    """Root of ``a``'s set, halving the path on the way (label_subset's find before it was
-    shared; kernels.fibers keeps its own, as compiled helpers stay in their file)."""
-    while parent[a] != a:
-        parent[a] = parent[parent[a]]
-        a = parent[a]
-    return a
-
-
-@jit
-def _link(parent, ra, rb):
-    """Join two roots under the smaller one; returns it."""
-    if ra < rb:
-        parent[rb] = ra
-        return ra
-    parent[ra] = rb
-    return rb
-
-
-@jit
-def _union(parent, a, b):
-    """Join the sets of ``a`` and ``b`` under the smaller of their roots; returns that root."""
-    return _link(parent, _find(parent, a), _find(parent, b))
-
-
-@jit
 def node_components(n, eu, ev, out):
     """Connected component of every node: ``out[i]`` is the smallest node id of ``i``'s
     component (union-find over the edges ``eu[e] - ev[e]``).
@@ -258,6 +179,6 @@ def node_components(n, eu, ev, out):
     for i in range(n):
         out[i] = i
     for e in range(eu.shape[0]):
-        _union(out, eu[e], ev[e])
+        union(out, eu[e], ev[e])
     for i in range(n):  # a parent is smaller than its child: resolve in increasing order
         out[i] = out[out[i]]
