@@ -5,7 +5,9 @@ returns, for arbitrary non-negative integer ids up to uint64:
 
 * the ids present in ``truth`` (0 excluded) and their areas,
 * the ids present in ``pred`` (0 excluded) and their areas,
-* every overlapping pair ``(truth index, pred index)`` with its pixel count.
+* every overlapping pair ``(truth index, pred index)`` with its pixel count,
+* each id's first pixel (its smallest flat index in C order): where an object is, which no
+  relabelling changes, so ties can be broken by it.
 
 Ids are kept in open-addressing hash tables keyed by the raw id, and runs of equal
 ``(truth, pred)`` pixels (the common case in a label image) cost one comparison each, so
@@ -81,11 +83,12 @@ def _id_index(keys, key):
 
 
 @jit
-def _contingency_flat(t, p):
+def _contingency_flat(t, p, offset):
     """One pass over flattened ``t`` and ``p`` (same length, integer dtypes).
 
-    Returns ``(t_ids, t_area, p_ids, p_area, pair_t, pair_p, pair_n)``: ids as uint64 in
-    first-seen order, areas as int64, pairs as int64 indices into the id arrays.
+    Returns ``(t_ids, t_area, p_ids, p_area, pair_t, pair_p, pair_n, t_first, p_first)``: ids
+    as uint64 in first-seen order, areas as int64, pairs as int64 indices into the id arrays,
+    and each id's first flat index plus ``offset`` (int64).
     """
     n = t.shape[0]
     cap = 1024
@@ -96,8 +99,10 @@ def _contingency_flat(t, p):
     pi = np.zeros(cap, dtype=np.int64)
     t_ids = np.zeros(64, dtype=np.uint64)
     t_area = np.zeros(64, dtype=np.int64)
+    t_first = np.zeros(64, dtype=np.int64)
     p_ids = np.zeros(64, dtype=np.uint64)
     p_area = np.zeros(64, dtype=np.int64)
+    p_first = np.zeros(64, dtype=np.int64)
     nt = 0
     npr = 0
     # pair table: key (t_index << 32 | p_index) -> count
@@ -113,6 +118,7 @@ def _contingency_flat(t, p):
         while j < n and np.uint64(t[j]) == a and np.uint64(p[j]) == b:
             j += 1
         run = j - i
+        start = i
         i = j
         ia = -1
         ib = -1
@@ -124,8 +130,10 @@ def _contingency_flat(t, p):
                 if nt == t_ids.shape[0]:
                     t_ids = np.concatenate((t_ids, np.zeros(nt, dtype=np.uint64)))
                     t_area = np.concatenate((t_area, np.zeros(nt, dtype=np.int64)))
+                    t_first = np.concatenate((t_first, np.zeros(nt, dtype=np.int64)))
                 ti[s] = nt
                 t_ids[nt] = a
+                t_first[nt] = offset + start
                 nt += 1
             ia = ti[s]
             t_area[ia] += run
@@ -137,8 +145,10 @@ def _contingency_flat(t, p):
                 if npr == p_ids.shape[0]:
                     p_ids = np.concatenate((p_ids, np.zeros(npr, dtype=np.uint64)))
                     p_area = np.concatenate((p_area, np.zeros(npr, dtype=np.int64)))
+                    p_first = np.concatenate((p_first, np.zeros(npr, dtype=np.int64)))
                 pi[s] = npr
                 p_ids[npr] = b
+                p_first[npr] = offset + start
                 npr += 1
             ib = pi[s]
             p_area[ib] += run
@@ -170,16 +180,18 @@ def _contingency_flat(t, p):
             pair_p[m] = np.int64(k & low)
             pair_n[m] = qv[s]
             m += 1
-    return t_ids[:nt].copy(), t_area[:nt].copy(), p_ids[:npr].copy(), p_area[:npr].copy(), pair_t, pair_p, pair_n
+    return (t_ids[:nt].copy(), t_area[:nt].copy(), p_ids[:npr].copy(), p_area[:npr].copy(), pair_t, pair_p, pair_n,
+            t_first[:nt].copy(), p_first[:npr].copy())
 
 
-def contingency(truth: np.ndarray, pred: np.ndarray):
+def contingency(truth: np.ndarray, pred: np.ndarray, offset: int = 0):
     """The sparse contingency table of two integer label arrays of the same shape.
 
     Parameters
     ----------
     truth, pred : ndarray of a non-negative integer dtype (any shape, the same for both)
         0 is background; any other value is an object id (non-consecutive, up to uint64).
+    offset : the flat index of the arrays' first pixel in the whole image (a tile's start)
 
     Returns
     -------
@@ -187,6 +199,7 @@ def contingency(truth: np.ndarray, pred: np.ndarray):
     p_ids : (n_p,) uint64, sorted ascending;  p_area : (n_p,) int64
     pair_t, pair_p : (n_pairs,) int64 indices into ``t_ids`` / ``p_ids``, sorted by
         (pair_t, pair_p);  pair_n : (n_pairs,) int64 overlapping pixels (> 0)
+    t_first, p_first : (n_t,), (n_p,) int64: each id's first flat index (plus ``offset``)
 
     Notes
     -----
@@ -195,11 +208,10 @@ def contingency(truth: np.ndarray, pred: np.ndarray):
     """
     t = np.ascontiguousarray(truth).reshape(-1)
     p = np.ascontiguousarray(pred).reshape(-1)
-    t_ids, t_area, p_ids, p_area, pair_t, pair_p, pair_n = _contingency_flat(t, p)
-    return _sorted_table(t_ids, t_area, p_ids, p_area, pair_t, pair_p, pair_n)
+    return _sorted_table(*_contingency_flat(t, p, np.int64(offset)))
 
 
-def _sorted_table(t_ids, t_area, p_ids, p_area, pair_t, pair_p, pair_n):
+def _sorted_table(t_ids, t_area, p_ids, p_area, pair_t, pair_p, pair_n, t_first, p_first):
     to = np.argsort(t_ids, kind="stable")
     po = np.argsort(p_ids, kind="stable")
     t_rank = np.empty_like(to)
@@ -208,19 +220,22 @@ def _sorted_table(t_ids, t_area, p_ids, p_area, pair_t, pair_p, pair_n):
     p_rank[po] = np.arange(po.size)
     pt, pp = t_rank[pair_t], p_rank[pair_p]
     order = np.lexsort((pp, pt))
-    return (t_ids[to], t_area[to], p_ids[po], p_area[po], pt[order], pp[order], pair_n[order])
+    return (t_ids[to], t_area[to], p_ids[po], p_area[po], pt[order], pp[order], pair_n[order], t_first[to],
+            p_first[po])
 
 
 def merge_tables(tables):
     """Add contingency tables computed on disjoint tiles of the same pair of images.
 
-    ``tables`` is an iterable of 7-tuples as :func:`contingency` returns; the result has
-    the same form, sorted. Tile tables are small (ids and pairs), so this is NumPy.
+    ``tables`` is an iterable of 9-tuples as :func:`contingency` returns (each tile's with its
+    own ``offset``); the result has the same form, sorted, with each id's first pixel the
+    smallest over the tiles. Tile tables are small (ids and pairs), so this is NumPy.
     """
     tables = list(tables)
     if not tables:
         e = np.zeros(0, dtype=np.int64)
-        return (np.zeros(0, np.uint64), e, np.zeros(0, np.uint64), e.copy(), e.copy(), e.copy(), e.copy())
+        return (np.zeros(0, np.uint64), e, np.zeros(0, np.uint64), e.copy(), e.copy(), e.copy(), e.copy(), e.copy(),
+                e.copy())
     t_all = np.concatenate([tb[0] for tb in tables]).astype(np.uint64)
     p_all = np.concatenate([tb[2] for tb in tables]).astype(np.uint64)
     t_ids, t_inv = np.unique(t_all, return_inverse=True)
@@ -229,6 +244,11 @@ def merge_tables(tables):
     p_area = np.zeros(p_ids.size, dtype=np.int64)
     np.add.at(t_area, t_inv, np.concatenate([tb[1] for tb in tables]).astype(np.int64))
     np.add.at(p_area, p_inv, np.concatenate([tb[3] for tb in tables]).astype(np.int64))
+    big = np.iinfo(np.int64).max
+    t_first = np.full(t_ids.size, big, dtype=np.int64)
+    p_first = np.full(p_ids.size, big, dtype=np.int64)
+    np.minimum.at(t_first, t_inv, np.concatenate([tb[7] for tb in tables]).astype(np.int64))
+    np.minimum.at(p_first, p_inv, np.concatenate([tb[8] for tb in tables]).astype(np.int64))
     pt, pp, pn = [], [], []
     t_off = p_off = 0
     for tb in tables:
@@ -245,4 +265,5 @@ def merge_tables(tables):
     counts = np.zeros(ukey.size, dtype=np.int64)
     np.add.at(counts, inv, pn)
     div = max(p_ids.size, 1)
-    return (t_ids, t_area, p_ids, p_area, (ukey // div).astype(np.int64), (ukey % div).astype(np.int64), counts)
+    return (t_ids, t_area, p_ids, p_area, (ukey // div).astype(np.int64), (ukey % div).astype(np.int64), counts,
+            t_first, p_first)

@@ -2,7 +2,10 @@
 
 The rule is stardist's: among the pairs with IoU >= threshold, match as MANY objects as
 possible (a maximum-cardinality matching), and among the matchings of that size take the one
-with the largest total IoU of its matched pairs. Relabelling either image cannot change it.
+with the largest total IoU of its matched pairs. Where several matchings tie exactly, objects
+are taken in the order of their first pixel (C order), never of their ids, so relabelling
+either image cannot change the result; sums over matched pairs are exactly rounded
+(``math.fsum``), so their order cannot change the last bit either.
 
 spacr's ``match_objects`` instead maximises total IoU over all pairs first and then drops the
 assigned pairs below the threshold, which can match fewer objects (a test pins such a case).
@@ -16,6 +19,7 @@ component of the candidate graph is solved on its own with
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,12 +95,15 @@ class Match:
 
     @property
     def iou_mean(self):
-        """Mean IoU of the matched pairs; None when nothing matched."""
-        return float(np.mean(self.ious)) if self.ious else None
+        """Mean IoU of the matched pairs (an exactly rounded sum); None when nothing matched."""
+        return math.fsum(self.ious) / len(self.ious) if self.ious else None
 
 
-def _assign_components(ct, cp, ciou, n_t):
-    """Maximum-cardinality, then maximum-IoU matching of a candidate edge list, by component."""
+def _assign_components(ct, cp, ciou, n_t, t_rank=None, p_rank=None):
+    """Maximum-cardinality, then maximum-IoU matching of a candidate edge list, by component.
+
+    ``t_rank``/``p_rank`` order the objects of a component (by where they are) before the
+    assignment, so exact ties are broken the same way whatever the ids."""
     from scipy.optimize import linear_sum_assignment
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -113,8 +120,8 @@ def _assign_components(ct, cp, ciou, n_t):
         if group.size == 1:
             keep.append(group)
             continue
-        rows, r_inv = np.unique(ct[group], return_inverse=True)
-        cols, c_inv = np.unique(cp[group], return_inverse=True)
+        rows, r_inv = np.unique(ct[group] if t_rank is None else t_rank[ct[group]], return_inverse=True)
+        cols, c_inv = np.unique(cp[group] if p_rank is None else p_rank[cp[group]], return_inverse=True)
         if rows.size == group.size and cols.size == group.size:  # already a matching (a path of 1)
             keep.append(group)
             continue
@@ -139,7 +146,11 @@ def match_table(table: ContingencyTable, threshold: float = 0.5, *, iou=None) ->
     cand = np.flatnonzero(iou >= threshold)
     ct, cp = table.pair_t[cand], table.pair_p[cand]
     if cand.size > 1 and (np.bincount(ct).max() > 1 or np.bincount(cp).max() > 1):
-        chosen = cand[_assign_components(ct, cp, iou[cand], table.n_truth)]
+        t_rank = p_rank = None
+        if table.truth_first is not None and table.pred_first is not None:
+            t_rank = np.argsort(np.argsort(table.truth_first, kind="stable"), kind="stable")
+            p_rank = np.argsort(np.argsort(table.pred_first, kind="stable"), kind="stable")
+        chosen = cand[_assign_components(ct, cp, iou[cand], table.n_truth, t_rank, p_rank)]
     else:
         chosen = cand
     chosen = chosen[np.lexsort((table.pair_p[chosen], table.pair_t[chosen]))]

@@ -10,6 +10,8 @@ area_error_abs_mean`` and ``notes`` ({metric: why it is null}). A ratio that doe
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from segscore.errors import ScoreError
@@ -33,7 +35,7 @@ def _f1(p, r):
 
 def _dice_sums(table: ContingencyTable, match: Match) -> dict:
     ious = np.asarray(match.ious, dtype=np.float64)
-    return {"dice_sum": float(np.sum(2 * ious / (1 + ious))) if ious.size else 0.0,
+    return {"dice_sum": math.fsum(2 * ious / (1 + ious)) if ious.size else 0.0,  # exactly rounded: order-free
             "n_matched": int(ious.size),
             "fg_overlap": table.foreground_overlap,
             "fg_total": int(table.truth_area.sum() + table.pred_area.sum())}
@@ -54,7 +56,7 @@ def _area_sums(table: ContingencyTable, match: Match) -> dict:
     ta = table.truth_area[table.pair_t[idx]].astype(np.float64)
     pa = table.pred_area[table.pair_p[idx]].astype(np.float64)
     err = (pa - ta) / ta
-    return {"area_err_sum": float(err.sum()), "area_abs_sum": float(np.abs(err).sum()), "n_matched": int(idx.size),
+    return {"area_err_sum": math.fsum(err), "area_abs_sum": math.fsum(np.abs(err)), "n_matched": int(idx.size),
             "n_truth": table.n_truth, "n_pred": table.n_pred}
 
 
@@ -185,8 +187,11 @@ def _boundary_tile(t, p, own, tols) -> dict:
     T = max(tols) if tols else 0
     ph = np.zeros(T + 2, np.int64)
     th = np.zeros(T + 2, np.int64)
-    if n_t and n_p:  # owned marks against every mark of the block
+    # owned marks against every mark of the block (a tile may own marks of one image only,
+    # with the other's within reach in its halo); with none of the other's, none is in reach
+    if n_p and te.any():
         nearest_counts(pe, te, T, ph, own.start, own.stop, axis)
+    if n_t and pe.any():
         nearest_counts(te, pe, T, th, own.start, own.stop, axis)
     return {"truth_boundary": n_t, "pred_boundary": n_p, "ph": ph, "th": th}
 
@@ -245,12 +250,13 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
             per_row = max(1, ts.size // max(ts.shape[0], 1))
             tile_rows = max(4 * halo, TILE_PX // per_row, 1)
         names = (ts.name, ps.name)
+        per_row = int(np.prod(ts.shape[1:], dtype=np.int64))  # pixels per position of axis 0
 
         def chunk(tile, tb, pb):
             t = as_labels(tb, names[0])
             p = as_labels(pb, names[1])
             own = tile.own[0]
-            table = table_of(t[own], p[own]) if contingency else None
+            table = table_of(t[own], p[own], tile.window[0].start * per_row) if contingency else None
             return {"tables": [table] if contingency else [], "boundary": [_boundary_tile(t, p, own, tols)]}
 
         def combine(a, b):
@@ -292,7 +298,7 @@ def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHO
         "match_iou": threshold,
         "thresholds": list(thresholds),
         "n_truth": tab.n_truth, "n_pred": tab.n_pred,
-        "tp": m.true_positives, "iou_sum": float(np.sum(m.ious)) if m.ious else 0.0,
+        "tp": m.true_positives, "iou_sum": math.fsum(m.ious) if m.ious else 0.0,
         "sweep_tp": [matches[x].true_positives for x in thresholds],
         "dice": _dice_sums(tab, m),
         "areas": _area_sums(tab, m),

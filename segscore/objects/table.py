@@ -67,6 +67,10 @@ class ContingencyTable:
     pair_t: np.ndarray
     pair_p: np.ndarray
     pair_n: np.ndarray
+    #: each id's first pixel (smallest flat index, C order): where the object is. Ties in the
+    #: matching are broken by it, so relabelling an image changes nothing. None when unknown.
+    truth_first: np.ndarray | None = None
+    pred_first: np.ndarray | None = None
 
     @property
     def n_truth(self) -> int:

@@ -29,6 +29,10 @@ def check(t, p, table=None):
     got = np.stack([r[0][r[4]], r[2][r[5]]], 1).reshape(-1, 2)
     np.testing.assert_array_equal(got, o[4])
     np.testing.assert_array_equal(r[6], o[5])
+    # each id's first pixel: its smallest flat index in C order
+    flat_t, flat_p = np.ravel(t).astype(np.uint64), np.ravel(p).astype(np.uint64)
+    np.testing.assert_array_equal(r[7], [np.flatnonzero(flat_t == i)[0] for i in o[0]])
+    np.testing.assert_array_equal(r[8], [np.flatnonzero(flat_p == i)[0] for i in o[2]])
     assert r[0].dtype == np.uint64 and r[1].dtype == np.int64 and r[6].dtype == np.int64
 
 
@@ -82,7 +86,7 @@ def test_additive_over_tiles(rows):
     rng = np.random.default_rng(rows)
     t = rng.integers(0, 15, (23, 17)).astype(np.uint32)
     p = rng.integers(0, 15, (23, 17)).astype(np.uint32)
-    tiles = [contingency(t[i:i + rows], p[i:i + rows]) for i in range(0, 23, rows)]
+    tiles = [contingency(t[i:i + rows], p[i:i + rows], offset=i * 17) for i in range(0, 23, rows)]
     check(t, p, merge_tables(tiles))
     for a, b in zip(merge_tables(tiles), contingency(t, p)):
         np.testing.assert_array_equal(a, b)

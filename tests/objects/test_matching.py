@@ -173,3 +173,50 @@ def test_assignment_is_maximum_then_heaviest_on_random_tables():
         assert len({a for a, _ in m.pairs}) == k and len({b for _, b in m.pairs}) == k
 
     check()
+
+
+def _tie_pair():
+    """One predicted object with IoU exactly 0.2 with two truth objects of different areas:
+    which one it matches decides the area error (1.0 or -0.5)."""
+    truth = np.zeros((6, 12), np.int64)
+    pred = np.zeros_like(truth)
+    truth[0, 0:2] = 7  # T1: 2 px
+    truth[1, 0:2] = 9  # T2: 8 px, 2 of them under P
+    truth[3:5, 4:7] = 9
+    pred[0, 1] = 4  # P: 1 px in T1, 2 in T2, 1 on background
+    pred[1, 0:2] = 4
+    pred[2, 0] = 4
+    return truth, pred
+
+
+def test_an_exact_iou_tie_does_not_depend_on_the_ids():
+    from segscore.objects.metrics import score_segmentation
+    from segscore.objects.table import contingency_table
+
+    truth, pred = _tie_pair()
+    tab = contingency_table(truth, pred)
+    assert sorted(tab.iou.tolist()) == [0.2, 0.2]
+    want = score_segmentation(truth, pred, threshold=0.2)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        ids_t = rng.choice(2 ** 40, 3, replace=False) + 1
+        ids_p = rng.choice(2 ** 40, 2, replace=False) + 1
+        t2 = np.select([truth == 7, truth == 9], [ids_t[0], ids_t[1]], 0)
+        p2 = np.where(pred == 4, ids_p[0], 0)
+        assert score_segmentation(t2, p2, threshold=0.2) == want
+        assert score_segmentation(t2, p2, threshold=0.2, tile_rows=1) == want
+    assert want["true_positives"] == 1 and want["area_error_mean"] == 1.0  # T1 (first pixel first) wins
+
+
+def test_relabelling_changes_no_bit(tmp_path):
+    from segscore.objects.metrics import score_segmentation
+    from tests.objects.helpers import synthetic_pair
+
+    truth, pred = synthetic_pair(seed=3, shape=(160, 160), n=60)
+    want = score_segmentation(truth, pred)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        lut_t = np.concatenate([[0], rng.permutation(np.arange(1, truth.max() + 1)) * 7919 + 3])
+        lut_p = np.concatenate([[0], rng.permutation(np.arange(1, pred.max() + 1)) * 104729 + 5])
+        got = score_segmentation(lut_t[truth], lut_p[pred])
+        assert got == want  # bit for bit, notes included

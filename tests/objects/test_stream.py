@@ -117,3 +117,16 @@ def test_bad_engine_options_are_refused():
                     ({"threads": 0}, "threads 0"), ({"executor": "bogus"}, "executor 'bogus'")]:
         with pytest.raises(ScoreError, match=msg):
             score_segmentation(t, p, **kw)
+
+
+def test_a_tile_owning_marks_of_one_image_only_still_measures_them():
+    # the prediction's boundary rows lie 2 rows from the truth's: with 1-row tiles each tile
+    # owns marks of one image only, and the other's are in its halo
+    t = np.zeros((12, 10), np.uint8)
+    p = np.zeros_like(t)
+    t[2:5, 2:8] = 1
+    p[4:9, 2:8] = 3
+    _, whole = stream_pair(t, p, boundary_tolerances=(1, 2, 3))
+    for rows in (1, 2, 3):
+        assert stream_pair(t, p, boundary_tolerances=(1, 2, 3), tile_rows=rows)[1] == whole
+    assert whole["pred_matched"][-1] > 0
