@@ -106,6 +106,30 @@ def _runs(samples: Samples, labels: np.ndarray):
     return rf[:k], rl[:k], rlen[:k]
 
 
+def labelled_near(labels: np.ndarray, voxels: np.ndarray, ball: np.ndarray, *, tile_rows=None, executor=None,
+                  threads=None) -> int:
+    """Labelled voxels of ``labels`` (Z, Y, X) within the ``ball`` offsets of any of the sorted
+    flat ``voxels``: the precision pass, reduced slab by slab through
+    :func:`segscore.engine.reduce` (each slab counts its own voxels once, so the slabs add up
+    to the whole; a slab's bitset is an eighth of a byte per voxel of the slab)."""
+    from segscore.engine import reduce
+    from segscore.io.sources import ArraySource
+
+    plane = int(labels.shape[1]) * int(labels.shape[2])
+    reach = int(np.abs(ball[:, 0]).max()) if ball.size else 0
+
+    def chunk(tile, slab):
+        z0, z1 = tile.window[0].start, tile.window[0].stop
+        lo, hi = np.searchsorted(voxels, [max(z0 - reach, 0) * plane, (z1 + reach) * plane])
+        bits = np.zeros((slab.size + 7) // 8, np.uint8)
+        hits, _ = K.count_labelled_near(slab, voxels[lo:hi], ball, bits, z0)
+        return int(hits)
+
+    total = reduce([ArraySource(labels, "labels")], chunk, lambda a, b: a + b, tile_rows=tile_rows,
+                   executor=executor, threads=threads, target_px=1 << 24)
+    return int(total or 0)
+
+
 def _round(v, places):
     return None if v is None else round(float(v), places)
 
@@ -141,7 +165,6 @@ def score_labels(target: FiberTarget, labels, *, tolerance: float | None = None,
     merged_instances = int(merging.size)
 
     total = float(rlen.sum())
-    notes = []  # appended to by the precision block below; the row's notes are ``reasons``
     reasons = {}  # the row's ``notes``: {metric: why it is null}
     if total > 0:
         erl = float((rlen * rlen).sum() / total)
@@ -158,12 +181,9 @@ def score_labels(target: FiberTarget, labels, *, tolerance: float | None = None,
         reasons["coverage"] = "the target has no in-bounds ground-truth length: coverage is 0/0"
     if pred_voxels > 0:
         ball = K.ball_offsets(tol) if (tol > 0 and s.lin.size) else K.ball_offsets(0)
-        bits = np.zeros((int(np.prod(target.shape, dtype=np.int64)) + 7) // 8, np.uint8)
-        hits, _ = K.count_labelled_near(arr, s.voxels, ball, bits)
-        precision = hits / pred_voxels
+        precision = labelled_near(arr, s.voxels, ball) / pred_voxels
     else:
         precision = None
-        notes.append("the prediction labels no voxel: precision is 0/0")
 
     row = {
         "erl": _round(erl, 2),

@@ -222,11 +222,13 @@ def fiber_runs(fiber, labels, dl, run_fiber, run_label, run_length):
 
 
 @jit
-def count_labelled_near(labels, lin, offsets, seen_bits):
+def count_labelled_near(labels, lin, offsets, seen_bits, z0=0):
     """Count non-zero voxels of ``labels`` within the ``offsets`` ball of any voxel in ``lin``.
 
-    ``seen_bits`` is a zeroed uint8 bitset of ``ceil(Z*Y*X / 8)`` bytes (scratch) so each voxel
-    is counted once. Returns ``(labelled_near, near)``.
+    ``labels`` is the slab of slices ``z0 .. z0 + labels.shape[0]`` of the volume, ``lin`` flat
+    indices into the whole volume (same Y, X); only voxels inside the slab are counted, so
+    slabs add up to the whole. ``seen_bits`` is a zeroed uint8 bitset of ``ceil(size / 8)``
+    bytes of the slab (scratch) so each voxel is counted once. Returns ``(labelled_near, near)``.
     """
     nz, ny, nx = labels.shape
     hits = 0
@@ -234,6 +236,7 @@ def count_labelled_near(labels, lin, offsets, seen_bits):
     for i in range(lin.shape[0]):
         v = lin[i]
         z, y, x = _unravel(v, ny, nx)
+        z -= z0
         for k in range(offsets.shape[0]):
             zz = z + offsets[k, 0]
             yy = y + offsets[k, 1]

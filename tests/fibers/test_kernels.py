@@ -258,3 +258,16 @@ def test_floor_census_shortcuts_equal_a_full_count():
     for make in (floors._single, floors._voxel, floors._random, floors._components):
         labels, census = make(mask)
         assert census == label_census(labels), make.__name__
+
+
+@pytest.mark.parametrize("tile_rows", [1, 3, 7, None])
+def test_the_precision_pass_adds_up_over_slabs(tile_rows):
+    from segscore.fibers.score import labelled_near
+
+    rng = np.random.default_rng(5)
+    labels = (rng.random((13, 11, 9)) < 0.3) * rng.integers(1, 5, (13, 11, 9))
+    voxels = np.unique(rng.integers(0, labels.size, 40))
+    ball = K.ball_offsets(2.5)
+    bits = np.zeros((labels.size + 7) // 8, np.uint8)
+    want, _ = K.count_labelled_near(labels, voxels, ball, bits)
+    assert labelled_near(labels, voxels, ball, tile_rows=tile_rows, threads=2) == want
