@@ -11,7 +11,7 @@ from segscore.errors import CheckViolation, ScoreError
 def add_floor_options(parser) -> None:
     """The trailing options of a scoring command with ScrollGT floors: ``--seed``,
     ``--no-floors``, the output options and the engine options."""
-    parser.add_argument("--seed", type=int, default=0, help="seed of the uniform_random floor (default 0)")
+    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the uniform_random floor (default 0)")
     parser.add_argument("--no-floors", action="store_true", help="skip the floors")
     add_output_options(parser)
     add_engine_options(parser)
@@ -28,17 +28,41 @@ def add_engine_options(parser) -> None:
     parser.add_argument("--workers", type=positive_int, dest="threads", help=argparse.SUPPRESS)
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1 (a usage error, exit 2, otherwise)."""
+def number(kind=float, *, lo=None, hi=None, lo_open=False, whole_float=False):
+    """An argparse type for a finite number in a range: ``kind`` int or float; ``lo``/``hi``
+    bounds (``lo_open``: ``lo`` itself excluded). Anything else (text, NaN, inf, out of range)
+    is a usage error (exit 2) saying what is allowed. ``whole_float``: a float that is whole
+    comes back as an int (a length in voxels)."""
     import argparse
+    import math
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
-    return value
+    def parse(text: str):
+        try:
+            value = int(text) if kind is int else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole number' if kind is int else 'number'}") \
+                from None
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if lo is not None and (value < lo or (lo_open and value == lo)):
+            raise argparse.ArgumentTypeError(f"{text} must be {'more than' if lo_open else 'at least'} {lo}")
+        if hi is not None and value > hi:
+            raise argparse.ArgumentTypeError(f"{text} must be at most {hi}")
+        if whole_float and float(value).is_integer():
+            return int(value)
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its message
+    return parse
+
+
+#: argparse types used across commands
+positive_int = number(int, lo=1)
+nonnegative_int = number(int, lo=0)
+#: a length in pixels or voxels: finite, >= 0, at most a million
+length_px = number(float, lo=0, hi=1e6, whole_float=True)
+#: a share in (0, 1]
+share = number(float, lo=0, hi=1, lo_open=True)
 
 
 def add_output_options(parser, *, csv: bool = False) -> None:

@@ -6,10 +6,10 @@ HELP = "prize pre-check: ML window cap and train/predict region overlap (exit 3 
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_output_options, number
 
-    p.add_argument("--window-px", type=float, required=True, help="side of the model's input window in pixels")
-    p.add_argument("--scan-um", type=float, required=True, help="scan resolution in micrometres per pixel")
+    p.add_argument("--window-px", type=number(float, lo=0, hi=1e9, lo_open=True), required=True, help="side of the model's input window in pixels")
+    p.add_argument("--scan-um", type=number(float, lo=0, hi=1e6, lo_open=True), required=True, help="scan resolution in micrometres per pixel")
     p.add_argument("--regions-json", metavar="FILE",
                    help='{"train_regions": [{"y0", "x0", "h", "w", "volume"?}], "predict_region": {...}}')
     add_output_options(p)

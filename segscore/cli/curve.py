@@ -10,17 +10,12 @@ _LEFT = ("dice", "iou", "cldice", "betti0_error", "erl_frac", "diadem_like")
 _RIGHT = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac", "perfused_of_self")
 
 
-def _length(text):
-    v = float(text)
-    return int(v) if v.is_integer() else v
-
-
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_output_options, length_px
 
     p.add_argument("prediction", help="the predicted binary mask: 2D or 3D PNG, TIFF, NIfTI or .npy")
     p.add_argument("--gt", required=True, help="the reference binary mask, same shape")
-    p.add_argument("--prune-px", type=_length, default=5, metavar="N",
+    p.add_argument("--prune-px", type=length_px, default=5, metavar="N",
                    help="spur-pruning length in voxels for both graphs (default 5; ~2-3 vessel radii)")
     p.add_argument("--all-metrics", action="store_true",
                    help="also skeleton_recall, cbdice_star and hd95 (curvicost's optional metrics; full distance "

@@ -6,12 +6,12 @@ HELP = "score a built-in synthetic segment (offline), as `segscore auc` prints i
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_output_options, nonnegative_int
 
     p.add_argument("--keep", metavar="DIR", help="write the sample segment to DIR and keep it (default: a "
                                                  "temporary folder, removed afterwards)")
-    p.add_argument("--bootstrap", type=int, default=300, metavar="N", help="bootstrap draws (default 300)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic segment and of the draws")
+    p.add_argument("--bootstrap", type=nonnegative_int, default=300, metavar="N", help="bootstrap draws (default 300)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the synthetic segment and of the draws")
     add_output_options(p)
 
 

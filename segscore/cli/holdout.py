@@ -8,14 +8,14 @@ HELP = "score predictions on a versioned held-out set (scorecard table, CSV), or
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_output_options, number, share
 
     p.add_argument("manifest", help="the held-out set's JSON manifest {name, version, fields: [{image, truth, sha256}]}")
     p.add_argument("--predictions", metavar="DIR", help="folder of predicted label images, named after the truth's")
     p.add_argument("--baseline", metavar="DIR", help="folder of the vanilla model's predictions: adds vanilla and delta")
     p.add_argument("--verify", action="store_true", help="check every truth mask against its sha256; exit 3 on any problem")
-    p.add_argument("--iou", type=float, default=0.5, help="IoU at which precision, recall, F1 are matched (default 0.5)")
-    p.add_argument("--tolerances", type=int, nargs="+", default=[1, 2, 3], metavar="PX",
+    p.add_argument("--iou", type=share, default=0.5, help="IoU at which precision, recall, F1 are matched (default 0.5)")
+    p.add_argument("--tolerances", type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3], metavar="PX",
                    help="boundary tolerances in pixels (default 1 2 3)")
     add_output_options(p, csv=True)
 

@@ -66,6 +66,11 @@ class _Parser(argparse.ArgumentParser):
             sys.stderr.write(message)
         raise _Exit(status)
 
+    def error(self, message):
+        """A usage error: one line naming the command and the fix, exit 2 (not argparse's
+        usage block)."""
+        self.exit(2, f"{self.prog}: {message}; see `{self.prog} --help`\n")
+
 
 class _Exit(Exception):
     def __init__(self, code):

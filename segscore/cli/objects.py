@@ -6,18 +6,18 @@ HELP = "object scorecard of an instance segmentation (matching, AP sweep, Dice, 
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
+    from segscore.cli._common import add_output_options, number, share
 
     from segscore.cli._common import add_engine_options
 
     p.add_argument("truth", help="the truth label image (TIFF, PNG, .npy, NIfTI or zarr: PATH.zarr or "
                    "PATH.zarr/KEY; 2D or 3D; 0 = background); read tile by tile")
     p.add_argument("prediction", help="the predicted label image, same shape")
-    p.add_argument("--iou", type=float, default=0.5, help="IoU at which precision, recall, F1, Dice and areas "
+    p.add_argument("--iou", type=share, default=0.5, help="IoU at which precision, recall, F1, Dice and areas "
                    "are matched (default 0.5)")
-    p.add_argument("--tolerances", type=int, nargs="+", default=[1, 2, 3], metavar="PX",
+    p.add_argument("--tolerances", type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3], metavar="PX",
                    help="boundary tolerances in pixels (default 1 2 3)")
-    p.add_argument("--minimum-overlap", type=float, default=0.1,
+    p.add_argument("--minimum-overlap", type=share, default=0.1,
                    help="share of a truth object that counts toward a split or merge (default 0.1)")
     add_output_options(p)
     add_engine_options(p)

@@ -5,21 +5,18 @@ from __future__ import annotations
 HELP = "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)"
 
 
-def _length(text):
-    v = float(text)
-    return int(v) if v.is_integer() else v
-
-
 def add_arguments(p) -> None:
+    from segscore.cli._common import length_px, nonnegative_int, number
+
     p.add_argument("mask", help="the reference binary mask: 2D or 3D PNG, TIFF, NIfTI or .npy")
     p.add_argument("--operator", required=True, choices=("break", "bridge", "truncate", "radius", "boundary"),
                    help="the error type")
-    p.add_argument("--severity", required=True, type=float, metavar="S",
+    p.add_argument("--severity", required=True, type=number(float, lo=0, hi=1e3), metavar="S",
                    help="fraction of the eligible population (break, bridge, truncate), radius scale factor "
                         "(radius; 1.0 redraws the reference a radius arm is scored against), fraction of "
                         "foreground voxels (boundary)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random draws (default 0)")
-    p.add_argument("--prune-px", type=_length, default=5, metavar="N", help="spur-pruning length in voxels (default 5)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the random draws (default 0)")
+    p.add_argument("--prune-px", type=length_px, default=5, metavar="N", help="spur-pruning length in voxels (default 5)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="where to write the perturbed mask (.png, .tif, .nii.gz or .npy)")
     p.add_argument("--info-json", metavar="FILE", help="write what the operator did (counts, voxels) as JSON")

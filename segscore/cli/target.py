@@ -6,12 +6,12 @@ HELP = "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_floor_options
+    from segscore.cli._common import add_floor_options, nonnegative_int
 
     p.add_argument("prediction", help="probability map over the target region: 8-bit PNG (v/255), .npy float in "
                                       "[0, 1], TIFF or zarr")
     p.add_argument("target", help="target folder holding gt_ink.png, optional mask.png, and meta.json")
-    p.add_argument("--origin", nargs=2, type=int, metavar=("Y", "X"),
+    p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"),
                    help="level-2 coordinate of the prediction's pixel (0, 0): a larger map is cut to the "
                         "region in meta.json")
     p.add_argument("--allow-non-scoring", action="store_true",

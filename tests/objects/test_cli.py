@@ -55,7 +55,7 @@ def test_objects_refusals(cli, pair):
                          ((d / "t.tif", d / "small.npy"), "shape"),
                          ((d / "t.tif", d / "neg.npy"), "negative"),
                          ((d / "t.tif", d / "prob.npy"), "fractional"),
-                         ((d / "t.tif", d / "p.npy", "--iou", "1.5"), "threshold"),
+                         ((d / "t.tif", d / "p.npy", "--iou", "1.5"), "--iou: 1.5 must be at most 1"),
                          ((d / "t.tif", d / "p.npy", "--tolerances", "-1"), "tolerances")]:
         code, out, err = cli("objects", *args)
         assert code == 2, args
