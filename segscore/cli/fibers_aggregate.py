@@ -17,7 +17,8 @@ def run(args) -> int:
     from segscore.fibers.card import aggregate_fiber_scores, load_cards
 
     out = aggregate_fiber_scores(load_cards(args.cards))
-    text = (f"{out['n']} card(s), size class {out['size_class']}^3, tolerance {out['tolerance']:g} voxels: "
+    tol = "tolerance not stated" if out["tolerance"] is None else f"tolerance {out['tolerance']:g} voxels"
+    text = (f"{out['n']} card(s), size class {out['size_class']}^3, {tol}: "
             f"mean ERL {out['erl_mean']:.2f}, mean merge-penalized ERL {out['erl_merge_penalized_mean']:.2f}")
     if out.get("n_null_erl"):
         text += f"\nnote: {out['n_null_erl']} card(s) covered nothing (ERL null); counted as 0 in the means"

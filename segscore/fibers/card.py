@@ -10,6 +10,8 @@ the reason.
 
 from __future__ import annotations
 
+import math
+
 import os
 
 import numpy as np
@@ -182,20 +184,38 @@ def aggregate_fiber_scores(cards) -> dict:
     """Plain means of ERL and merge-penalized ERL over cards of one size class.
 
     Refuses an empty list and a mix of size classes (ERL is a length: a 512^3 cube admits
-    longer runs than a 256^3 one) or of tolerances. A null ERL (nothing covered) counts as 0 in both
-    means and is counted in ``n_null_erl`` (always present). ``notes`` is always present (no mean
-    is ever null: the list is never empty).
+    longer runs than a 256^3 one) or of stated tolerances; a card that states no tolerance
+    (ScrollGT's own cards) is accepted, and ``tolerance`` is then the one the others state, or
+    None. A null ERL (nothing covered) counts as 0 in both means and is counted in
+    ``n_null_erl`` (always present). ``notes`` is always present (no mean is ever null: the
+    list is never empty).
     """
     cards = list(cards)
     if not cards:
         raise ScoreError("no scorecards given; pass one or more `segscore fibers --json-out` cards")
-    try:
-        classes = sorted({int(c["size_class"]) for c in cards})
-        tolerances = sorted({float(c.get("tolerance", c["metrics"].get("tolerance"))) for c in cards})
-        erls = [c["metrics"]["erl"] for c in cards]
-        pens = [c["metrics"]["erl_merge_penalized"] for c in cards]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ScoreError(f"not a fiber scorecard (missing {exc}); pass `segscore fibers --json-out` cards") from None
+    classes, tolerances, erls, pens = set(), set(), [], []
+    for i, c in enumerate(cards):
+        metrics = c.get("metrics") if isinstance(c, dict) else None
+        if not isinstance(metrics, dict):
+            raise ScoreError(f"card {i}: not a fiber scorecard (no metrics); pass `segscore fibers --json-out` cards")
+        for key in ("erl", "erl_merge_penalized"):
+            v = metrics.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise ScoreError(f"card {i}: metrics.{key} is {v!r}, not a number or null; pass "
+                                 f"`segscore fibers --json-out` cards")
+        size = c.get("size_class")
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or size != int(size) or size < 1:
+            raise ScoreError(f"card {i}: size_class is {size!r}; a fiber scorecard states its cube size class "
+                             f"(256, 512, ...)")
+        classes.add(int(size))
+        tol = c.get("tolerance", metrics.get("tolerance"))
+        if tol is not None:
+            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
+                raise ScoreError(f"card {i}: tolerance is {tol!r}, not a distance in voxels")
+            tolerances.add(float(tol))
+        erls.append(metrics.get("erl"))
+        pens.append(metrics.get("erl_merge_penalized"))
+    classes, tolerances = sorted(classes), sorted(tolerances)
     if len(classes) > 1:
         raise ScoreError(f"refusing to aggregate across size classes {classes}: ERL is a length statistic and "
                          f"does not compare between cube sizes; aggregate each size class separately")
@@ -206,7 +226,7 @@ def aggregate_fiber_scores(cards) -> dict:
     out = {
         "size_class": classes[0],
         "n": n,
-        "tolerance": tolerances[0],
+        "tolerance": tolerances[0] if tolerances else None,
         "erl_mean": float(sum(0.0 if v is None else float(v) for v in erls) / n),
         "erl_merge_penalized_mean": float(sum(0.0 if v is None else float(v) for v in pens) / n),
         "n_null_erl": sum(v is None for v in erls),

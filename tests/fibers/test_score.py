@@ -147,3 +147,24 @@ def test_bad_labels_refused(tmp_path, bad, msg):
     t = _line_target(tmp_path, [(np.array([[4, 4, 2], [4, 4, 20]], float), np.array([[0, 1]]))])
     with pytest.raises(ScoreError, match=msg):
         score_labels(t, bad)
+
+
+def test_aggregate_accepts_scrollgt_cards_without_a_tolerance():
+    from segscore.errors import ScoreError
+    from segscore.fibers.card import aggregate_fiber_scores
+
+    def card(erl, size=256, tol=None):
+        c = {"size_class": size, "metrics": {"erl": erl, "erl_merge_penalized": erl}}
+        if tol is not None:
+            c["tolerance"] = tol
+        return c
+
+    out = aggregate_fiber_scores([card(10.0), card(20.0), card(None)])
+    assert out["erl_mean"] == 10.0 and out["tolerance"] is None and out["n_null_erl"] == 1
+    assert aggregate_fiber_scores([card(10.0, tol=2.0), card(20.0)])["tolerance"] == 2.0
+    with pytest.raises(ScoreError, match="across tolerances"):
+        aggregate_fiber_scores([card(1.0, tol=2.0), card(1.0, tol=3.0)])
+    with pytest.raises(ScoreError, match="size class"):
+        aggregate_fiber_scores([card(1.0), card(1.0, size=512)])
+    with pytest.raises(ScoreError, match=r"card 1: size_class is None"):
+        aggregate_fiber_scores([card(1.0), {"metrics": {"erl": 1.0}}])
