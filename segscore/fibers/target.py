@@ -70,6 +70,24 @@ class FiberTarget:
         return self._mask
 
 
+def _meta_fields():
+    """The meta.json fields a fiber target may carry (io.schema); the tolerance's bound keeps
+    the search ball small (a 64-voxel ball has 1.1 M offsets)."""
+    from segscore.io.schema import Field
+
+    return (
+        Field("tolerance", (float,), lo=0, hi=64),
+        Field("size_class", (int,), lo=1),
+        Field("shape", (list,), length=3, items=int, lo=1),
+        Field("target_id", (str,)),
+        Field("split", (str,)),
+        Field("floors", (dict,)),
+        Field("ground_truth", (dict,)),
+        Field("ground_truth.n_fibers_scored", (int,), lo=0),
+        Field("floors_scoring_version", (str, int)),
+    )
+
+
 def _npz(path: Path):
     from segscore.io.targets import read_npz
 
@@ -102,9 +120,10 @@ def load_target(path) -> FiberTarget:
     for name in FILES:
         if not (root / name).is_file():
             raise InputFileError(f"{root / name}: missing; a fiber target directory holds {', '.join(FILES)}")
+    from segscore.io.schema import validate
     from segscore.io.targets import read_meta
 
-    meta = read_meta(root, required=True)
+    meta = validate(read_meta(root, required=True), _meta_fields(), root / "meta.json")
 
     skel_path = root / "skeleton.npz"
     with _npz(skel_path) as npz:

@@ -168,3 +168,28 @@ def test_aggregate_accepts_scrollgt_cards_without_a_tolerance():
         aggregate_fiber_scores([card(1.0), card(1.0, size=512)])
     with pytest.raises(ScoreError, match=r"card 1: size_class is None"):
         aggregate_fiber_scores([card(1.0), {"metrics": {"erl": 1.0}}])
+
+
+@pytest.mark.parametrize("field, value, needle", [
+    ("tolerance", 1e9, "tolerance is 1000000000.0; it should be a number from 0 to 64"),
+    ("tolerance", "2", "tolerance is '2'"), ("tolerance", -1, "from 0 to 64"),
+    ("size_class", 2.5, "size_class is 2.5; it should be a whole number"),
+    ("ground_truth", [1], "ground_truth is [1]; it should be an object"),
+    ("shape", [8, 8], "shape is [8, 8]; it should be a list of 3 items"),
+])
+def test_a_fiber_meta_field_of_the_wrong_type_is_named(tmp_path, field, value, needle):
+    import json
+
+    from segscore.errors import ScoreError
+    from segscore.fibers.target import load_target
+    from tests.fibers.helpers import random_fibers, write_target
+
+    rng = np.random.default_rng(0)
+    shape = (12, 12, 12)
+    folder = write_target(tmp_path / "t", random_fibers(rng, shape, 3), np.ones(shape, bool))
+    meta = json.loads((folder / "meta.json").read_text())
+    meta[field] = value
+    (folder / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(ScoreError, match="meta.json: ") as err:
+        load_target(folder)
+    assert needle in str(err.value) and "\n" not in str(err.value)
