@@ -169,8 +169,9 @@ def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSou
 
         try:
             node = zarr.open(os.fspath(path), mode="r")
-        except Exception as exc:  # noqa: BLE001
-            raise ScoreError(f"cannot open {_name(path)} as zarr: {exc}; point at the .zarr folder") from None
+        except Exception as exc:  # noqa: BLE001 - zarr-python's own error, named by its type only
+            raise ScoreError(f"cannot open {_name(path)} as zarr ({type(exc).__name__} from zarr-python); point at "
+                             f"the .zarr folder, or restore its metadata") from None
     if not hasattr(node, "shape"):
         keys = sorted(node.keys())
         if level is None:

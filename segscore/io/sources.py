@@ -142,7 +142,18 @@ class ZarrSource(Source):
         self._closer = closer
 
     def read(self, window):
-        return np.asarray(self.array[window])
+        from segscore.errors import ScoreError
+
+        try:
+            return np.asarray(self.array[window])
+        except ScoreError:
+            raise
+        except (MemoryError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a codec's or a store's failure mid-run
+            box = ", ".join(f"{s.start}:{s.stop}" for s in window)
+            raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read ({type(exc).__name__}); "
+                             f"the store or file is truncated or corrupt: restore it") from None
 
     def close(self):
         if self._closer is not None:

@@ -6,6 +6,11 @@ and its asynchronous machinery cost more than the whole read of a label band. Th
 reads exactly that case, zarr formats 2 and 3, and raises :class:`Unsupported` for anything
 else (sharding, filters, Fortran order, other codecs, remote stores), which the caller hands
 to zarr-python. Reads are stateless, so threads may share an array.
+
+Malformed metadata (a missing or mistyped ``shape``, ``chunks``, ``dtype``, ``fill_value``,
+codec list or separator; chunks of 0) and a chunk that does not decode to its declared size
+are refused with :class:`Malformed` (a ScoreError): one line naming the metadata file or the
+chunk and the fix, where zarr-python would raise its own error.
 """
 
 from __future__ import annotations
@@ -16,9 +21,30 @@ from pathlib import Path
 
 import numpy as np
 
+from segscore.errors import ScoreError
+
 
 class Unsupported(Exception):
     """Not a layout this reader handles; use zarr-python."""
+
+
+class Malformed(ScoreError):
+    """A store whose metadata or a chunk is broken: refused, naming the file and the fix."""
+
+
+def _positive_ints(value, n=None) -> bool:
+    return (isinstance(value, list) and (n is None or len(value) == n)
+            and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value))
+
+
+def _shape_ok(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+
+
+def _require(ok: bool, where, what: str, value, want: str) -> None:
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise Malformed(f"{where}: {what} is {shown}; it should be {want} (restore the store's metadata)")
 
 
 _V3_TYPES = {"bool": "|b1", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
@@ -27,11 +53,14 @@ _V3_TYPES = {"bool": "|b1", "int8": "i1", "int16": "i2", "int32": "i4", "int64":
 
 def _load(path: Path) -> dict | None:
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise Unsupported(str(exc)) from None
+    except (OSError, ValueError, RecursionError):
+        raise Malformed(f"{path}: not valid JSON; restore the store's metadata") from None
+    if not isinstance(data, dict):
+        raise Malformed(f"{path}: not a JSON object; restore the store's metadata")
+    return data
 
 
 def open_node(path):
@@ -42,12 +71,14 @@ def open_node(path):
     meta = _load(p / "zarr.json")
     if meta is not None:
         if meta.get("zarr_format") != 3:
-            raise Unsupported("unknown zarr.json")
+            raise Malformed(f"{p / 'zarr.json'}: zarr_format is {meta.get('zarr_format')!r}; a zarr.json "
+                            f"declares zarr_format 3 (restore the store's metadata)")
         if meta.get("node_type") == "group":
             return Group(p)
         if meta.get("node_type") == "array":
             return Array.from_v3(p, meta)
-        raise Unsupported("unknown node type")
+        raise Malformed(f"{p / 'zarr.json'}: node_type is {meta.get('node_type')!r}; it should be \"array\" or "
+                        f"\"group\" (restore the store's metadata)")
     meta = _load(p / ".zarray")
     if meta is not None:
         return Array.from_v2(p, meta)
@@ -78,8 +109,9 @@ class Group:
 class Array:
     """A regularly chunked, C-ordered local zarr array with at most one decompressor."""
 
-    def __init__(self, path: Path, shape, chunks, dtype, fill_value, decoder, chunk_name):
+    def __init__(self, path: Path, shape, chunks, dtype, fill_value, decoder, chunk_name, meta_file=None):
         self.path = path
+        self.meta_file = meta_file or path
         self.shape = tuple(int(n) for n in shape)
         self.chunks = tuple(int(c) for c in chunks)
         self.dtype = np.dtype(dtype)
@@ -87,16 +119,26 @@ class Array:
         self._decoder = decoder
         self._chunk_name = chunk_name
         if len(self.chunks) != len(self.shape) or any(c < 1 for c in self.chunks):
-            raise Unsupported("irregular chunks")
+            raise Malformed(f"{self.meta_file}: chunks {list(self.chunks)} do not fit shape {list(self.shape)}; "
+                            f"each axis needs a chunk size of at least 1 (restore the store's metadata)")
 
     @classmethod
     def from_v2(cls, path: Path, meta: dict):
-        if meta.get("zarr_format") != 2 or meta.get("order", "C") != "C" or meta.get("filters"):
+        where = path / ".zarray"
+        _require(meta.get("zarr_format") == 2, where, "zarr_format", meta.get("zarr_format"), "2")
+        _require(_shape_ok(meta.get("shape")), where, "shape", meta.get("shape"), "a list of whole numbers >= 0")
+        _require(_positive_ints(meta.get("chunks"), len(meta["shape"])), where, "chunks", meta.get("chunks"),
+                 f"a list of {len(meta['shape'])} whole numbers >= 1")
+        _require(meta.get("order", "C") in ("C", "F"), where, "order", meta.get("order"), '"C" or "F"')
+        if meta.get("order", "C") != "C" or meta.get("filters"):
             raise Unsupported("v2 layout")
         try:
-            dtype = np.dtype(meta["dtype"])
-        except (TypeError, KeyError):
-            raise Unsupported("v2 dtype") from None
+            dtype = np.dtype(meta.get("dtype"))
+            if meta.get("dtype") is None:
+                raise TypeError
+        except (TypeError, ValueError):
+            raise Malformed(f"{where}: dtype is {meta.get('dtype')!r}; it should be a numpy type string such as "
+                            f"\"|u1\" (restore the store's metadata)") from None
         if dtype.kind not in "biuf":
             raise Unsupported("v2 dtype")
         compressor = meta.get("compressor")
@@ -109,21 +151,40 @@ class Array:
             except Exception:  # noqa: BLE001
                 raise Unsupported("v2 compressor") from None
         sep = meta.get("dimension_separator") or "."
-        return cls(path, meta["shape"], meta["chunks"], dtype, _fill(meta.get("fill_value"), dtype), decoder,
-                   lambda idx: sep.join(map(str, idx)) or "0")
+        _require(sep in (".", "/"), where, "dimension_separator", sep, '"." or "/"')
+        return cls(path, meta["shape"], meta["chunks"], dtype, _fill(meta.get("fill_value"), dtype, where), decoder,
+                   lambda idx: sep.join(map(str, idx)) or "0", where)
 
     @classmethod
     def from_v3(cls, path: Path, meta: dict):
-        grid = meta.get("chunk_grid", {})
+        where = path / "zarr.json"
+        _require(_shape_ok(meta.get("shape")), where, "shape", meta.get("shape"), "a list of whole numbers >= 0")
+        grid = meta.get("chunk_grid")
+        _require(isinstance(grid, dict) and isinstance(grid.get("name"), str), where, "chunk_grid", grid,
+                 'an object with a "name"')
         if grid.get("name") != "regular" or meta.get("storage_transformers"):
             raise Unsupported("v3 chunk grid")
+        conf = grid.get("configuration")
+        chunk_shape = conf.get("chunk_shape") if isinstance(conf, dict) else None
+        _require(_positive_ints(chunk_shape, len(meta["shape"])), where, "chunk_grid.configuration.chunk_shape",
+                 chunk_shape, f"a list of {len(meta['shape'])} whole numbers >= 1")
+        _require(isinstance(meta.get("data_type"), str), where, "data_type", meta.get("data_type"),
+                 'a data type name such as "uint8"')
         name = _V3_TYPES.get(meta.get("data_type"))
         if name is None:
             raise Unsupported("v3 data type")
-        codecs = list(meta.get("codecs", []))
-        if not codecs or codecs[0].get("name") != "bytes":
+        codecs = meta.get("codecs")
+        _require(isinstance(codecs, list) and len(codecs) > 0 and all(isinstance(c, dict) and isinstance(
+            c.get("name"), str) for c in codecs), where, "codecs", codecs,
+            'a non-empty list of objects with a "name"')
+        if codecs[0].get("name") != "bytes":
             raise Unsupported("v3 codecs")  # transpose, sharding, ...
+        for c in codecs:
+            _require(c.get("configuration") is None or isinstance(c.get("configuration"), dict), where,
+                     f"codecs ({c['name']}).configuration", c.get("configuration"), "an object")
         endian = (codecs[0].get("configuration") or {}).get("endian", "little")
+        _require(endian in ("little", "big"), where, "codecs (bytes).configuration.endian", endian,
+                 '"little" or "big"')
         dtype = np.dtype(name).newbyteorder("<" if endian == "little" else ">") if name[-1] != "1" else np.dtype(name)
         decoders = [_v3_decoder(c) for c in codecs[1:]]
 
@@ -133,7 +194,10 @@ class Array:
             return data
 
         enc = meta.get("chunk_key_encoding", {"name": "default"})
+        _require(isinstance(enc, dict) and isinstance(enc.get("configuration") or {}, dict), where,
+                 "chunk_key_encoding", enc, 'an object with a "name"')
         sep = (enc.get("configuration") or {}).get("separator", "/" if enc.get("name") == "default" else ".")
+        _require(sep in (".", "/"), where, "chunk_key_encoding.configuration.separator", sep, '"." or "/"')
         if enc.get("name") == "default":
             def chunk_name(idx):
                 return sep.join(("c",) + tuple(map(str, idx)))
@@ -142,18 +206,30 @@ class Array:
                 return sep.join(map(str, idx)) or "0"
         else:
             raise Unsupported("v3 chunk key encoding")
-        return cls(path, meta["shape"], grid["configuration"]["chunk_shape"], dtype,
-                   _fill(meta.get("fill_value"), dtype), decoder if decoders else None, chunk_name)
+        return cls(path, meta["shape"], chunk_shape, dtype, _fill(meta.get("fill_value"), dtype, where),
+                   decoder if decoders else None, chunk_name, where)
 
     def _chunk(self, idx) -> np.ndarray | None:
+        key = self._chunk_name(idx)
         try:
-            with open(self.path / self._chunk_name(idx), "rb") as f:
+            with open(self.path / key, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
             return None
-        if self._decoder is not None:
-            data = self._decoder(data)
-        return np.frombuffer(data, dtype=self.dtype).reshape(self.chunks)
+        except IsADirectoryError:
+            raise Malformed(f"{self.path}: chunk {key} is a folder, not a chunk file; restore the store") from None
+        fix = "restore or re-write the store (the chunk is truncated or corrupt)"
+        try:
+            if self._decoder is not None:
+                data = self._decoder(data)
+            data = np.frombuffer(data, dtype=self.dtype)
+        except Exception:  # noqa: BLE001 - any codec's failure is the same corrupt chunk
+            raise Malformed(f"{self.path}: chunk {key} does not decode; {fix}") from None
+        n = int(np.prod(self.chunks, dtype=np.int64))
+        if data.size != n:
+            raise Malformed(f"{self.path}: chunk {key} holds {data.size} values, not the {n} of a "
+                            f"{' x '.join(map(str, self.chunks))} chunk; {fix}")
+        return data.reshape(self.chunks)
 
     def __getitem__(self, window):
         if not isinstance(window, tuple):
@@ -196,12 +272,18 @@ def _v3_decoder(codec: dict):
     raise Unsupported(f"v3 codec {name}")
 
 
-def _fill(value, dtype: np.dtype):
+def _fill(value, dtype: np.dtype, where=None):
     if value is None:
         return 0
     if isinstance(value, str):  # "NaN", "Infinity", "-Infinity" or hex bytes
         try:
-            return float(value)
+            value = float(value)
         except ValueError:
             raise Unsupported("fill value") from None
+    _require(isinstance(value, (int, float)), where, "fill_value", value, "a number or null")
+    try:
+        np.array(value).astype(dtype, casting="unsafe")
+    except (OverflowError, ValueError):
+        raise Malformed(f"{where}: fill_value {value!r} does not fit {dtype}; restore the store's metadata") \
+            from None
     return value

@@ -89,3 +89,58 @@ def test_sharded_arrays_fall_back_to_zarr_python(tmp_path):
     src = open_zarr(tmp_path / "s.zarr")
     assert not isinstance(src.array, zarr_local.Array)
     np.testing.assert_array_equal(src.read((slice(3, 30), slice(5, 31))), data[3:30, 5:31])
+
+
+def _store(tmp_path, fmt):
+    data = np.arange(20 * 30, dtype=np.uint16).reshape(20, 30)
+    write(tmp_path / "a.zarr", data, fmt, (8, 16), "zstd")
+    meta = tmp_path / "a.zarr" / ("zarr.json" if fmt == 3 else ".zarray")
+    import json
+
+    return meta, json.loads(meta.read_text())
+
+
+V2_MUTATIONS = [("shape", None), ("shape", [20]), ("shape", "20"), ("chunks", [0, 16]), ("chunks", [8]),
+                ("chunks", None), ("dtype", None), ("dtype", 7), ("dtype", "<q9"), ("fill_value", "x"),
+                ("dimension_separator", "-"), ("zarr_format", 4)]
+V3_MUTATIONS = [("shape", None), ("shape", [-1, 30]), ("chunk_grid", None), ("chunk_grid", {"name": 3}),
+                ("chunk_grid", {"name": "regular", "configuration": {"chunk_shape": [0, 4]}}),
+                ("data_type", None), ("data_type", 5), ("codecs", []), ("codecs", None), ("codecs", [7]),
+                ("fill_value", [1]), ("chunk_key_encoding", {"name": "default", "configuration": {"separator": "x"}}),
+                ("node_type", "table")]
+
+
+@pytest.mark.parametrize("fmt, key, value", [(2, k, v) for k, v in V2_MUTATIONS] + [(3, k, v) for k, v in V3_MUTATIONS])
+def test_malformed_metadata_is_refused_where_zarr_python_fails_too(tmp_path, fmt, key, value):
+    import json
+
+    from segscore.errors import ScoreError
+
+    meta_path, meta = _store(tmp_path, fmt)
+    if value is None:
+        meta.pop(key, None)
+    else:
+        meta[key] = value
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(Exception):  # zarr-python refuses the same store, with an error of its own
+        zarr.open_array(str(tmp_path / "a.zarr"), mode="r")[...]
+    with pytest.raises(ScoreError) as err:
+        open_zarr(tmp_path / "a.zarr").read_all()
+    msg = str(err.value)
+    assert "\n" not in msg and str(tmp_path / "a.zarr") in msg
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
+def test_a_corrupt_chunk_is_refused_with_its_key(tmp_path, fmt, damage):
+    from segscore.errors import ScoreError
+
+    _store(tmp_path, fmt)
+    chunk = next(p for p in sorted((tmp_path / "a.zarr").rglob("*")) if p.is_file() and not p.name.startswith(".")
+                 and p.name != "zarr.json")
+    data = chunk.read_bytes()
+    chunk.write_bytes({"truncate": data[: len(data) // 2], "garbage": b"\x00garbage" * 9, "empty": b""}[damage])
+    with pytest.raises(ScoreError) as err:
+        open_zarr(tmp_path / "a.zarr").read_all()
+    msg = str(err.value)
+    assert "\n" not in msg and "chunk" in msg and "restore" in msg
