@@ -59,19 +59,30 @@ class ColumnTarget:
 
 def load_column_target(target_dir) -> ColumnTarget:
     """Read a column target folder (``columns.json``, ``meta.json``, optional ``valid_mask.png``)."""
+    from segscore.io.results import read_json
+    from segscore.io.schema import Field, validate
     from segscore.io.targets import read_gray, read_meta, target_file
 
     folder, cpath = target_file(target_dir, "column")
-    from segscore.io.results import read_json
 
     data = read_json(cpath, fix="restore the target's columns.json")
     cols = data.get("columns") if isinstance(data, dict) else None
     if not isinstance(cols, list):
         raise ScoreError(f"{cpath}: not a columns file (no list under \"columns\"); restore the target's columns.json")
-    for c in cols:
-        if not isinstance(c, dict) or not all(k in c for k in ("col", "gx0", "gx1", "transcription")):
-            raise ScoreError(f"{cpath}: column entry {c!r} lacks col/gx0/gx1/transcription; restore the file")
-    meta = read_meta(folder)
+
+    column = (Field("gx0", (int,), lo=0, required=True), Field("gx1", (int,), lo=0, required=True),
+              Field("col", (int, str), required=True), Field("transcription", (str,), required=True),
+              Field("text_band", (list,), length=2, items=int, lo=0), Field("cross_strip", (bool,)))
+    for i, c in enumerate(cols):
+        if not isinstance(c, dict):
+            raise ScoreError(f"{cpath}: columns.{i} is {c!r}, not an object; restore the file")
+        validate(c, column, f"{cpath}: columns.{i}")
+
+    meta = validate(read_meta(folder), (
+        Field("target_id", (str,)), Field("geometry", (dict,)),
+        Field("geometry.grid_shape", (list,), length=2, items=int, lo=1),
+        Field("line_pitch_range", (list,), length=2, items=int, lo=1),
+    ), folder / "meta.json")
     valid = None
     vpath = folder / "valid_mask.png"
     if vpath.exists():

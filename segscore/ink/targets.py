@@ -67,10 +67,32 @@ from segscore.io.targets import read_meta as _read_meta  # noqa: E402
 from segscore.io.targets import read_png, target_file  # noqa: E402,F401
 
 
+def meta_fields():
+    """The meta.json fields an ink target's scoring reads (:mod:`segscore.io.schema`)."""
+    from segscore.io.schema import Field
+
+    return (
+        Field("target_id", (str,)),
+        Field("region", (dict,)), Field("region.y0", (int,), lo=0), Field("region.x0", (int,), lo=0),
+        Field("region.size", (int,), lo=1),
+        Field("scoring", (dict,)), Field("scoring.enabled", (bool,)), Field("scoring.reason", (str,)),
+        Field("registration", (dict,)), Field("registration.median_residual", (float,)),
+        Field("registration.placement", (dict,)),
+        Field("registration.placement.passed", (bool,)),
+        Field("registration.placement.offset_level2_px", (float,), lo=0),
+        Field("registration.placement.offset_mm", (float,), lo=0),
+        Field("registration.placement.gate_threshold_level2_px", (float,), lo=0),
+        Field("registration.placement.peak_shift_level2_px", (list,), length=2, items=int),
+    )
+
+
 def load_target(target_dir) -> Target:
-    """Read a target folder; ``InputFileError`` when it or its ``gt_ink.png`` is missing."""
+    """Read a target folder; ``InputFileError`` when it or its ``gt_ink.png`` is missing, and
+    ScoreError naming the field when a meta.json field has the wrong type."""
+    from segscore.io.schema import validate
+
     folder, gt_path = target_file(target_dir, "ink")
-    meta = _read_meta(folder)
+    meta = validate(_read_meta(folder), meta_fields(), folder / "meta.json")
     gt = _gray(gt_path, "ink label")
     codes = (gt > 127).view(np.uint8).copy()
     mask_path = folder / "mask.png"

@@ -219,3 +219,24 @@ def test_constant_floors_equal_scoring_the_constant_maps(target, origin):
     for name, m in maps.items():
         direct = columns.score_columns(m, tgt, origin=origin, floors=False)["metrics"]
         assert {k: v for k, v in f[name].items() if k != "what"} == direct, name
+
+
+@pytest.mark.parametrize("where, value, needle", [
+    ("meta", {"geometry": {"grid_shape": [0, 5]}}, "geometry.grid_shape is [0, 5]"),
+    ("meta", {"line_pitch_range": "85-160"}, "line_pitch_range is '85-160'"),
+    ("column", {"gx0": "42"}, "columns.0: gx0 is '42'; it should be a whole number"),
+    ("column", {"text_band": [1]}, "columns.0: text_band is [1]"),
+])
+def test_a_column_target_field_of_the_wrong_type_is_named(tmp_path, where, value, needle):
+    import json
+
+    from segscore.errors import ScoreError
+
+    folder, _ = make_column_target(tmp_path / "cols")
+    name = "meta.json" if where == "meta" else "columns.json"
+    doc = json.loads((folder / name).read_text())
+    (doc if where == "meta" else doc["columns"][0]).update(value)
+    (folder / name).write_text(json.dumps(doc))
+    with pytest.raises(ScoreError) as err:
+        columns.load_column_target(folder)
+    assert needle in str(err.value) and "\n" not in str(err.value)

@@ -192,3 +192,19 @@ def test_tiff_and_zarr_predictions(cli, tgt):
     direct16 = targets.score_map(p16, tgt["ink"], tgt["mask"])
     code, out, _ = cli("target", tgt["tmp"] / "p16.tif", tgt["dir"], "--json", "--no-floors")
     assert json.loads(out)["metrics"]["average_precision"] == direct16["average_precision"]
+
+
+@pytest.mark.parametrize("meta, needle", [
+    ({"region": [1, 2]}, "region is [1, 2]; it should be an object"),
+    ({"region": {"y0": "4000", "x0": 1, "size": 48}}, "region.y0 is '4000'; it should be a whole number"),
+    ({"scoring": {"enabled": "no"}}, "scoring.enabled is 'no'; it should be true or false"),
+    ({"registration": {"placement": {"passed": 1}}}, "registration.placement.passed is 1"),
+    ({"registration": {"placement": {"offset_level2_px": "far"}}}, "registration.placement.offset_level2_px"),
+])
+def test_a_target_meta_field_of_the_wrong_type_is_named(cli, tmp_path, meta, needle):
+    from tests.cli_checks import one_line_error
+    from tests.targets.helpers import make_target, write_png
+
+    folder, ink, _ = make_target(tmp_path / "t", meta=meta)
+    write_png(tmp_path / "p.png", np.where(ink, 200, 20).astype(np.uint8))
+    one_line_error(*cli("target", tmp_path / "p.png", folder), f"meta.json: {needle}")
