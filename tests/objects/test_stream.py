@@ -98,7 +98,7 @@ def test_the_command_takes_zarr_and_engine_options(tmp_path, cli):
     assert code == 0, err
     assert json.loads(out) == json.loads(json.dumps(score_segmentation(t, p)))
     code, out, err = cli("objects", tmp_path / "g.zarr/truth", tmp_path / "g.zarr/pred", "--tile-rows", "0")
-    assert code == 2 and "--tile-rows" in err and "must be 1 or more" in err
+    assert code == 2 and "--tile-rows" in err and "must be at least 1" in err
 
 
 def test_boundary_counts_are_exact_in_every_tile():
