@@ -281,21 +281,25 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
     return {"metrics": m, "per_column": per_column, "gutters": gut, "notes": notes}
 
 
-def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True):
+def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True, name=None):
     boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
     kinds = [1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters)
     rs, rc, hist, stats = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
                                       check_range=check_range, **engine)
+    if name is not None:  # refuse NaN, inf and values outside [0, 1] before any metric sees them
+        from segscore.ink.targets import check_values
+
+        check_values(name, *stats)
     return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind), stats
 
 
-def _origin_and_shape(tgt, src_shape, origin):
+def _origin_and_shape(tgt, src_shape, origin, name="the prediction"):
     oy, ox = (0, 0) if origin is None else (int(origin[0]), int(origin[1]))
     if oy < 0 or ox < 0:
         raise ScoreError(f"--origin ({oy}, {ox}) must not be negative")
     gh, gw = tgt.grid_shape if tgt.grid_shape else (oy + src_shape[0], ox + src_shape[1])
     if oy + src_shape[0] > gh or ox + src_shape[1] > gw:
-        raise ScoreError(f"prediction of shape {tuple(src_shape)} at origin ({oy}, {ox}) runs past the target's "
+        raise ScoreError(f"{name}: prediction of shape {tuple(src_shape)} at origin ({oy}, {ox}) runs past the target's "
                          f"grid {(gh, gw)} (meta.json geometry.grid_shape); predict at grid resolution and pass "
                          f"--origin Y X for a sub-extent")
     return (oy, ox)
@@ -339,19 +343,18 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
 def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
                         threads=None, name="the prediction", band_rows=None, workers=None) -> dict:
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
-    from segscore.ink.targets import check_values, png_or_path, map_kind, prediction_name
+    from segscore.ink.targets import map_kind, png_or_path, prediction_name
     from segscore.io.readers import open_map
 
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
     engine = _engine(tile_rows, executor, threads, band_rows, workers)
     with open_map(png_or_path(prediction), what="prediction", name=name) as src:
-        origin = _origin_and_shape(tgt, src.shape, origin)
+        origin = _origin_and_shape(tgt, src.shape, origin, src.name)
         plan = _plan(tgt, origin, src.shape)
         kind = map_kind(src.dtype)
         w = src.shape[1]
-        core, stats = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
-                              *plan, engine)
-        check_values(src.name, *stats)
+        core, _ = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
+                         *plan, engine, name=src.name)
         shape = src.shape
     out = {"target": tgt.target_id,
            "prediction": prediction_name(prediction),

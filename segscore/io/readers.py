@@ -71,7 +71,8 @@ def open_tiff(path) -> Source:
     try:
         tf = tifffile.TiffFile(path)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the same refusal
-        raise ScoreError(f"cannot read {_name(path)}: {exc}; save it as an uncompressed TIFF or .npy") from None
+        raise ScoreError(f"{_name(path)}: not a readable TIFF ({type(exc).__name__}); check that it was written "
+                         f"completely, or save it as an uncompressed TIFF or .npy") from None
     try:
         series = tf.series[0]
         shape, dtype = tuple(series.shape), np.dtype(series.dtype)
@@ -94,7 +95,8 @@ def open_tiff(path) -> Source:
         raise
     except Exception as exc:  # noqa: BLE001 - e.g. a codec imagecodecs lacks
         tf.close()
-        raise ScoreError(f"cannot read {_name(path)}: {exc}; install imagecodecs, or save the map as .npy") from None
+        raise ScoreError(f"{_name(path)}: its image data cannot be read ({type(exc).__name__}); the file is "
+                         f"truncated or corrupt, or uses a codec imagecodecs lacks: save it as .npy") from None
 
 
 def open_npy(path) -> Source:
@@ -108,8 +110,9 @@ def open_npy(path) -> Source:
             else:
                 shape, fortran, dtype = np.lib.format._read_array_header(fh, version)
             offset = fh.tell()
-    except Exception as exc:  # noqa: BLE001
-        raise ScoreError(f"cannot read {_name(path)}: {exc}; is it a .npy file written by numpy.save?") from None
+    except Exception:  # noqa: BLE001
+        raise ScoreError(f"{_name(path)}: not a .npy file (its header does not parse); write it with numpy.save") \
+            from None
     if dtype.hasobject:
         raise ScoreError(f"{_name(path)}: holds Python objects, not numbers; save a numeric array")
     _require_bytes(path, offset, shape, dtype, "re-save it with numpy.save")
@@ -127,7 +130,8 @@ def open_pillow(path) -> Source:
         with Image.open(path) as img:
             array = np.asarray(img)
     except Exception as exc:  # noqa: BLE001
-        raise ScoreError(f"cannot read {_name(path)}: {exc}; give a PNG, TIFF, .npy, NIfTI or zarr") from None
+        raise ScoreError(f"{_name(path)}: not a readable image ({type(exc).__name__}: truncated, corrupt or "
+                         f"another format); give a PNG, TIFF, .npy, NIfTI or zarr") from None
     return ArraySource(array, _name(path))
 
 
@@ -144,7 +148,8 @@ def open_nifti(path) -> Source:
         source.dtype = np.asarray(proxy[tuple(slice(0, 1) for _ in img.shape)]).dtype
         source.voxel_size = tuple(float(z) for z in img.header.get_zooms()[: len(img.shape)])
     except Exception as exc:  # noqa: BLE001
-        raise ScoreError(f"cannot read {_name(path)}: {exc}; is it a NIfTI-1 or NIfTI-2 file?") from None
+        raise ScoreError(f"{_name(path)}: not a readable NIfTI-1 or NIfTI-2 file ({type(exc).__name__}); check that "
+                         f"it was written completely") from None
     return source
 
 
@@ -169,6 +174,12 @@ def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSou
 
         try:
             node = zarr.open(os.fspath(path), mode="r")
+            if hasattr(node, "keys") and level is not None and level in node:
+                node = node[level]
+            if not hasattr(node, "shape"):
+                keys = sorted(node.keys())  # zarr-python reads its members' metadata here
+            else:
+                _ = node.dtype, node.chunks
         except Exception as exc:  # noqa: BLE001 - zarr-python's own error, named by its type only
             raise ScoreError(f"cannot open {_name(path)} as zarr ({type(exc).__name__} from zarr-python); point at "
                              f"the .zarr folder, or restore its metadata") from None
@@ -206,6 +217,10 @@ def open_map(obj, *, what: str = "map", ndim: int = 2, name: str | None = None) 
     if source.dtype.kind not in "biuf":
         source.close()
         raise ScoreError(f"{source.name}: holds {source.dtype} values; a {what} must be numeric")
+    if source.size == 0:
+        shape = source.shape
+        source.close()
+        raise ScoreError(f"{source.name}: the {what} is empty (shape {shape}); give the whole {what}")
     return source
 
 

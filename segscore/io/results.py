@@ -129,8 +129,13 @@ def read_json(path, *, fix: str):
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ScoreError(f"{path}: not readable JSON ({exc}); {fix}") from None
+    except IsADirectoryError:
+        raise ScoreError(f"{path}: is a folder, not a JSON file; {fix}") from None
+    except OSError as exc:
+        raise ScoreError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__}); {fix}") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        where = f" at line {exc.lineno}" if hasattr(exc, "lineno") else ""
+        raise ScoreError(f"{path}: not valid JSON{where}; {fix}") from None
 
 
 def write_json(path, result) -> None:

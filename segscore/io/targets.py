@@ -79,9 +79,32 @@ def read_gray(path, what: str) -> np.ndarray:
     return arr
 
 
+class _Npz:
+    """An open ``.npz`` whose members are read with the same refusal as the archive itself."""
+
+    def __init__(self, path, npz):
+        self.path, self._npz = path, npz
+        self.files = list(npz.files)
+
+    def __getitem__(self, key):
+        try:
+            return self._npz[key]
+        except Exception as exc:  # noqa: BLE001 - a corrupt member is the same refusal
+            raise ScoreError(f"{self.path}: its array {key!r} cannot be read ({type(exc).__name__}); the archive is "
+                             f"truncated or corrupt: restore the target's file") from None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._npz.close()
+
+
 def read_npz(path):
-    """An ``.npz`` archive of a target (no pickles); a corrupt one is one refusal."""
+    """An ``.npz`` archive of a target (no pickles); a corrupt archive, or a corrupt member when
+    it is read, is one refusal naming the file."""
     try:
-        return np.load(path, allow_pickle=False)
+        return _Npz(path, np.load(path, allow_pickle=False))
     except Exception as exc:  # noqa: BLE001 - a corrupt archive is one refusal
-        raise ScoreError(f"cannot read {path}: {exc}; restore the target's file") from None
+        raise ScoreError(f"{path}: not a readable .npz archive ({type(exc).__name__}); restore the target's "
+                         f"file") from None

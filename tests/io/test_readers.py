@@ -117,7 +117,7 @@ def test_missing_files_are_input_errors(tmp_path):
 def test_garbage_is_refused(tmp_path):
     for name in ("g.tif", "g.npy", "g.png"):
         (tmp_path / name).write_bytes(b"garbage" * 10)
-        with pytest.raises(ScoreError, match=f"cannot read .*{name}"):
+        with pytest.raises(ScoreError, match=f"{name}: not a"):
             open_image(tmp_path / name)
 
 
@@ -137,4 +137,4 @@ def test_a_truncated_file_is_refused_at_open(tmp_path, suffix):
         open_image(path).read_all()
     msg = str(err.value)
     assert msg.startswith(str(path)) or str(path) in msg
-    assert "\n" not in msg and ("truncated" in msg or "cannot read" in msg)
+    assert "\n" not in msg and ("truncated" in msg or "not a readable" in msg or "cannot be read" in msg)

@@ -69,7 +69,7 @@ def test_cli_window_only(cli):
 
 
 @pytest.mark.parametrize("content,fragment", [
-    ("{not json", "not readable JSON"),
+    ("{not json", "not valid JSON"),
     ('{"train_regions": []}', "predict_region"),
     ('{"train_regions": [{"y0": 0}], "predict_region": {"y0": 0, "x0": 0, "h": 1, "w": 1}}', "train_regions[0]"),
     ('{"train_regions": [], "predict_region": {"y0": 0, "x0": 0, "h": 0, "w": 1}}', "positive"),
