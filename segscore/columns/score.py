@@ -87,7 +87,7 @@ def load_column_target(target_dir) -> ColumnTarget:
     vpath = folder / "valid_mask.png"
     if vpath.exists():
         valid = (read_gray(vpath, "valid mask") > 127).view(np.uint8)
-    shape = tuple(meta.get("geometry", {}).get("grid_shape") or (valid.shape if valid is not None else ()))
+    shape = tuple((meta.get("geometry") or {}).get("grid_shape") or (valid.shape if valid is not None else ()))
     if valid is not None and shape and tuple(valid.shape) != shape:
         raise ScoreError(f"{vpath}: shape {valid.shape} differs from meta.json grid_shape {shape}; restore the mask")
     return ColumnTarget(str(folder), meta, cols, valid, shape, meta.get("target_id") or folder.name)
@@ -207,7 +207,7 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
 
 def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
     """``{"metrics", "per_column", "gutters", "notes"}``; ``notes`` by dotted path in that dict."""
-    pitch_lo, pitch_hi = tgt.meta.get("line_pitch_range", [60, 220])
+    pitch_lo, pitch_hi = tgt.meta.get("line_pitch_range") or [60, 220]
     per_column, text_means, traces_means = [], [], []
     peaks = []
     notes = {}

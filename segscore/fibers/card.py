@@ -84,7 +84,7 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
     t = target if isinstance(target, FiberTarget) else load_target(target)
 
     published = _published(t.meta)
-    version = t.meta.get("floors_scoring_version", SCORING_VERSION)
+    version = t.meta.get("floors_scoring_version") or SCORING_VERSION
     if published and not recompute and version != SCORING_VERSION:
         raise ScoreError(f"{t.path}: meta.json's floors were computed with fiber scoring version {version}, this "
                          f"scorer implements version {SCORING_VERSION} (runs in stored edge order); pass "
@@ -127,7 +127,7 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
     return lift_notes({
         "target": t.name,
         "prediction": prediction,
-        "split": t.meta.get("split", "primary"),
+        "split": t.meta.get("split") or "primary",
         "tolerance": t.tolerance,
         "size_class": t.size_class,
         "class_oracle_erl": oracle_erl,
@@ -208,7 +208,7 @@ def aggregate_fiber_scores(cards) -> dict:
             raise ScoreError(f"card {i}: size_class is {size!r}; a fiber scorecard states its cube size class "
                              f"(256, 512, ...)")
         classes.add(int(size))
-        tol = c.get("tolerance", metrics.get("tolerance"))
+        tol = c.get("tolerance") if c.get("tolerance") is not None else metrics.get("tolerance")
         if tol is not None:
             if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
                 raise ScoreError(f"card {i}: tolerance is {tol!r}, not a distance in voxels")

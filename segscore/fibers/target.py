@@ -56,11 +56,13 @@ class FiberTarget:
 
     @property
     def tolerance(self) -> float:
-        return float(self.meta.get("tolerance", 2.0))
+        tol = self.meta.get("tolerance")
+        return 2.0 if tol is None else float(tol)
 
     @property
     def size_class(self) -> int:
-        return int(self.meta.get("size_class", self.shape[0]))
+        size = self.meta.get("size_class")
+        return int(self.shape[0]) if size is None else int(size)
 
     @property
     def mask(self) -> np.ndarray:

@@ -64,7 +64,7 @@ def _read_ledger(path: Path) -> dict:
     except ValueError:
         raise ScoreError(f"{path}: not a ledger (not valid JSON); restore it from a copy, or start a new "
                          f"experiment with `segscore run init`") from None
-    if not isinstance(run, dict) or not isinstance(run.get("checks", []), list):
+    if not isinstance(run, dict) or not isinstance(run.get("checks") or [], list):
         raise ScoreError(f"{path}: not a ledger (expected an object whose \"checks\" is a list); restore it "
                          f"from a copy, or start a new experiment with `segscore run init`")
     return run

@@ -193,7 +193,7 @@ class Array:
                 data = d(data)
             return data
 
-        enc = meta.get("chunk_key_encoding", {"name": "default"})
+        enc = meta.get("chunk_key_encoding") or {"name": "default"}
         _require(isinstance(enc, dict) and isinstance(enc.get("configuration") or {}, dict), where,
                  "chunk_key_encoding", enc, 'an object with a "name"')
         sep = (enc.get("configuration") or {}).get("separator", "/" if enc.get("name") == "default" else ".")
