@@ -86,7 +86,8 @@ def label_grid(labels_shape, surface_shape, crop, map_shape, name=None):
         raise ScoreError(f"surface shape {(sh, sw)} must be positive")
     sy, sx = lh / sh, lw / sw
     if abs(sy - sx) > MAX_AXIS_MISMATCH * max(sy, sx):
-        raise ScoreError(f"labels {(lh, lw)} and surface {(sh, sw)} differ in scale between axes "
+        raise ScoreError(f"{name + ': ' if name else ''}labels {(lh, lw)} and surface {(sh, sw)} differ in scale "
+                         f"between axes "
                          f"({sy:.4f} vs {sx:.4f}); they are not the same grid")
     y0, y1, x0, x1 = check_crop(crop, (sh, sw), map_shape, name)
     rows = np.minimum(((np.arange(y0, y1) + 0.5) * sy).astype(np.int64), lh - 1)
