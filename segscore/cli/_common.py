@@ -17,14 +17,16 @@ def add_floor_options(parser) -> None:
     add_engine_options(parser)
 
 
-def add_engine_options(parser) -> None:
-    """``--tile-rows N`` and ``--threads N`` (``--workers`` is a hidden alias of ``--threads``)."""
+def add_engine_options(parser, *, tile_rows: bool = True, threads_help: str | None = None) -> None:
+    """``--tile-rows N`` (unless ``tile_rows`` is False) and ``--threads N`` (``--workers`` is a
+    hidden alias of ``--threads``)."""
     import argparse
 
-    parser.add_argument("--tile-rows", type=positive_int, metavar="N",
-                        help="rows (slices of a 3D image) per tile (default: bands of a few tens of MB)")
+    if tile_rows:
+        parser.add_argument("--tile-rows", type=positive_int, metavar="N",
+                            help="rows (slices of a 3D image) per tile (default: bands of a few tens of MB)")
     parser.add_argument("--threads", type=positive_int, metavar="N",
-                        help="threads in this process (default: the CPUs available, at most 8)")
+                        help=threads_help or "threads in this process (default: the CPUs available, at most 8)")
     parser.add_argument("--workers", type=positive_int, dest="threads", help=argparse.SUPPRESS)
 
 

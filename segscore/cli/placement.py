@@ -6,7 +6,7 @@ HELP = "placement probe: where prediction and label agree best (NCC over shifts)
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options, length_px, nonnegative_int, number
+    from segscore.cli._common import add_engine_options, add_output_options, length_px, nonnegative_int, number
 
     p.add_argument("prediction", help="probability map over the target region (8-bit PNG, .npy, TIFF, zarr)")
     p.add_argument("target", help="ink target folder holding gt_ink.png, optional mask.png, and meta.json")
@@ -21,12 +21,7 @@ def add_arguments(p) -> None:
     p.add_argument("--threshold", type=number(float, lo=0, hi=1), default=0.5, help="binarise the prediction at p >= this for the "
                                                                "agreement map (default 0.5)")
     add_output_options(p)
-    import argparse
-
-    from segscore.cli._common import positive_int
-
-    p.add_argument("--threads", type=positive_int, metavar="N", help="FFT threads (default: the CPUs available)")
-    p.add_argument("--workers", type=positive_int, dest="threads", help=argparse.SUPPRESS)
+    add_engine_options(p, tile_rows=False, threads_help="FFT threads (default: the CPUs available)")
 
 
 def run(args) -> int:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -61,7 +60,6 @@ class Target:
 
 
 # the target folder is read by segscore.io.targets (the names stay importable from here)
-from segscore.io.targets import TARGET_KINDS as _TARGET_KINDS  # noqa: E402,F401
 from segscore.io.targets import read_gray as _gray  # noqa: E402
 from segscore.io.targets import read_meta as _read_meta  # noqa: E402
 from segscore.io.targets import read_png, target_file  # noqa: E402,F401

@@ -242,15 +242,14 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
         if ts.shape != ps.shape:
             raise ScoreError(f"{ps.name} {ps.shape} and {ts.name} {ts.shape} are different shapes; "
                              "score a prediction on its truth's grid")
+        per_row = int(np.prod(ts.shape[1:], dtype=np.int64))  # pixels per position of axis 0
         windows = None
         if tile_rows is None and isinstance(ts, ArraySource) and isinstance(ps, ArraySource) \
                 and executor in (None, "threads", "synchronous"):
             windows = [tuple(slice(0, n) for n in ts.shape)]  # in memory already: one tile
         elif tile_rows is None:  # bands of about TILE_PX elements, at least 4 halos deep
-            per_row = max(1, ts.size // max(ts.shape[0], 1))
-            tile_rows = max(4 * halo, TILE_PX // per_row, 1)
+            tile_rows = max(4 * halo, TILE_PX // max(per_row, 1), 1)
         names = (ts.name, ps.name)
-        per_row = int(np.prod(ts.shape[1:], dtype=np.int64))  # pixels per position of axis 0
 
         def chunk(tile, tb, pb):
             t = as_labels(tb, names[0])
@@ -305,12 +304,6 @@ def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHO
         "split_merge": _splits_merges_table(tab, minimum_overlap),
         "boundary": boundary,
     }
-
-
-def contingency_of(t, p) -> ContingencyTable:
-    from segscore.kernels.contingency import contingency
-
-    return ContingencyTable(*contingency(t, p))
 
 
 def add_sums(a: dict, b: dict) -> dict:
