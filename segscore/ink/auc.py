@@ -59,7 +59,7 @@ def auc_scores(ink_scores, background_scores):
     first (the map rules of :mod:`segscore.ink.quantize`). Returns the unrounded float, or
     None when a class is empty. Raises ScoreError for NaN or infinite scores.
     """
-    from segscore.ink.bootstrap import auc_of_histograms
+    from segscore.metrics.ranking import auc
 
     a = np.ravel(np.asarray(ink_scores))
     b = np.ravel(np.asarray(background_scores))
@@ -72,7 +72,7 @@ def auc_scores(ink_scores, background_scores):
         levels, _ = quantize_values(both)
     ha = np.bincount(levels[: a.size], minlength=65536)
     hb = np.bincount(levels[a.size:], minlength=65536)
-    return float(auc_of_histograms(ha, hb)[0])
+    return auc(ha, hb)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,10 +141,10 @@ def _run(sources, names, view, *, keep_zero, inner, draws, block_px, seed, paire
 
 
 def _card(ink_h, bg_h, zeros, keep_zero, inner):
-    from segscore.ink.bootstrap import auc_of_histograms
+    from segscore.metrics.ranking import auc as exact_auc
 
     n_ink, n_bg = int(ink_h.sum()), int(bg_h.sum())
-    auc = float(auc_of_histograms(ink_h, bg_h)[0]) if n_ink and n_bg else None
+    auc = exact_auc(ink_h, bg_h)  # None when a class is empty
     notes = {}
     if auc is None:
         missing = "no ink or background pixel" if not (n_ink or n_bg) else "no ink pixel" if not n_ink \
@@ -189,8 +189,10 @@ def _bootstrap(res, paired, draws, block_px, seed):
     if undefined:
         out["draws_without_auc"] = undefined
     if paired:
-        a = float(BS.auc_of_histograms(tot[:BOOT_BINS], tot[BOOT_BINS:2 * BOOT_BINS])[0])
-        b = float(BS.auc_of_histograms(tot[2 * BOOT_BINS:3 * BOOT_BINS], tot[3 * BOOT_BINS:])[0])
+        from segscore.metrics.ranking import auc as exact_auc
+
+        a = exact_auc(tot[:BOOT_BINS], tot[BOOT_BINS:2 * BOOT_BINS])  # both classes present: refused above
+        b = exact_auc(tot[2 * BOOT_BINS:3 * BOOT_BINS], tot[3 * BOOT_BINS:])
         diff = map_draws - other_draws
         dci, _ = _interval(diff, "compare.ci95", notes)
         ok = np.isfinite(diff)
