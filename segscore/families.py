@@ -36,7 +36,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("columns", ("columns",), "segscore.columns.score:score_columns", "segscore.families:_warm_columns"),
     Family("objects", ("objects", "holdout"), "segscore.objects.metrics:score_segmentation",
            "segscore.families:_warm_objects"),
-    Family("fibers", ("fibers", "fibers-aggregate"), "segscore.fibers.card:score_fibers",
+    Family("fibers", ("fibers", "fibers-aggregate", "fibers-target"), "segscore.fibers.card:score_fibers",
            "segscore.families:_warm_fibers"),
     Family("curvilinear", ("curve", "perturb"), "segscore.curvilinear.scoring:score",
            "segscore.families:_warm_curvilinear"),
@@ -119,4 +119,4 @@ def _warm_curvilinear() -> None:
     m = np.zeros((24, 24), bool)
     m[12, 2:22] = True
     m[2:22, 12] = True
-    score(m, m)
+    score(m, m, all_metrics=True)  # the audit's metrics too (apls, junction_f1, hd95)

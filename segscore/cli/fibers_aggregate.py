@@ -16,7 +16,7 @@ def run(args) -> int:
     from segscore.cli._common import emit
     from segscore.fibers.card import aggregate_fiber_scores, load_cards
 
-    out = aggregate_fiber_scores(load_cards(args.cards))
+    out = aggregate_fiber_scores(load_cards(args.cards), names=args.cards)
     tol = "tolerance not stated" if out["tolerance"] is None else f"tolerance {out['tolerance']:g} voxels"
     text = (f"{out['n']} card(s), size class {out['size_class']}^3, {tol}: "
             f"mean ERL {out['erl_mean']:.2f}, mean merge-penalized ERL {out['erl_merge_penalized_mean']:.2f}")

@@ -31,6 +31,7 @@ COMMANDS = {
     "holdout": "segscore.cli.holdout",
     "fibers": "segscore.cli.fibers",
     "fibers-aggregate": "segscore.cli.fibers_aggregate",
+    "fibers-target": "segscore.cli.fibers_target",
 }
 #: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe
 KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "objects", "holdout", "fibers"}
@@ -55,6 +56,7 @@ HELP = {
     "perturb": "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)",
     "fibers": "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors",
     "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
+    "fibers-target": "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask",
 }
 
 

@@ -6,6 +6,12 @@ and ``oracle`` rows), ``floors_source`` (``published`` or ``recomputed``), ``bel
 (the prediction's ERL is below the connected-components floor's) and ``notes`` (always present):
 each null metric's dotted path (``metrics.erl``, ``floors.floor_single_instance.precision``) to
 the reason.
+
+ScrollGT's headline finding is carried on the card itself: ``cannot_rank`` (always present) is
+empty, or, when the prediction scores the same coverage and the same precision as every floor
+(two or more), holds ``coverage`` and ``precision``, each with why that number cannot rank it;
+the text card prints one line saying so (:func:`coverage_precision_tie`). (Not in ``notes``:
+those explain null values, and these two are defined.)
 """
 
 from __future__ import annotations
@@ -135,8 +141,48 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         "floors": floors,
         "floors_source": source,
         "below_baseline": bool(below),
+        "cannot_rank": _tie_notes(metrics, floors),
         "notes": notes,
     })
+
+
+def coverage_precision_tie(metrics: dict, floors: dict):
+    """``(coverage, precision, number of floors)`` when ``metrics`` and every ``floor_*`` row of
+    ``floors`` (at least two) share one defined coverage and one defined precision; else None.
+
+    Why that matters (ScrollGT's headline finding): coverage counts ground-truth length within
+    the tolerance of *any* labelled voxel, precision counts labelled voxels near the ground
+    truth, and neither looks at which instance a voxel carries. The floors label the same mask
+    voxels in completely different ways (one instance, one per voxel, components, 50 random
+    ids), so they tie on both; a labelling that ties with them cannot be placed among them by
+    these two numbers: only ERL, merge-penalized ERL and the merge count tell them apart.
+    """
+    rows = [r for k, r in (floors or {}).items() if k.startswith("floor_") and isinstance(r, dict)]
+    if len(rows) < 2 or not isinstance(metrics, dict):
+        return None
+    pairs = {(r.get("coverage"), r.get("precision")) for r in rows + [metrics]}
+    if len(pairs) != 1:
+        return None
+    cov, prec = pairs.pop()
+    if cov is None or prec is None:
+        return None
+    return cov, prec, len(rows)
+
+
+def _tie_notes(metrics, floors) -> dict:
+    tie = coverage_precision_tie(metrics, floors)
+    if tie is None:
+        return {}
+    cov, prec, n = tie
+    rank = "it cannot rank this labelling; erl_merge_penalized, erl and merges do"
+    return {
+        "coverage": f"coverage {cov:.4f} is the same for this labelling and all {n} floors: it counts "
+                            f"ground-truth length near any labelled voxel whatever instance labels it, so it "
+                            f"measures which voxels are labelled, not whether an instance holds one fiber, and {rank}",
+        "precision": f"precision {prec:.4f} is the same for this labelling and all {n} floors: it counts "
+                             f"labelled voxels near the ground truth whatever instance labels them, so it measures "
+                             f"which voxels are labelled, not whether an instance holds one fiber, and {rank}",
+    }
 
 
 def _fmt(v, key):
@@ -170,8 +216,16 @@ def format_card(card: dict) -> str:
             lines.append("")
     lines.append("")
     for path, why in (card.get("notes") or {}).items():
-        if path.startswith("metrics.") or "." not in path:
-            lines.append(f"note: {path.split('.', 1)[-1]} is null: {why}")
+        key = path.split(".", 1)[-1]
+        value = card["metrics"].get(key) if path.startswith("metrics.") else card.get(path)
+        if (path.startswith("metrics.") or "." not in path) and value is None:
+            lines.append(f"note: {key} is null: {why}")
+    tie = coverage_precision_tie(card["metrics"], card["floors"])
+    if tie is not None:
+        cov, prec, n = tie
+        lines.append(f"note: coverage {cov:.4f} and precision {prec:.4f} are the same for this labelling and all "
+                     f"{n} floors (the mask labelled {n} different ways): both see only which voxels are labelled, "
+                     f"not which instance, so they cannot rank it; ERL, merge-penalized ERL and merges can")
     cc = card["floors"].get("floor_connected_components")
     if cc:
         verdict = "BELOW" if card["below_baseline"] else "not below"
@@ -180,7 +234,7 @@ def format_card(card: dict) -> str:
     return "\n".join(lines)
 
 
-def aggregate_fiber_scores(cards) -> dict:
+def aggregate_fiber_scores(cards, *, names=None) -> dict:
     """Plain means of ERL and merge-penalized ERL over cards of one size class.
 
     Refuses an empty list and a mix of size classes (ERL is a length: a 512^3 cube admits
@@ -188,30 +242,31 @@ def aggregate_fiber_scores(cards) -> dict:
     (ScrollGT's own cards) is accepted, and ``tolerance`` is then the one the others state, or
     None. A null ERL (nothing covered) counts as 0 in both means and is counted in
     ``n_null_erl`` (always present). ``notes`` is always present (no mean is ever null: the
-    list is never empty).
+    list is never empty). ``names`` (the cards' paths, say) name a refused card; else "card i".
     """
     cards = list(cards)
+    names = [str(n) for n in names] if names is not None else [f"card {i}" for i in range(len(cards))]
     if not cards:
         raise ScoreError("no scorecards given; pass one or more `segscore fibers --json-out` cards")
     classes, tolerances, erls, pens = set(), set(), [], []
     for i, c in enumerate(cards):
         metrics = c.get("metrics") if isinstance(c, dict) else None
         if not isinstance(metrics, dict):
-            raise ScoreError(f"card {i}: not a fiber scorecard (no metrics); pass `segscore fibers --json-out` cards")
+            raise ScoreError(f"{names[i]}: not a fiber scorecard (no metrics); pass `segscore fibers --json-out` cards")
         for key in ("erl", "erl_merge_penalized"):
             v = metrics.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise ScoreError(f"card {i}: metrics.{key} is {v!r}, not a number or null; pass "
+                raise ScoreError(f"{names[i]}: metrics.{key} is {v!r}, not a number or null; pass "
                                  f"`segscore fibers --json-out` cards")
         size = c.get("size_class")
         if isinstance(size, bool) or not isinstance(size, (int, float)) or size != int(size) or size < 1:
-            raise ScoreError(f"card {i}: size_class is {size!r}; a fiber scorecard states its cube size class "
+            raise ScoreError(f"{names[i]}: size_class is {size!r}; a fiber scorecard states its cube size class "
                              f"(256, 512, ...)")
         classes.add(int(size))
         tol = c.get("tolerance") if c.get("tolerance") is not None else metrics.get("tolerance")
         if tol is not None:
             if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
-                raise ScoreError(f"card {i}: tolerance is {tol!r}, not a distance in voxels")
+                raise ScoreError(f"{names[i]}: tolerance is {tol!r}, not a distance in voxels")
             tolerances.add(float(tol))
         erls.append(metrics.get("erl"))
         pens.append(metrics.get("erl_merge_penalized"))
