@@ -307,7 +307,7 @@ def test_curve_degenerate_reference(cli, curve_masks):
 def test_curve_empty_prediction_all_metrics(cli, curve_masks):
     r = run_json(cli, "curve", curve_masks / "empty.npy", "--gt", curve_masks / "gt.npy", "--all-metrics")
     notes = check_contract(r, not_given=("voxel_size",))
-    assert set(notes) == {"cbdice_star"} and r["traceable_frac"] == 0.0
+    assert set(notes) == {"cbdice_star", "betti_matching"} and r["traceable_frac"] == 0.0
     code, out, _ = cli("curve", curve_masks / "empty.npy", "--gt", curve_masks / "gt.npy")
     assert code == 0 and "note: the prediction is empty: every cost is 0" in out
 
@@ -344,7 +344,7 @@ def test_a_leaked_nan_is_a_crash_not_a_null(cli, monkeypatch):
     from segscore.fibers import card
 
     monkeypatch.setattr(card, "load_cards", lambda paths: [])
-    monkeypatch.setattr(card, "aggregate_fiber_scores", lambda cards: {
+    monkeypatch.setattr(card, "aggregate_fiber_scores", lambda cards, names=None: {
         "size_class": 256, "n": 1, "tolerance": 2.0, "erl_mean": float("nan"), "erl_merge_penalized_mean": 0.0,
         "n_null_erl": 0, "notes": {}})
     code, out, err = cli("fibers-aggregate", "card.json", "--json")

@@ -18,8 +18,8 @@ def add_arguments(p) -> None:
     p.add_argument("--prune-px", type=length_px, default=5, metavar="N",
                    help="spur-pruning length in voxels for both graphs (default 5; ~2-3 vessel radii)")
     p.add_argument("--all-metrics", action="store_true",
-                   help="also skeleton_recall, cbdice_star and hd95 (curvicost's optional metrics; full distance "
-                        "maps, slower)")
+                   help="also skeleton_recall, cbdice_star, hd95, betti_matching (null: needs a module curvicost does "
+                        "not ship), apls and junction_f1 (curvicost's optional metrics; full distance maps, slower)")
     add_output_options(p, csv=True)
 
 
@@ -32,7 +32,7 @@ def _fmt(v) -> str:
 
 
 def format_row(row: dict) -> str:
-    from segscore.curvilinear.scoring import OPTIONAL_KEYS
+    from segscore.curvilinear.scoring import ALIAS_KEYS, CONDUCTANCE_SIDE_KEYS, OPTIONAL_KEYS
 
     lines = ["metric                 value   |  cost                      value", "-" * 68]
     for i in range(max(len(_LEFT), len(_RIGHT))):
@@ -46,6 +46,9 @@ def format_row(row: dict) -> str:
     lines.append(f"betti0 {row['betti0_gt']} -> {row['betti0_pred']}; reachable {row['traceable_length']} of "
                  f"{row['traceable_length_ref']} reference-skeleton voxels; --prune-px {row['prune_px']:g}"
                  + (f" = {pr:.2f} vessel radii" if pr is not None else ""))
+    same = [f"{k} {_fmt(row[k])}" for k in ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS if k in row]
+    if same:
+        lines.append("; ".join(same))
     extra = [f"{k} {_fmt(row[k])}" for k in OPTIONAL_KEYS if k in row]
     if extra:
         lines.append("; ".join(extra))

@@ -24,10 +24,15 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
   FIVES; only the conductance keys move.
 * A degenerate fraction (a reference with no branch longer than ``prune_px``, so no source
   and no sinks) is ``null`` with an entry in ``notes``; curvicost returns NaN.
+* In every row, curvicost 0.3.1's audit names: erl_star (= erl_frac), erl_split (ERL without the
+  merge zeroing, over its value for the reference), node_recall (= diadem_like), and the cost
+  columns conductance_excess / conductance_deficit (max(conductance_frac - 1, 0) and max(1 -
+  conductance_frac, 0)).
 * On request (``score(..., all_metrics=True)``, ``segscore curve --all-metrics``): curvicost's
-  optional skeleton_recall, cbdice_star and hd95, equal to its values (null with an entry in ``notes`` where
-  it gives NaN). Not computed: its apls, junction_f1, betti_matching, erl_split,
-  erl_star/node_recall aliases, conductance_excess/deficit.
+  optional skeleton_recall, cbdice_star, hd95, apls and junction_f1, equal to its values (null with
+  an entry in ``notes`` where it gives NaN; two pinned differences in
+  ``tests/curvilinear/test_graph_metrics.py``); betti_matching is always null with a note (curvicost
+  needs a compiled module for it and reports NaN without it).
 * Operators: segscore's own draws (curvicost's masks are what parity is measured on); the
   break population leaves out self-loop chains, and a cut is checked on the chain voxels just
   outside the ball rather than at the chain's ends.

@@ -10,6 +10,13 @@ Invariants (curvicost's spec, "Four invariants"): the reference and the predicti
 through the same path (:func:`_analyse`); sinks are the reference's terminal positions and
 survive only through the prediction's mask connectivity to the source; the source is pinned
 to the reference's source position; reachable length is counted on the reference skeleton.
+
+Every row also carries curvicost's further names (:data:`ALIAS_KEYS`, :data:`CONDUCTANCE_SIDE_KEYS`);
+``all_metrics=True`` adds :data:`OPTIONAL_KEYS`, so a row holds all of :data:`AUDIT_METRICS`, the
+metrics curvicost's audit correlates. They equal curvicost's (tests/curvilinear/test_graph_metrics.py)
+except where curvicost has NaN (null + note here: ``betti_matching`` always, ``apls`` when neither
+direction is defined) and ``junction_f1`` when neither skeleton has a junction (curvicost: 1.0;
+here null + note, F1 of nothing against nothing being 0/0).
 """
 
 from __future__ import annotations
@@ -30,10 +37,25 @@ METRIC_KEYS = ("dice", "iou", "cldice", "betti0_gt", "betti0_pred", "betti0_erro
                "merged_frac", "diadem_like")
 COST_KEYS = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac",
              "perfused_of_self", "traceable_length", "conductance", "traceable_length_ref", "conductance_ref")
-ROW_KEYS = METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size", "notes")
+#: curvicost 0.3.1's further names, in every row: ``erl_star`` (= erl_frac), ``node_recall``
+#: (= diadem_like), ``erl_split`` (erl without merge zeroing, as a fraction of the reference's),
+#: and the two halves of the conductance fraction's distance from 1 (its audit's case columns:
+#: ``conductance_excess = max(conductance_frac - 1, 0)``, ``conductance_deficit = max(1 -
+#: conductance_frac, 0)``). After the run's own fields, so the columns rows had keep their places.
+ALIAS_KEYS = ("erl_star", "erl_split", "node_recall")
+CONDUCTANCE_SIDE_KEYS = ("conductance_excess", "conductance_deficit")
+ROW_KEYS = (METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size") + ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS
+            + ("notes",))
 #: curvicost's optional metrics segscore computes on request (``all_metrics=True``; appended
-#: after ``notes``); its apls and junction_f1 are not computed
-OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95")
+#: after ``notes``). ``betti_matching`` is always null with a note: it needs the compiled
+#: Betti-matching module (Stucki et al. 2023), which curvicost does not ship (NaN there).
+OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95", "betti_matching", "apls", "junction_f1")
+#: the eleven metrics curvicost 0.3.1's audit correlates, in its order (its Table 2, less
+#: betti_matching, which it leaves out when the module is missing)
+AUDIT_METRICS = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_error", "erl_star", "node_recall",
+                 "apls", "junction_f1", "hd95")
+BETTI_MATCHING_NOTE = ("needs the compiled betti_matching module (Betti matching, Stucki et al. 2023), which segscore "
+                       "does not use; curvicost 0.3.1 reports NaN without it (and in 3D always)")
 
 
 #: masks of this many voxels and up to PARALLEL_MAX_VOXELS have the reference and the prediction
@@ -90,7 +112,14 @@ class Reference:
     diadem_pos: np.ndarray
     diadem_w: np.ndarray
     median_radius: float
+    erl_split_ref: float = 0.0
     extra: dict = field(default_factory=dict)
+
+    def points(self) -> M.SkeletonPoints:
+        """The reference skeleton's control points and voxel graph (apls, junction_f1), made once."""
+        if "points" not in self.extra:
+            self.extra["points"] = M.SkeletonPoints(self.a.skel)
+        return self.extra["points"]
 
 
 def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
@@ -129,6 +158,7 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
     base_multi = C.reach_multi(rl, coords, root_k, rl)
     base_single = C.reach_single(rl, coords, src_k, rl) if src_k is not None else 0
     erl_ref, _ = M.erl(obj, rl)
+    erl_split_ref = M.erl_split(obj, rl)
     # DIADEM-like weights: incident edge length of every alive reference node (a loop once)
     w = np.zeros(g.n_nodes)
     np.add.at(w, g.edge_u[e], g.edge_len[e])
@@ -140,7 +170,8 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
     return Reference(shape=gt.shape, prune_px=prune_px, gt=gt, a=a, skel_idx=skel_idx, skel_coords=coords, rl=rl,
                      obj=obj, root_k=root_k, src=src, src_pos=src_pos, src_k=src_k, sinks=sinks,
                      conductance_ref=float(cond_ref), base_multi=int(base_multi), base_single=int(base_single),
-                     erl_ref=float(erl_ref), diadem_pos=g.node_pos[nodes], diadem_w=w[nodes],
+                     erl_ref=float(erl_ref), erl_split_ref=float(erl_split_ref), diadem_pos=g.node_pos[nodes],
+                     diadem_w=w[nodes],
                      median_radius=float(np.median(radii)) if len(radii) else float("nan"))
 
 
@@ -177,7 +208,8 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         reference's when ``reference`` is given).
     reference : the result of ``prepare_reference(gt, prune_px=...)``; ``gt`` may then be None.
     voxel_size : carried into the row (lengths and radii stay in voxels).
-    all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower).
+    all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower;
+        apls and junction_f1: :func:`segscore.curvilinear.metrics.apls` and ``junction_f1``).
 
     A metric the masks make impossible (no source on the reference, an empty skeleton) is None
     and ``notes[metric]`` says why; an empty prediction's costs are 0, not null.
@@ -236,7 +268,15 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     cfrac = _frac(cond, ref.conductance_ref, "conductance_frac", notes,
                   "the reference's own conductance is 0 (" + why_src + ")")
     if cfrac is None:
-        notes["conductance_twosided"] = notes["conductance_frac"]
+        for k in ("conductance_twosided",) + CONDUCTANCE_SIDE_KEYS:
+            notes[k] = notes["conductance_frac"]
+    erl_frac = _frac(erl_v, ref.erl_ref, "erl_frac", notes, "the reference skeleton is empty")
+    if erl_frac is None:
+        notes["erl_star"] = notes["erl_frac"]
+    if diadem is None:
+        notes["node_recall"] = notes["diadem_like"]
+    erl_split = _frac(M.erl_split(ref.obj, pl), ref.erl_split_ref, "erl_split", notes,
+                      "the reference skeleton is empty")
     prune_radii = float(ref.prune_px / ref.median_radius) if ref.median_radius > 0 else None
     if prune_radii is None:
         notes["prune_radii"] = "the reference skeleton has no voxel with a radius"
@@ -246,7 +286,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "betti0_gt": int(ref.a.n_comp), "betti0_pred": int(pa.n_comp),
         "betti0_error": abs(int(pa.n_comp) - int(ref.a.n_comp)),
         "erl": float(erl_v),
-        "erl_frac": _frac(erl_v, ref.erl_ref, "erl_frac", notes, "the reference skeleton is empty"),
+        "erl_frac": erl_frac,
         "merged_frac": float(merged),
         "diadem_like": diadem,
         "traceable_frac": _frac(reach_m, ref.base_multi, "traceable_frac", notes, "the reference skeleton is empty"),
@@ -261,6 +301,11 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "prune_px": ref.prune_px,
         "prune_radii": prune_radii,
         "voxel_size": None if voxel_size is None else [float(v) for v in voxel_size],
+        "erl_star": erl_frac,
+        "erl_split": erl_split,
+        "node_recall": diadem,
+        "conductance_excess": None if cfrac is None else max(cfrac - 1.0, 0.0),
+        "conductance_deficit": None if cfrac is None else max(1.0 - cfrac, 0.0),
         "notes": notes,
     }
     if all_metrics:
@@ -277,7 +322,17 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
     cb = M.cbdice_star(ref.a.skel, gt_m, pa.skel, pred)
     if cb is None:
         notes["cbdice_star"] = "a skeleton is empty"
-    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred)}
+    notes["betti_matching"] = BETTI_MATCHING_NOTE
+    rp, pp = ref.points(), M.SkeletonPoints(pa.skel)
+    ap = M.apls(rp, pp)
+    if ap is None:
+        notes["apls"] = ("no two control points (end points, junction clusters) of either skeleton are joined by a "
+                         "skeleton path")
+    jf = M.junction_f1(rp, pp)
+    if jf is None:
+        notes["junction_f1"] = "neither skeleton has a junction (a voxel with three or more skeleton neighbours)"
+    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred), "betti_matching": None,
+            "apls": ap, "junction_f1": jf}
 
 
 def scale_warnings(row: dict) -> list[str]:
