@@ -126,6 +126,16 @@ def run_command(func, args) -> int:
         return fail(args, f"{exc.filename}: permission denied; check the file's permissions")
     except IsADirectoryError as exc:
         return fail(args, f"{exc.filename}: is a folder, not a file")
+    except NotADirectoryError as exc:
+        return fail(args, f"{exc.filename}: a part of this path is a file, not a folder; choose another path")
+    except FileExistsError as exc:
+        return fail(args, f"{exc.filename}: already exists; remove it or choose another path")
+    except OSError as exc:
+        if exc.filename is None:
+            traceback.print_exc()
+            return 1
+        why = (exc.strerror or type(exc).__name__).lower()
+        return fail(args, f"{exc.filename}: {why}; check the path, its permissions and the free space")
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130

@@ -20,10 +20,20 @@ def run(args) -> int:
     import tempfile
     from pathlib import Path
 
-    from segscore.cli._common import emit
+    from segscore.cli._common import emit, fail
     from segscore.ink import auc
-    from segscore.ink.demo import make_sample
+    from segscore.ink.demo import SAMPLE_NAMES, make_sample
 
+    if args.bootstrap and args.bootstrap < auc.MIN_DRAWS:
+        return fail(args, f"--bootstrap {args.bootstrap}: use 0 (no interval) or at least {auc.MIN_DRAWS} draws")
+    if args.keep:
+        keep = Path(args.keep)
+        if keep.exists() and not keep.is_dir():
+            return fail(args, f"{args.keep}: --keep needs a folder, and this is a file; choose another path")
+        foreign = sorted(q.name for q in keep.iterdir() if q.name not in SAMPLE_NAMES) if keep.is_dir() else []
+        if foreign:
+            return fail(args, f"{args.keep}: the folder holds other files ({', '.join(foreign[:3])}"
+                              f"{', ...' if len(foreign) > 3 else ''}); give --keep an empty or new folder")
     with tempfile.TemporaryDirectory(prefix="segscore-demo-") as tmp:
         folder = Path(args.keep) if args.keep else Path(tmp)
         paths = make_sample(folder, seed=args.seed)

@@ -31,7 +31,8 @@ def run(args) -> int:
     from segscore.io.results import dumps, write_json
 
     mask, vox = load_mask(args.mask, what="mask")
-    out, info = perturb(mask, args.operator, args.severity, seed=args.seed, prune_px=args.prune_px)
+    out, info = perturb(mask, args.operator, args.severity, seed=args.seed, prune_px=args.prune_px,
+                        name=str(args.mask))
     save_mask(out, args.output, voxel_size=vox)
     info = {"input": str(args.mask), "output": str(args.output), **info}
     info.setdefault("notes", {})

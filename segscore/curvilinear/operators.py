@@ -49,8 +49,9 @@ def _ball_slices(centre, r, shape):
     return sl, ball
 
 
-def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: float = 5):
-    """Apply one operator; returns ``(perturbed bool mask, info dict)``."""
+def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: float = 5, name: str = "mask"):
+    """Apply one operator; returns ``(perturbed bool mask, info dict)``. ``name`` (the mask's
+    path, say) starts the message of a refusal about the mask."""
     if operator not in OPERATORS:
         raise ScoreError(f"operator: {operator!r} is not one of {', '.join(OPERATORS)}")
     try:
@@ -62,9 +63,9 @@ def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: fl
             raise ScoreError(f"severity: the radius operator takes a scale factor in (0, 3], got {severity:g}")
     elif not (0.0 <= severity <= 1.0):
         raise ScoreError(f"severity: {operator} takes a fraction in [0, 1], got {severity:g}")
-    mask = as_binary(mask, "mask")
+    mask = as_binary(mask, name)
     if not mask.any():
-        raise ScoreError("mask: it is empty; an operator needs a structure to act on")
+        raise ScoreError(f"{name}: the mask is empty; an operator needs a structure to act on")
     rng = np.random.default_rng(seed)
     if operator == "boundary":
         return _boundary(mask, severity, rng)

@@ -12,6 +12,7 @@ These checks are necessary, not sufficient: the prize rules ask for more than th
 
 from __future__ import annotations
 
+import math
 import numbers
 
 from segscore.errors import ScoreError
@@ -37,13 +38,17 @@ def _region(obj, where: str) -> dict:
     out = {}
     for k in ("y0", "x0", "h", "w"):
         v = obj.get(k)
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise ScoreError(f"{where}: '{k}' must be a number of pixels, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or abs(v) > 2 ** 53:
+            raise ScoreError(f"{where}: '{k}' must be a number of pixels (finite, at most 2**53), got {v!r}")
         out[k] = v
     if out["h"] <= 0 or out["w"] <= 0:
         raise ScoreError(f"{where}: h and w must be positive, got h={out['h']} w={out['w']}")
-    if obj.get("volume") is not None:
-        out["volume"] = obj["volume"]
+    volume = obj.get("volume")
+    if volume is not None:
+        if isinstance(volume, bool) or not isinstance(volume, (str, int)):
+            raise ScoreError(f"{where}: 'volume' must name the scan volume (a string or a whole number), "
+                             f"got {volume!r}")
+        out["volume"] = volume
     return out
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from segscore.errors import ScoreError
 from segscore.io.results import atomic_write, dumps
+from segscore.io.schema import Field, validate
 
 DEFAULT_ROOT = "experiments"
 
@@ -52,21 +53,35 @@ def _remove_stale_temporaries(path: Path) -> None:
             pass
 
 
+#: what a run.json holds (written by :func:`init_run`, extended by :func:`add_check`)
+LEDGER_FIELDS = (Field("slug", (str,), required=True), Field("created", (str,)),
+                 Field("checks", (list,), required=True))
+
+
 def _read_ledger(path: Path) -> dict:
     """The ledger at ``path``, or a ScoreError naming it (the file is not changed)."""
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        text = None
     except OSError as exc:
         raise ScoreError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__}); check its "
                          f"permissions") from None
     try:
+        if text is None:
+            raise ValueError("not UTF-8")
         run = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ScoreError(f"{path}: not a ledger (not valid JSON); restore it from a copy, or start a new "
                          f"experiment with `segscore run init`") from None
-    if not isinstance(run, dict) or not isinstance(run.get("checks") or [], list):
+    if not isinstance(run, dict):
         raise ScoreError(f"{path}: not a ledger (expected an object whose \"checks\" is a list); restore it "
                          f"from a copy, or start a new experiment with `segscore run init`")
+    try:
+        validate(run, LEDGER_FIELDS, f"{path}: not a ledger:")
+    except ScoreError as exc:
+        raise ScoreError(f"{exc}; restore the ledger from a copy, or start a new experiment with "
+                         f"`segscore run init`") from None
     return run
 
 

@@ -63,15 +63,24 @@ def _require_bytes(path, offset: int, shape, dtype, fix: str) -> None:
                          f"{tuple(int(n) for n in shape)} {np.dtype(dtype).name} = {need} bytes); {fix}")
 
 
+def _quiet_tifffile() -> None:
+    """tifffile logs what it skips in a damaged file; segscore refuses such a file in one line
+    of its own instead, so tifffile's log says nothing below a critical error."""
+    import logging
+
+    logging.getLogger("tifffile").setLevel(logging.CRITICAL)
+
+
 def open_tiff(path) -> Source:
     """A TIFF's first series: read in place when stored contiguously, else by strips or tiles."""
     import tifffile
 
+    _quiet_tifffile()
     _require_exists(path)
     try:
         tf = tifffile.TiffFile(path)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the same refusal
-        raise ScoreError(f"{_name(path)}: not a readable TIFF ({type(exc).__name__}); check that it was written "
+        raise ScoreError(f"{_name(path)}: not a readable TIFF; check that it was written "
                          f"completely, or save it as an uncompressed TIFF or .npy") from None
     try:
         series = tf.series[0]
@@ -95,7 +104,7 @@ def open_tiff(path) -> Source:
         raise
     except Exception as exc:  # noqa: BLE001 - e.g. a codec imagecodecs lacks
         tf.close()
-        raise ScoreError(f"{_name(path)}: its image data cannot be read ({type(exc).__name__}); the file is "
+        raise ScoreError(f"{_name(path)}: its image data cannot be read; the file is "
                          f"truncated or corrupt, or uses a codec imagecodecs lacks: save it as .npy") from None
 
 
@@ -130,7 +139,7 @@ def open_pillow(path) -> Source:
         with Image.open(path) as img:
             array = np.asarray(img)
     except Exception as exc:  # noqa: BLE001
-        raise ScoreError(f"{_name(path)}: not a readable image ({type(exc).__name__}: truncated, corrupt or "
+        raise ScoreError(f"{_name(path)}: not a readable image (truncated, corrupt or "
                          f"another format); give a PNG, TIFF, .npy, NIfTI or zarr") from None
     return ArraySource(array, _name(path))
 
@@ -148,7 +157,7 @@ def open_nifti(path) -> Source:
         source.dtype = np.asarray(proxy[tuple(slice(0, 1) for _ in img.shape)]).dtype
         source.voxel_size = tuple(float(z) for z in img.header.get_zooms()[: len(img.shape)])
     except Exception as exc:  # noqa: BLE001
-        raise ScoreError(f"{_name(path)}: not a readable NIfTI-1 or NIfTI-2 file ({type(exc).__name__}); check that "
+        raise ScoreError(f"{_name(path)}: not a readable NIfTI-1 or NIfTI-2 file; check that "
                          f"it was written completely") from None
     return source
 
@@ -181,7 +190,7 @@ def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSou
             else:
                 _ = node.dtype, node.chunks
         except Exception as exc:  # noqa: BLE001 - zarr-python's own error, named by its type only
-            raise ScoreError(f"cannot open {_name(path)} as zarr ({type(exc).__name__} from zarr-python); point at "
+            raise ScoreError(f"cannot open {_name(path)} as zarr; point at "
                              f"the .zarr folder, or restore its metadata") from None
     if not hasattr(node, "shape"):
         keys = sorted(node.keys())

@@ -152,7 +152,7 @@ class ZarrSource(Source):
             raise
         except Exception as exc:  # noqa: BLE001 - a codec's or a store's failure mid-run
             box = ", ".join(f"{s.start}:{s.stop}" for s in window)
-            raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read ({type(exc).__name__}); "
+            raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read; "
                              f"the store or file is truncated or corrupt: restore it") from None
 
     def close(self):

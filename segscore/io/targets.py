@@ -90,7 +90,7 @@ class _Npz:
         try:
             return self._npz[key]
         except Exception as exc:  # noqa: BLE001 - a corrupt member is the same refusal
-            raise ScoreError(f"{self.path}: its array {key!r} cannot be read ({type(exc).__name__}); the archive is "
+            raise ScoreError(f"{self.path}: its array {key!r} cannot be read; the archive is "
                              f"truncated or corrupt: restore the target's file") from None
 
     def __enter__(self):
@@ -106,5 +106,5 @@ def read_npz(path):
     try:
         return _Npz(path, np.load(path, allow_pickle=False))
     except Exception as exc:  # noqa: BLE001 - a corrupt archive is one refusal
-        raise ScoreError(f"{path}: not a readable .npz archive ({type(exc).__name__}); restore the target's "
+        raise ScoreError(f"{path}: not a readable .npz archive; restore the target's "
                          f"file") from None

@@ -23,10 +23,12 @@ import io
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from segscore.errors import InputFileError, ScoreError
+from segscore.io.schema import Field, validate
 
 #: the metrics the scorecard chart draws, in order (absent ones are skipped, never drawn as 0)
 CHART_METRICS = ("f1", "precision", "recall", "ap_mean", "dice_per_object", "boundary_f1_2px")
@@ -89,6 +91,13 @@ class HoldoutScore:
         return counts
 
 
+#: what a held-out manifest's fields must be (the refusals of a missing name, version or field
+#: list keep spacr's own wording below)
+MANIFEST_FIELDS = (Field("name", (str, int)), Field("version", (str, int, float)), Field("fields", (list,)))
+ENTRY_FIELDS = (Field("image", (str,)), Field("truth", (str,)), Field("sha256", (str,)))
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
 def load_holdout(manifest_path) -> HoldoutSet:
     """Read a held-out manifest; refuse one without a name, a version or any field."""
     path = Path(manifest_path)
@@ -100,6 +109,7 @@ def load_holdout(manifest_path) -> HoldoutSet:
         raise ScoreError(f"{path}: not a JSON manifest (it does not parse); fix the file") from None
     if not isinstance(data, dict):
         raise ScoreError(f"{path}: a manifest is a JSON object with name, version and fields")
+    validate(data, MANIFEST_FIELDS, path)
     name = str(data.get("name") or "").strip()
     version = str(data.get("version") or "").strip()
     if not name:
@@ -114,13 +124,18 @@ def load_holdout(manifest_path) -> HoldoutSet:
     for k, entry in enumerate(raw):
         if not isinstance(entry, dict):
             raise ScoreError(f"{path}: field {k} is not an object with image, truth and sha256")
+        validate(entry, ENTRY_FIELDS, f"{path}: fields.{k}")
+        digest = str(entry.get("sha256") or "").strip().lower()
+        if digest and not _HEX64.fullmatch(digest):
+            raise ScoreError(f"{path}: fields.{k}.sha256 is {digest[:20]!r}; it should be the truth mask's sha256 "
+                             "(64 hex digits) or \"\" for none")
         image = str(entry.get("image") or "").strip()
         truth = str(entry.get("truth") or "").strip()
         if not image or not truth:
             raise ScoreError(f"{path}: field {k} needs both an image and a truth path; got {entry!r}")
         for key, rel in (("image", image), ("truth", truth)):
             _check_inside(path, k, key, rel)
-        fields.append(HoldoutField(image, truth, str(entry.get("sha256") or "").strip().lower()))
+        fields.append(HoldoutField(image, truth, digest))
     return HoldoutSet(name, version, tuple(fields), path.resolve().parent)
 
 
@@ -410,12 +425,22 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
     folder = Path(folder)
     if not folder.is_dir():
         raise InputFileError(f"{folder}: no such folder of predictions")
-    paths = [prediction_path(folder, f.truth) for f in holdout.fields]  # refuse before the work
-    for f in holdout.fields:
+    for f in holdout.fields:  # the set's own files first, then the predictions: refuse before the work
         if not holdout.path_to(f.truth).exists():
-            raise InputFileError(f"{holdout.path_to(f.truth)}: truth mask of the manifest is missing")
-    pairs = ((read_labels(holdout.path_to(f.truth)), read_labels(p)) for f, p in zip(holdout.fields, paths))
-    return score_holdout(pairs, name=holdout.name, version=holdout.version, **kwargs)
+            raise InputFileError(f"{holdout.path_to(f.truth)}: the manifest's truth mask is missing; restore the "
+                                 "held-out set's files beside its manifest")
+    paths = [prediction_path(folder, f.truth) for f in holdout.fields]
+
+    def pairs():
+        for f, p in zip(holdout.fields, paths):
+            truth, pred = read_labels(holdout.path_to(f.truth)), read_labels(p)
+            if truth.shape != pred.shape:
+                raise ScoreError(f"{p}: the prediction is {' x '.join(map(str, pred.shape))} but its truth "
+                                 f"{holdout.path_to(f.truth)} is {' x '.join(map(str, truth.shape))}; score a prediction on its "
+                                 "truth's grid")
+            yield truth, pred
+
+    return score_holdout(pairs(), name=holdout.name, version=holdout.version, **kwargs)
 
 
 def score_holdout_files(manifest, predictions, *, baseline=None, **kwargs) -> dict:

@@ -61,12 +61,36 @@ def build(folder: Path) -> dict:
     (hold / "manifest.json").write_text(json.dumps({"name": "s", "version": "1", "fields": [
         {"image": "a.tif", "truth": "a_mask.tif", "sha256": digest}]}))
     (f / "preds").mkdir(exist_ok=True)
-    shutil.copy(f / "truth.tif", f / "preds" / "a.tif")
-    return {"map": f / "map.tif", "rev": f / "rev.tif", "labels": f / "labels.zarr", "mask": f / "mask.zarr",
+    shutil.copy(f / "truth.tif", f / "preds" / "a_mask.tif")
+    (f / "regions.json").write_text(json.dumps({
+        "train_regions": [{"y0": 0, "x0": 0, "h": 100, "w": 120, "volume": "v"}],
+        "predict_region": {"y0": 200, "x0": 200, "h": 60, "w": 80, "volume": "v"}}))
+    np.save(f / "gt.npy", gt.astype(np.uint8))
+    _quietly(["run", "init", "--root", str(f / "ledger"), "exp"])
+    cards = f / "cards"
+    cards.mkdir(exist_ok=True)
+    for k in (1, 2):
+        np.save(f / f"fl{k}.npy", (rng.random(shape) < 0.1 * k).astype(np.int32))
+        _quietly(["fibers", str(f / f"fl{k}.npy"), str(ftgt), "--json-out", str(cards / f"card{k}.json")])
+    (f / "keep").mkdir(exist_ok=True)
+    (f / "outdir").mkdir(exist_ok=True)
+    return {"regions": f / "regions.json", "gt_npy": f / "gt.npy", "ledger": f / "ledger", "cards": cards,
+            "keep": f / "keep", "outdir": f / "outdir", "map": f / "map.tif", "rev": f / "rev.tif", "labels": f / "labels.zarr", "mask": f / "mask.zarr",
             "ink_target": tgt, "ink_pred": f / "ink_pred.png", "col_target": ctgt, "col_pred": f / "col_pred.npy",
             "gt": f / "gt.png", "pred": f / "pred.png", "truth": f / "truth.tif", "objpred": f / "objpred.npy",
             "fiber_target": ftgt, "fiber_labels": f / "fiber_labels.npy", "manifest": hold / "manifest.json",
             "preds": f / "preds"}
+
+
+def _quietly(argv):
+    import contextlib
+    import io
+
+    from segscore.cli.main import main
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(argv)
+    assert code == 0, argv
 
 
 def commands(p: dict) -> dict:
@@ -81,7 +105,41 @@ def commands(p: dict) -> dict:
         "objects": ["objects", s(p["truth"]), s(p["objpred"])],
         "holdout": ["holdout", s(p["manifest"]), "--predictions", s(p["preds"])],
         "fibers": ["fibers", s(p["fiber_labels"]), s(p["fiber_target"])],
+        "fibers-aggregate": ["fibers-aggregate", s(Path(p["cards"]) / "card1.json"), s(Path(p["cards"]) / "card2.json")],
+        "check": ["check", "--window-px", "64", "--scan-um", "7.91", "--regions-json", s(p["regions"])],
+        "perturb": ["perturb", s(p["gt_npy"]), "--operator", "break", "--severity", "0.2",
+                    "-o", s(Path(p["outdir"]) / "out.npy")],
+        "run": ["run", "show", "--root", s(p["ledger"]), "exp"],
+        "demo": ["demo", "--keep", s(p["keep"]), "--bootstrap", "0"],
     }
+
+
+#: numeric options of each command a case may give a bad value (with the count of values each takes)
+OPTIONS = {
+    "auc": [("--bootstrap", 1), ("--block-px", 1), ("--seed", 1), ("--tile-rows", 1), ("--threads", 1),
+            ("--inner", 1), ("--surface-shape", 2), ("--crop", 4)],
+    "target": [("--seed", 1), ("--tile-rows", 1), ("--threads", 1), ("--origin", 2)],
+    "placement": [("--radius", 1), ("--gate", 1), ("--tile-radius", 1), ("--threshold", 1), ("--origin", 2)],
+    "columns": [("--seed", 1), ("--tile-rows", 1), ("--origin", 2)],
+    "curve": [("--prune-px", 1)],
+    "objects": [("--iou", 1), ("--tolerances", 2), ("--minimum-overlap", 1), ("--tile-rows", 1), ("--threads", 1)],
+    "holdout": [("--iou", 1), ("--tolerances", 1)],
+    "fibers": [],
+    "fibers-aggregate": [],
+    "check": [("--window-px", 1), ("--scan-um", 1)],
+    "perturb": [("--severity", 1), ("--seed", 1), ("--prune-px", 1)],
+    "run": [],
+    "demo": [("--seed", 1)],
+}
+BAD_VALUES = ["nan", "inf", "-inf", "-1", "0", "-0", "1e308", "x", "", "99999999999999999999", "0.5", "-2.5"]
+
+
+def damage_option(argv: list, command: str, rng) -> str:
+    """Give one numeric option a bad value (appended: the last occurrence wins in argparse)."""
+    name, count = OPTIONS[command][int(rng.integers(len(OPTIONS[command])))]
+    values = [BAD_VALUES[int(rng.integers(len(BAD_VALUES)))] for _ in range(count)]
+    argv += [name, *values]
+    return f"{name} {' '.join(values)}"
 
 
 # ------------------------------------------------------------------ damage
@@ -141,6 +199,99 @@ def damage_array(path: Path, rng) -> str:
     return name
 
 
+def _read_any(path: Path) -> np.ndarray:
+    """The array a valid input file holds (a small stand-in when it cannot be read)."""
+    try:
+        if path.suffix == ".npy":
+            return np.load(path)
+        if path.suffix in (".tif", ".tiff"):
+            import tifffile
+
+            return tifffile.imread(path)
+        from PIL import Image
+
+        return np.asarray(Image.open(path))
+    except Exception:  # noqa: BLE001 - a file damaged before: any array will do
+        return np.zeros((8, 8), np.uint8)
+
+
+def _npy_header_lie(path: Path, a: np.ndarray) -> None:
+    """A .npy whose header declares a huge shape over a few bytes of data."""
+    import numpy.lib.format as fmt
+
+    with open(path, "wb") as fh:
+        fmt.write_array_header_1_0(fh, {"descr": fmt.dtype_to_descr(a.dtype), "fortran_order": False,
+                                        "shape": (1 << 20, 1 << 20)})
+        fh.write(a.tobytes()[:64])
+
+
+def damage_format(path: Path, rng) -> str:
+    """Rewrite a file as a valid file of odd properties, or as another format under its name:
+    .npy (object, structured, big-endian, Fortran order, float16, 0-d, a lying header), TIFF
+    (16-bit, float, int64, several pages, tiled and compressed, RGB), PNG (16-bit, palette,
+    RGBA, 1-bit, grey with alpha), or the bytes of another format."""
+    import io
+
+    import tifffile
+    from PIL import Image
+
+    a = _read_any(path)
+    if a.ndim > 2:
+        a = a.reshape(a.shape[0], -1) if a.ndim == 3 and path.suffix != ".npy" else a
+    variants = {
+        ".npy": ["object", "structured", "big-endian", "fortran", "float16", "0-d", "header-lie", "png-bytes"],
+        ".tif": ["uint16", "float32", "int64", "pages", "tiled-zlib", "rgb", "png-bytes", "npy-bytes"],
+        ".png": ["png16", "palette", "rgba", "1-bit", "la", "tif-bytes", "npy-bytes", "interlaced"],
+    }[".tif" if path.suffix == ".tiff" else path.suffix]
+    how = variants[int(rng.integers(len(variants)))]
+    a8 = np.clip(a, 0, 255).astype(np.uint8) if a.dtype.kind in "biuf" else np.zeros(a.shape, np.uint8)
+    buf = io.BytesIO()
+    if how == "object":
+        np.save(path, np.array([a, "x"], dtype=object), allow_pickle=True)
+    elif how == "structured":
+        np.save(path, np.zeros(a.shape, dtype=[("a", "<i4"), ("b", "<f4")]))
+    elif how == "big-endian":
+        np.save(path, a.astype(a.dtype.newbyteorder(">")) if a.dtype.itemsize > 1 else a.astype(">f8"))
+    elif how == "fortran":
+        np.save(path, np.asfortranarray(a))
+    elif how == "float16":
+        np.save(path, a.astype(np.float16))
+    elif how == "0-d":
+        np.save(path, np.array(1, a.dtype))
+    elif how == "header-lie":
+        _npy_header_lie(path, a)
+    elif how in ("uint16", "float32", "int64"):
+        tifffile.imwrite(path, a.astype(how) * (257 if how == "uint16" else 1))
+    elif how == "pages":
+        with tifffile.TiffWriter(path) as tw:
+            tw.write(a8)
+            tw.write(np.zeros((3, 5), np.uint8))
+    elif how == "tiled-zlib":
+        tile = (16, 16) if a.ndim == 2 else None
+        tifffile.imwrite(path, a, tile=tile, compression="zlib")
+    elif how == "rgb":
+        tifffile.imwrite(path, np.stack([a8] * 3, axis=-1) if a8.ndim == 2 else a8, photometric="rgb")
+    elif how == "png-bytes":
+        Image.fromarray(a8 if a8.ndim == 2 else a8.reshape(a8.shape[0], -1)).save(buf, format="PNG")
+        path.write_bytes(buf.getvalue())
+    elif how == "npy-bytes":
+        np.save(buf, a)
+        path.write_bytes(buf.getvalue())
+    elif how == "tif-bytes":
+        tifffile.imwrite(buf, a)
+        path.write_bytes(buf.getvalue())
+    else:  # PNG variants
+        g = a8 if a8.ndim == 2 else a8[..., 0]
+        img = {"png16": lambda: Image.fromarray(g.astype(np.uint16) * 257),
+               "palette": lambda: Image.fromarray(g).convert("P"),
+               "rgba": lambda: Image.fromarray(np.stack([g, g, g, np.full_like(g, 200)], axis=-1), "RGBA"),
+               "1-bit": lambda: Image.fromarray(g > 127),
+               "la": lambda: Image.fromarray(np.stack([g, np.full_like(g, 255)], axis=-1), "LA"),
+               "interlaced": lambda: Image.fromarray(g)}[how]()
+        img.save(path, format="PNG", **({"interlace": 1} if how == "interlaced" else {}))
+    return f"{how} {path.name}"
+
+
 def damage_json(path: Path, rng) -> str:
     """Remove a field of a JSON file, give it the wrong type, or break the file."""
     try:
@@ -184,17 +335,22 @@ def damage_json(path: Path, rng) -> str:
 
 #: what each command's inputs are, and how each can be damaged
 INPUTS = {
-    "auc": [("map", "bytes"), ("rev", "bytes"), ("labels", "bytes"), ("mask", "bytes"), ("labels", "zarrjson"),
+    "auc": [("map", "bytes"), ("map", "format"), ("rev", "format"), ("rev", "bytes"), ("labels", "bytes"), ("mask", "bytes"), ("labels", "zarrjson"),
             ("map", "npyarray")],
-    "target": [("ink_pred", "bytes"), ("ink_target", "bytes"), ("ink_target", "metajson")],
-    "placement": [("ink_pred", "bytes"), ("ink_target", "metajson")],
-    "columns": [("col_pred", "npyarray"), ("col_pred", "bytes"), ("col_target", "metajson"),
+    "target": [("ink_pred", "bytes"), ("ink_pred", "format"), ("ink_target", "format"), ("ink_target", "bytes"), ("ink_target", "metajson")],
+    "placement": [("ink_pred", "bytes"), ("ink_pred", "format"), ("ink_target", "metajson")],
+    "columns": [("col_pred", "npyarray"), ("col_pred", "format"), ("col_target", "format"), ("col_pred", "bytes"), ("col_target", "metajson"),
                 ("col_target", "columnsjson"), ("col_target", "bytes")],
-    "curve": [("pred", "bytes"), ("gt", "bytes")],
-    "objects": [("truth", "bytes"), ("objpred", "npyarray"), ("objpred", "bytes")],
-    "holdout": [("manifest", "json"), ("preds", "bytes")],
-    "fibers": [("fiber_labels", "npyarray"), ("fiber_labels", "bytes"), ("fiber_target", "metajson"),
+    "curve": [("pred", "bytes"), ("gt", "bytes"), ("pred", "format"), ("gt", "format")],
+    "objects": [("truth", "bytes"), ("truth", "format"), ("objpred", "format"), ("objpred", "npyarray"), ("objpred", "bytes")],
+    "holdout": [("manifest", "json"), ("preds", "bytes"), ("preds", "format"), ("manifest", "format")],
+    "fibers": [("fiber_labels", "npyarray"), ("fiber_labels", "format"), ("fiber_target", "bytes"), ("fiber_labels", "bytes"), ("fiber_target", "metajson"),
                ("fiber_target", "bytes")],
+    "fibers-aggregate": [("cards", "cardjson"), ("cards", "bytes")],
+    "check": [("regions", "json"), ("regions", "bytes")],
+    "perturb": [("gt_npy", "npyarray"), ("gt_npy", "format"), ("gt_npy", "bytes"), ("outdir", "occupied")],
+    "run": [("ledger", "runjson"), ("ledger", "bytes"), ("ledger", "file")],
+    "demo": [("keep", "occupied"), ("keep", "file")],
 }
 
 
@@ -202,6 +358,10 @@ def _apply(p: dict, name: str, how: str, rng) -> str:
     path = Path(p[name])
     if how == "bytes":
         return damage_bytes(path, rng)
+    if how == "format":
+        root = path.parent if path.suffix == ".json" else path  # a manifest: the set's files beside it
+        files = [q for q in _files_of(root) if q.suffix in (".npy", ".tif", ".tiff", ".png")]
+        return damage_format(files[int(rng.integers(len(files)))], rng)
     if how == "npyarray":
         path_npy = path if path.suffix == ".npy" else path.with_suffix(".npy")
         if path.suffix != ".npy":
@@ -213,6 +373,20 @@ def _apply(p: dict, name: str, how: str, rng) -> str:
         return damage_json(path / "meta.json", rng)
     if how == "columnsjson":
         return damage_json(path / "columns.json", rng)
+    if how == "runjson":
+        return damage_json(path / "exp" / "run.json", rng)
+    if how == "cardjson":
+        return damage_json(path / f"card{1 + int(rng.integers(2))}.json", rng)
+    if how == "occupied":
+        if (path / "out.npy").is_file():
+            (path / "out.npy").unlink()
+        (path / "out.npy").mkdir(exist_ok=True)
+        (path / "MAP.tif").write_bytes(b"someone else's map")
+        return "occupied folder"
+    if how == "file":
+        shutil.rmtree(path)
+        path.write_bytes(b"a file")
+        return "a file where a folder belongs"
     if how == "zarrjson":
         metas = [q for q in path.rglob("*") if q.name in ("zarr.json", ".zarray")]
         return damage_json(metas[int(rng.integers(len(metas)))], rng)
@@ -220,17 +394,40 @@ def _apply(p: dict, name: str, how: str, rng) -> str:
 
 
 def cases(root: Path, n: int, seed: int = 0):
-    """``n`` damaged invocations ``(label, argv)``, each in its own copy of the inputs."""
+    """``n`` damaged invocations ``(label, argv, folder)``. Only the damaged input is copied into
+    the case's own folder (``folder``, which a refusal must name); the others are read from the
+    shared valid copy. A case of option damage has ``folder`` None (a usage error names the option)."""
     rng = np.random.default_rng(seed)
     base = Path(root) / "valid"
     paths = build(base)
     names = sorted(INPUTS)
     for i in range(n):
         command = names[i % len(names)]
-        name, how = INPUTS[command][int(rng.integers(len(INPUTS[command])))]
         here = Path(root) / f"case{i}"
-        shutil.copytree(base, here)
-        p = {k: here / Path(v).relative_to(base) for k, v in paths.items()}
-        what = _apply(p, name, how, rng)
-        argv = commands(p)[command] + ["--json"]
-        yield f"{command}: {name} {what}", argv
+        p = dict(paths)
+        if OPTIONS[command] and rng.random() < 0.25:
+            argv = commands(p)[command]
+            what = damage_option(argv, command, rng)
+            folder = None
+        else:
+            name, how = INPUTS[command][int(rng.integers(len(INPUTS[command])))]
+            src = Path(paths[name])
+            here.mkdir(parents=True)
+            dst = here / src.name
+            if name == "manifest":  # a held-out set is its folder: the manifest names files beside it
+                shutil.copytree(src.parent, here / src.parent.name)
+                src = dst = here / src.parent.name / src.name
+            if src == dst:
+                pass
+            elif src.is_dir():
+                shutil.copytree(src, dst)
+            else:
+                shutil.copy2(src, dst)
+                if how == "npyarray" and src.suffix != ".npy":
+                    shutil.copy2(src.with_suffix(".npy"), dst.with_suffix(".npy"))
+            p[name] = dst
+            what = _apply(p, name, how, rng)
+            what = f"{name} {what}"
+            argv = commands(p)[command]
+            folder = str(here)
+        yield f"{command}: {what}", argv + (["--json"] if command not in ("run",) else []), folder
