@@ -12,8 +12,8 @@ the ``cli`` fixture and checks what the spec's row says, with our conventions (D
 - rows that are not refusals (a null AUC, an override, a warning) exit 0 and say why: a
   ``notes`` entry, or one ``segscore CMD: warning: ...`` line on stderr.
 
-Case ids are ``SPEC:ROW``. Where the current code does not do what the row says the case is a
-strict xfail whose reason says what differs (listed in /tmp/refusal_gaps.md by its author).
+Case ids are ``SPEC:ROW``. A row the code does not yet meet may be registered with ``gap=`` (a
+strict xfail whose reason says what differs); none is open now.
 Rows that cannot apply here (missing numpy, tifffile or zarr: hard dependencies) are checked
 for that premise in ``test_dependency_rows_do_not_apply``.
 
@@ -253,9 +253,7 @@ def _(tmp):
     return Expect(auc_args(mp, lab, msk), file=lab, words=("no level '2'", "levels", "'0'", "'1'"))
 
 
-@case("kit:labels-and-mask-differ-in-shape",
-      gap="names neither store: 'labels (60, 80) and mask (60, 81) differ in shape at level 2'; should name the "
-          "mask (and labels) path")
+@case("kit:labels-and-mask-differ-in-shape")
 def _(tmp):
     mp, lab, msk = kit_segment(tmp, mask_shape=(60, 81))
     return Expect(auc_args(mp, lab, msk), file=msk,
@@ -292,8 +290,7 @@ def _(tmp):
                   words=("map shape (60, 80) does not match the window 30 x 40",))
 
 
-@case("kit:control-shape-differs",
-      gap="does not name the control file: 'control shape (60, 81) differs from the map's (60, 80)'")
+@case("kit:control-shape-differs")
 def _(tmp):
     mp, lab, msk = kit_segment(tmp)
     ctl = tmp / "other_control.npy"
@@ -302,8 +299,7 @@ def _(tmp):
                   words=("control shape (60, 81) differs from the map's (60, 80)",))
 
 
-@case("kit:compared-map-shape-differs",
-      gap="does not name the compared map: 'compared map shape (59, 80) differs from the map's (60, 80)'")
+@case("kit:compared-map-shape-differs")
 def _(tmp):
     mp, lab, msk = kit_segment(tmp)
     other = tmp / "other_map.npy"
@@ -409,8 +405,7 @@ def _(tmp):
                   words=("fails its placement check", "--allow-failing-placement"))
 
 
-@case("scrollgt:target-prediction-not-over-the-region",
-      gap="does not name the prediction file: 'prediction shape (40, 64) differs from the target's (48, 64): ...'")
+@case("scrollgt:target-prediction-not-over-the-region")
 def _(tmp):
     folder, _, ink = ink_target(tmp)
     small = tmp / "small_pred.png"
@@ -558,9 +553,7 @@ def _(tmp):
                   words=("3 distinct values", "Multi-label images are out of scope", "extract one structure"))
 
 
-@case("curvicost:not-2d-or-3d-4d",
-      gap="the reader's message offers 1D, which curve refuses: '...: a prediction mask of shape (2, 2, 40, 40); "
-          "expected 1D or 2D or 3D'; should say 'expected a 2D or 3D mask' as it does for a 1D array")
+@case("curvicost:not-2d-or-3d-4d")
 def _(tmp):
     gt = tmp / "gt.npy"
     np.save(gt, tube2d())
@@ -578,8 +571,7 @@ def _(tmp):
     return Expect(["curve", line, "--gt", gt], file=line, words=("2D or 3D", "(40,)"))
 
 
-@case("curvicost:shape-mismatch",
-      gap="does not name the prediction file: 'prediction: shape (40, 44) differs from the reference's (40, 40); ...'")
+@case("curvicost:shape-mismatch")
 def _(tmp):
     gt = tmp / "gt.npy"
     np.save(gt, tube2d())
@@ -678,25 +670,19 @@ def _(tmp):
     return Expect(["holdout", m, "--verify"], file=m, words=("leads out of the manifest's folder",))
 
 
-@case("spacr:verify-truth-mask-missing",
-      gap="stderr names the manifest only ('1 digest problem(s) in .../manifest.json'); the missing truth mask is "
-          "named on stdout, not in the one stderr line")
+@case("spacr:verify-truth-mask-missing")
 def _(tmp):
     m, _ = holdout_set(tmp, missing_truth=True)
     return Expect(["holdout", m, "--verify"], code=3, file="truth/a.tif", words=("missing truth mask",))
 
 
-@case("spacr:verify-no-digest-is-a-finding",
-      gap="stderr names the manifest only ('1 digest problem(s) in ...'); 'no digest published for truth/a.tif' "
-          "is on stdout, not in the one stderr line")
+@case("spacr:verify-no-digest-is-a-finding")
 def _(tmp):
     m, _ = holdout_set(tmp, digest=False)
     return Expect(["holdout", m, "--verify"], code=3, file="truth/a.tif", words=("no digest",))
 
 
-@case("spacr:verify-digest-mismatch",
-      gap="stderr names the manifest only ('1 digest problem(s) in ...'); 'truth/a.tif does not match its digest' "
-          "is on stdout, not in the one stderr line")
+@case("spacr:verify-digest-mismatch")
 def _(tmp):
     m, _ = holdout_set(tmp, corrupt=True)
     return Expect(["holdout", m, "--verify"], code=3, file="truth/a.tif", words=("does not match its digest",))

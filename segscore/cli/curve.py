@@ -70,6 +70,11 @@ def run(args) -> int:
 
     (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask"),  # decoded side by side
                                             lambda: load_mask(args.prediction, what="prediction mask")], threads=2)
+    if gt.shape != pred.shape:
+        from segscore.errors import ScoreError
+
+        raise ScoreError(f"{args.prediction}: shape {pred.shape} differs from the reference {args.gt}'s {gt.shape}; "
+                         "resample one onto the other's grid")
     row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox, all_metrics=args.all_metrics)
     for w in scale_warnings(row):
         sys.stderr.write(f"segscore curve: warning: {w}\n")

@@ -24,8 +24,9 @@ def run(args) -> int:
     from segscore.ink import auc
     from segscore.ink.demo import SAMPLE_NAMES, make_sample
 
-    if args.bootstrap and args.bootstrap < auc.MIN_DRAWS:
-        return fail(args, f"--bootstrap {args.bootstrap}: use 0 (no interval) or at least {auc.MIN_DRAWS} draws")
+    if args.bootstrap and not auc.MIN_DRAWS <= args.bootstrap <= auc.MAX_DRAWS:
+        return fail(args, f"--bootstrap {args.bootstrap}: use 0 (no interval) or {auc.MIN_DRAWS} to "
+                          f"{auc.MAX_DRAWS:,} draws")
     if args.keep:
         keep = Path(args.keep)
         if keep.exists() and not keep.is_dir():

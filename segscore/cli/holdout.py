@@ -46,7 +46,9 @@ def format_table(result: dict) -> str:
 
 def run(args) -> int:
     from segscore.cli._common import emit
-    from segscore.errors import CheckViolation, ScoreError
+    import sys
+
+    from segscore.errors import ScoreError
     from segscore.io.results import atomic_write
     from segscore.objects import holdout as H
 
@@ -57,8 +59,10 @@ def run(args) -> int:
                   "notes": {}}
         text = "\n".join(problems) if problems else f"{hs.name}@{hs.version}: all {len(hs.fields)} truth masks match their digests"
         emit(args, result, text)
-        if problems:
-            raise CheckViolation(f"{len(problems)} digest problem(s) in {args.manifest}", result)
+        if problems:  # as `segscore check` does: one line on stderr per problem, exit 3
+            for problem in problems:
+                sys.stderr.write(f"segscore holdout: {args.manifest}: {problem}\n")
+            return 3
         return 0
     if not args.predictions:
         raise ScoreError("give --predictions DIR to score, or --verify to check the digests")

@@ -64,7 +64,7 @@ def load_mask(path, *, what: str = "mask"):
     :func:`segscore.io.readers.open_labels`, the label-image reader every family uses)."""
     from segscore.io.readers import open_labels
 
-    with open_labels(path, what=what, ndims=(1, 2, 3), grey_rgb=True) as src:
+    with open_labels(path, what=what, ndims=(2, 3), grey_rgb=True) as src:
         arr = np.asarray(src.read_all())
         vox = getattr(src, "voxel_size", None)
         if vox is None and getattr(src, "base", None) is not None:

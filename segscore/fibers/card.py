@@ -259,7 +259,8 @@ def aggregate_fiber_scores(cards, *, names=None) -> dict:
                 raise ScoreError(f"{names[i]}: metrics.{key} is {v!r}, not a number or null; pass "
                                  f"`segscore fibers --json-out` cards")
         size = c.get("size_class")
-        if isinstance(size, bool) or not isinstance(size, (int, float)) or size != int(size) or size < 1:
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or not 1 <= size <= 1 << 20 \
+                or size != int(size):
             raise ScoreError(f"{names[i]}: size_class is {size!r}; a fiber scorecard states its cube size class "
                              f"(256, 512, ...)")
         classes.add(int(size))

@@ -35,6 +35,7 @@ DEFAULT_LEVEL = "2"
 BLOCK_PX = 107
 BOOT_BINS = 1024
 MIN_DRAWS = 20
+MAX_DRAWS = 100_000  # each draw is a pass over the block counts: beyond this it is a typo
 #: draws used by ``compare`` when no bootstrap was asked for
 COMPARE_DRAWS = 300
 
@@ -82,6 +83,8 @@ def auc_scores(ink_scores, background_scores):
 def _check_boot_args(draws, block_px):
     if draws is not None and draws != 0 and draws < MIN_DRAWS:
         raise ScoreError(f"use at least {MIN_DRAWS} bootstrap draws")
+    if draws is not None and draws > MAX_DRAWS:
+        raise ScoreError(f"use at most {MAX_DRAWS:,} bootstrap draws (300 is plenty; {draws:,} were asked for)")
     if block_px is None or int(block_px) < 1:
         raise ScoreError("block size must be at least 1 px")
 
@@ -115,7 +118,14 @@ def _open_level(obj, level, what):
 
 def _same_shape(src, ref, what):
     if src.shape != ref.shape:
-        raise ScoreError(f"{what} shape {src.shape} differs from the map's {ref.shape}")
+        raise ScoreError(f"{src.name}: {what} shape {src.shape} differs from the map's {ref.shape}; give the "
+                         f"{what} of the same surface and crop as the map")
+
+
+def _same_level_shape(lab, msk, level):
+    if lab.shape != msk.shape:
+        raise ScoreError(f"{msk.name}: labels {lab.shape} and mask {msk.shape} differ in shape at level {level} "
+                         f"(labels: {lab.name}); give the labels and mask of the same segment")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,7 +258,8 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
         msk = _open_level(mask, None, "mask")
         for s, what in ((lab, "ink"), (msk, "mask")):
             if s.shape != src.shape:
-                raise ScoreError(f"{what} shape {s.shape} differs from the map's {src.shape}")
+                raise ScoreError(f"{s.name}: {what} shape {s.shape} differs from the map's {src.shape}; give "
+                                 f"{what} arrays of the map's shape")
         inner = _check_inner(inner, src.shape)
         cards, _, _ = _run([src], ["the map"], IndexedView.identity([lab, msk]), keep_zero=keep_zero,
                            inner=inner, draws=0, block_px=None, seed=0, paired=False,
@@ -286,7 +297,8 @@ def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0,
         msk = _open_level(mask, None, "mask")
         for s, what in ((lab, "ink"), (msk, "mask")):
             if s.shape != src.shape:
-                raise ScoreError(f"{what} shape {s.shape} differs from the map's {src.shape}")
+                raise ScoreError(f"{s.name}: {what} shape {s.shape} differs from the map's {src.shape}; give "
+                                 f"{what} arrays of the map's shape")
         inner = _check_inner(inner, src.shape)
         _, boot, _ = _run(sources, names, IndexedView.identity([lab, msk]), keep_zero=keep_zero, inner=inner,
                           draws=int(draws), block_px=int(block_px), seed=int(seed), paired=other is not None,
@@ -305,8 +317,7 @@ def labels_on_map(labels, mask, level, surface_shape, crop, map_shape):
     with ExitStack() as stack:
         lab = stack.enter_context(_open_level(labels, level, "labels"))
         msk = stack.enter_context(_open_level(mask, level, "mask"))
-        if lab.shape != msk.shape:
-            raise ScoreError(f"labels {lab.shape} and mask {msk.shape} differ in shape at level {level}")
+        _same_level_shape(lab, msk, level)
         if surface_shape is None:
             if crop is not None:
                 raise ScoreError("a cropped map needs the full surface shape (surface_shape)")
@@ -362,8 +373,7 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
             check_crop(crop, surface_shape, src.shape, src.name)
         lab = stack.enter_context(_open_level(labels, level, "labels"))
         msk = stack.enter_context(_open_level(mask, level, "mask"))
-        if lab.shape != msk.shape:
-            raise ScoreError(f"labels {lab.shape} and mask {msk.shape} differ in shape at level {level}")
+        _same_level_shape(lab, msk, level)
         rows, cols = label_grid(lab.shape, surface_shape, crop, src.shape, src.name)
         sources, names = [src], [src.name]
         if control is not None:

@@ -229,7 +229,7 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
     tgt = target if isinstance(target, T.Target) else T.load_target(target)
     h, w = tgt.shape
     with open_map(T.png_or_path(prediction), what="prediction", name="the prediction") as src:
-        cy, cx = T._crop(src.shape, tgt, origin)
+        cy, cx = T._crop(src.shape, tgt, origin, src.name)
         arr = src.read((slice(cy, cy + h), slice(cx, cx + w)))
     recorded_gate = _target_gate(tgt.meta)
     gate_from = "--gate" if gate_px is not None else ("meta.json" if recorded_gate is not None else "default")

@@ -284,15 +284,15 @@ def prediction_name(prediction) -> str:
     return os.path.basename(os.fspath(prediction)) if isinstance(prediction, (str, os.PathLike)) else "<array>"
 
 
-def _crop(src_shape, target: Target, origin):
-    """Rows and columns of the prediction that cover the target's region."""
+def _crop(src_shape, target: Target, origin, name: str = "prediction"):
+    """Rows and columns of the prediction (``name``: its path) that cover the target's region."""
     h, w = target.shape
     region = target.meta.get("region") or {}
     where = (f"meta.json region y0={region.get('y0')} x0={region.get('x0')} size={region.get('size')}"
              if region else "the target's gt_ink.png")
     if origin is None:
         if tuple(src_shape) != (h, w):
-            raise ScoreError(f"prediction shape {tuple(src_shape)} differs from the target's {(h, w)}: predict "
+            raise ScoreError(f"{name}: prediction shape {tuple(src_shape)} differs from the target's {(h, w)}: predict "
                              f"exactly {where}, or pass --origin Y X for a larger map")
         return 0, 0
     if "y0" not in region or "x0" not in region:
@@ -301,7 +301,7 @@ def _crop(src_shape, target: Target, origin):
     oy, ox = (int(v) for v in origin)
     cy, cx = int(region["y0"]) - oy, int(region["x0"]) - ox
     if cy < 0 or cx < 0 or cy + h > src_shape[0] or cx + w > src_shape[1]:
-        raise ScoreError(f"prediction of shape {tuple(src_shape)} at origin ({oy}, {ox}) does not cover {where} "
+        raise ScoreError(f"{name}: prediction of shape {tuple(src_shape)} at origin ({oy}, {ox}) does not cover {where} "
                          f"(needs rows {cy}:{cy + h} and columns {cx}:{cx + w} of the map)")
     return cy, cx
 
@@ -364,7 +364,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     pred_name = prediction_name(prediction)
     h, w = tgt.shape
     with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
-        cy, cx = _crop(src.shape, tgt, origin)
+        cy, cx = _crop(src.shape, tgt, origin, src.name)
         kind = map_kind(src.dtype)
         warming.join()
         ink_h, bg_h, lo, hi, bad = _histograms(

@@ -74,8 +74,14 @@ def build(folder: Path) -> dict:
         _quietly(["fibers", str(f / f"fl{k}.npy"), str(ftgt), "--json-out", str(cards / f"card{k}.json")])
     (f / "keep").mkdir(exist_ok=True)
     (f / "outdir").mkdir(exist_ok=True)
+    from tests.fibers.test_fibers_target import CUBE, FIBERS, ORIGIN, nml_text, tiny_mask
+
+    (f / "nml").mkdir(exist_ok=True)
+    (f / "nml" / f"{CUBE}.nml").write_text(nml_text(FIBERS, ORIGIN))
+    np.save(f / "fiber_mask.npy", tiny_mask())
     return {"regions": f / "regions.json", "gt_npy": f / "gt.npy", "ledger": f / "ledger", "cards": cards,
-            "keep": f / "keep", "outdir": f / "outdir", "map": f / "map.tif", "rev": f / "rev.tif", "labels": f / "labels.zarr", "mask": f / "mask.zarr",
+            "keep": f / "keep", "outdir": f / "outdir", "nml": f / "nml", "fiber_mask": f / "fiber_mask.npy",
+            "map": f / "map.tif", "rev": f / "rev.tif", "labels": f / "labels.zarr", "mask": f / "mask.zarr",
             "ink_target": tgt, "ink_pred": f / "ink_pred.png", "col_target": ctgt, "col_pred": f / "col_pred.npy",
             "gt": f / "gt.png", "pred": f / "pred.png", "truth": f / "truth.tif", "objpred": f / "objpred.npy",
             "fiber_target": ftgt, "fiber_labels": f / "fiber_labels.npy", "manifest": hold / "manifest.json",
@@ -111,6 +117,8 @@ def commands(p: dict) -> dict:
                     "-o", s(Path(p["outdir"]) / "out.npy")],
         "run": ["run", "show", "--root", s(p["ledger"]), "exp"],
         "demo": ["demo", "--keep", s(p["keep"]), "--bootstrap", "0"],
+        "fibers-target": ["fibers-target", s(p["nml"]), s(p["fiber_mask"]), "--out",
+                          s(Path(p["outdir"]) / "built_target"), "--force"],
     }
 
 
@@ -130,6 +138,7 @@ OPTIONS = {
     "perturb": [("--severity", 1), ("--seed", 1), ("--prune-px", 1)],
     "run": [],
     "demo": [("--seed", 1)],
+    "fibers-target": [("--origin", 3), ("--tolerance", 1), ("--shape", 3)],
 }
 BAD_VALUES = ["nan", "inf", "-inf", "-1", "0", "-0", "1e308", "x", "", "99999999999999999999", "0.5", "-2.5"]
 
@@ -292,6 +301,38 @@ def damage_format(path: Path, rng) -> str:
     return f"{how} {path.name}"
 
 
+def damage_xml(path: Path, rng) -> str:
+    """Remove or garble one attribute of an XML file, drop an element, or add a declaration."""
+    import re
+
+    text = path.read_text()
+    attrs = list(re.finditer(r'(\w+)="([^"]*)"', text))
+    how = int(rng.integers(5))
+    if how == 0 and attrs:
+        m = attrs[int(rng.integers(len(attrs)))]
+        bad = ["", "nan", "inf", "x", "-1e308", "1e308", "0x10", "1 2"][int(rng.integers(8))]
+        text = text[: m.start(2)] + bad + text[m.end(2):]
+        what = f"{m.group(1)}={bad!r}"
+    elif how == 1 and attrs:
+        m = attrs[int(rng.integers(len(attrs)))]
+        text = text[: m.start()] + text[m.end():]
+        what = f"no {m.group(1)}"
+    elif how == 2:
+        tags = list(re.finditer(r"<(node|edge|thing|nodes|edges)\b[^>]*/>", text))
+        if tags:
+            m = tags[int(rng.integers(len(tags)))]
+            text = text[: m.start()] + text[m.end():]
+        what = "an element dropped"
+    elif how == 3:
+        text = text.replace("<things>", '<!DOCTYPE t [<!ENTITY a "aaaaaaaaaa">]><things>', 1)
+        what = "an entity declaration"
+    else:
+        text = text.replace("</things>", "", 1)
+        what = "unclosed"
+    path.write_text(text)
+    return f"{what} in {path.name}"
+
+
 def damage_json(path: Path, rng) -> str:
     """Remove a field of a JSON file, give it the wrong type, or break the file."""
     try:
@@ -351,6 +392,8 @@ INPUTS = {
     "perturb": [("gt_npy", "npyarray"), ("gt_npy", "format"), ("gt_npy", "bytes"), ("outdir", "occupied")],
     "run": [("ledger", "runjson"), ("ledger", "bytes"), ("ledger", "file")],
     "demo": [("keep", "occupied"), ("keep", "file")],
+    "fibers-target": [("nml", "bytes"), ("nml", "xml"), ("fiber_mask", "npyarray"), ("fiber_mask", "bytes"),
+                      ("fiber_mask", "format"), ("outdir", "occupied")],
 }
 
 
@@ -373,6 +416,8 @@ def _apply(p: dict, name: str, how: str, rng) -> str:
         return damage_json(path / "meta.json", rng)
     if how == "columnsjson":
         return damage_json(path / "columns.json", rng)
+    if how == "xml":
+        return damage_xml(next(path.glob("*.nml")), rng)
     if how == "runjson":
         return damage_json(path / "exp" / "run.json", rng)
     if how == "cardjson":

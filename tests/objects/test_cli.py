@@ -84,7 +84,7 @@ def test_holdout_verify_exit_codes(cli, tmp_path):
     assert code == 0 and "all 3 truth masks match" in out
     (tmp_path / "truth/sub/f0.tif").write_bytes(b"x")
     code, out, err = cli("holdout", m, "--verify", "--json")
-    assert code == 3 and len(json.loads(out)["problems"]) == 1 and "digest problem" in err
+    assert code == 3 and len(json.loads(out)["problems"]) == 1 and "does not match its digest" in err and "m.json" in err
     code, out, err = cli("holdout", m, "--predictions", tmp_path / "pred")
     assert code == 2 and "f0.tif" in err  # the changed file is no longer a TIFF: refused, named
 
