@@ -130,35 +130,103 @@ def open_npy(path) -> Source:
     return RawFileSource(path, offset, shape, dtype, name=_name(path))
 
 
+#: the most pixels an image decoded whole may have (a header declaring more is refused before
+#: any decoding: a PNG cannot be read by windows, and a damaged or hostile header could ask for
+#: terabytes); 2**31 px is a 46,000 x 46,000 map, well above a full-size segment
+MAX_DECODED_PX = 1 << 31
+
+
+def _pillow_array(img) -> np.ndarray:
+    """The pixels of a Pillow image as numbers: grey palettes through their palette, colour
+    palettes as their indices (a label image), alpha dropped."""
+    mode = img.mode
+    if mode in ("P", "PA"):
+        pal = np.asarray(img.getpalette() or [], np.uint8).reshape(-1, 3)
+        index = np.asarray(img.convert("P") if mode == "PA" else img)
+        used = pal[np.unique(index)] if pal.size else pal
+        if used.size and (used[:, 0] == used[:, 1]).all() and (used[:, 1] == used[:, 2]).all():
+            return pal[:, 0][index]  # a grey palette: the grey levels it stands for
+        return index
+    if mode == "LA":
+        return np.asarray(img.convert("L"))
+    if mode == "RGBA":
+        return np.asarray(img.convert("RGB"))
+    return np.asarray(img)
+
+
 def open_pillow(path) -> Source:
-    """A PNG (or another image Pillow reads), decoded whole: PNGs have no windowed access."""
+    """A PNG (or another image Pillow reads), decoded whole: PNGs have no windowed access.
+
+    The header is checked before decoding (size, at most :data:`MAX_DECODED_PX` pixels); 8- and
+    16-bit grey, RGB (alpha dropped), 1-bit and grey-palette images are read as their values."""
+    import warnings
+
     from PIL import Image
 
     _require_exists(path)
     try:
-        with Image.open(path) as img:
-            array = np.asarray(img)
-    except Exception as exc:  # noqa: BLE001
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+            try:
+                img = Image.open(path)
+            finally:
+                Image.MAX_IMAGE_PIXELS = limit
+    except Exception:  # noqa: BLE001
         raise ScoreError(f"{_name(path)}: not a readable image (truncated, corrupt or "
                          f"another format); give a PNG, TIFF, .npy, NIfTI or zarr") from None
+    with img:
+        w, h = img.size
+        if w < 1 or h < 1 or w * h > MAX_DECODED_PX:
+            raise ScoreError(f"{_name(path)}: its header declares {w} x {h} pixels, which cannot be decoded whole "
+                             f"(at most {MAX_DECODED_PX:,}); save a map this large as TIFF, .npy or zarr")
+        try:
+            array = _pillow_array(img)
+        except Exception:  # noqa: BLE001 - a truncated or corrupt stream
+            raise ScoreError(f"{_name(path)}: its image data cannot be read (truncated or corrupt); "
+                             f"write the file again") from None
     return ArraySource(array, _name(path))
 
 
 def open_nifti(path) -> Source:
-    """A NIfTI image; its voxel size is kept as ``source.voxel_size``."""
+    """A NIfTI image; its voxel size is kept as ``source.voxel_size``.
+
+    Checked before the data is read: dimensions (positive), and an uncompressed file's size
+    against its header; a compressed one (``.nii.gz``) is decoded at once (gzip has no random
+    access), so a truncated or corrupt stream is refused here, not in the middle of a score."""
     import nibabel
 
     _require_exists(path)
     try:
         img = nibabel.load(os.fspath(path))
-        proxy = img.dataobj
-        source = ArraySource(proxy, _name(path))
-        # the proxy applies the header's scaling, which can change the dtype: ask it
-        source.dtype = np.asarray(proxy[tuple(slice(0, 1) for _ in img.shape)]).dtype
-        source.voxel_size = tuple(float(z) for z in img.header.get_zooms()[: len(img.shape)])
-    except Exception as exc:  # noqa: BLE001
+        shape = tuple(int(n) for n in img.shape)
+    except Exception:  # noqa: BLE001
         raise ScoreError(f"{_name(path)}: not a readable NIfTI-1 or NIfTI-2 file; check that "
                          f"it was written completely") from None
+    if not shape or any(n < 1 for n in shape) or int(np.prod(shape, dtype=np.float64)) > MAX_DECODED_PX * 4:
+        raise ScoreError(f"{_name(path)}: its header declares dimensions {shape}; a NIfTI mask needs positive "
+                         f"dimensions: write the file again")
+    try:
+        proxy = img.dataobj
+        compressed = str(path).endswith(".gz")
+        if not compressed:
+            offset = getattr(proxy, "offset", None)  # where the proxy reads (the header may say 0)
+            offset = int(img.header.get_data_offset() if offset is None else offset)
+            need = offset + int(np.prod(shape)) * img.get_data_dtype().itemsize
+            have = os.path.getsize(path)
+            if have < need:
+                raise ScoreError(f"{_name(path)}: the file is truncated ({have} bytes, its header declares {need}); "
+                                 f"write it again")
+        source = ArraySource(np.asarray(proxy) if compressed else proxy, _name(path))
+        # the proxy applies the header's scaling, which can change the dtype: ask it
+        source.dtype = np.asarray(proxy[tuple(slice(0, 1) for _ in shape)]).dtype if not compressed \
+            else source.dtype
+        source.voxel_size = tuple(float(z) for z in img.header.get_zooms()[: len(shape)])
+    except ScoreError:
+        raise
+    except Exception:  # noqa: BLE001 - a truncated or corrupt gzip stream, a bad scaling
+        raise ScoreError(f"{_name(path)}: its image data cannot be read (truncated or corrupt); write the file "
+                         f"again") from None
     return source
 
 

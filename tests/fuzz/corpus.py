@@ -333,6 +333,43 @@ def damage_xml(path: Path, rng) -> str:
     return f"{what} in {path.name}"
 
 
+def damage_nifti(path: Path, rng):
+    """Write the array of ``path`` as a NIfTI beside it, damaged; returns (new path, what)."""
+    import gzip
+
+    import nibabel
+
+    a = _read_any(path).astype(np.uint8)
+    how = ["truncated-gz", "flipped-gz", "zero-dim", "negative-dim", "short-nii", "valid-gz", "4d", "nan-scale"][
+        int(rng.integers(8))]
+    gz = how.endswith("-gz") or how in ("zero-dim", "negative-dim", "4d", "nan-scale")
+    out = path.with_name(path.stem + (".nii.gz" if gz else ".nii"))
+    img = nibabel.Nifti1Image(a[..., None, None] if how == "4d" else a, np.eye(4))
+    nibabel.save(img, out)
+    data = out.read_bytes()
+    if how == "truncated-gz":
+        data = data[: len(data) * 2 // 3]
+    elif how == "flipped-gz":
+        buf = bytearray(data)
+        for _ in range(8):
+            buf[int(rng.integers(20, len(buf)))] ^= 0xFF
+        data = bytes(buf)
+    elif how in ("zero-dim", "negative-dim"):
+        raw = bytearray(gzip.decompress(data))
+        dim = np.frombuffer(bytes(raw[40:56]), "<i2").copy()
+        dim[2] = 0 if how == "zero-dim" else -5
+        raw[40:56] = dim.tobytes()
+        data = gzip.compress(bytes(raw))
+    elif how == "nan-scale":  # scl_slope (bytes 112-116 of the header) infinite
+        raw = bytearray(gzip.decompress(data))
+        raw[112:116] = np.float32(np.inf).tobytes()
+        data = gzip.compress(bytes(raw))
+    elif how == "short-nii":
+        data = data[: len(data) - 7]
+    out.write_bytes(data)
+    return out, f"{how} {out.name}"
+
+
 def damage_json(path: Path, rng) -> str:
     """Remove a field of a JSON file, give it the wrong type, or break the file."""
     try:
@@ -382,14 +419,14 @@ INPUTS = {
     "placement": [("ink_pred", "bytes"), ("ink_pred", "format"), ("ink_target", "metajson")],
     "columns": [("col_pred", "npyarray"), ("col_pred", "format"), ("col_target", "format"), ("col_pred", "bytes"), ("col_target", "metajson"),
                 ("col_target", "columnsjson"), ("col_target", "bytes")],
-    "curve": [("pred", "bytes"), ("gt", "bytes"), ("pred", "format"), ("gt", "format")],
+    "curve": [("pred", "bytes"), ("gt", "bytes"), ("pred", "format"), ("gt", "format"), ("gt", "nifti")],
     "objects": [("truth", "bytes"), ("truth", "format"), ("objpred", "format"), ("objpred", "npyarray"), ("objpred", "bytes")],
     "holdout": [("manifest", "json"), ("preds", "bytes"), ("preds", "format"), ("manifest", "format")],
     "fibers": [("fiber_labels", "npyarray"), ("fiber_labels", "format"), ("fiber_target", "bytes"), ("fiber_labels", "bytes"), ("fiber_target", "metajson"),
                ("fiber_target", "bytes")],
     "fibers-aggregate": [("cards", "cardjson"), ("cards", "bytes")],
     "check": [("regions", "json"), ("regions", "bytes")],
-    "perturb": [("gt_npy", "npyarray"), ("gt_npy", "format"), ("gt_npy", "bytes"), ("outdir", "occupied")],
+    "perturb": [("gt_npy", "npyarray"), ("gt_npy", "format"), ("gt_npy", "nifti"), ("gt_npy", "bytes"), ("outdir", "occupied")],
     "run": [("ledger", "runjson"), ("ledger", "bytes"), ("ledger", "file")],
     "demo": [("keep", "occupied"), ("keep", "file")],
     "fibers-target": [("nml", "bytes"), ("nml", "xml"), ("fiber_mask", "npyarray"), ("fiber_mask", "bytes"),
@@ -416,6 +453,9 @@ def _apply(p: dict, name: str, how: str, rng) -> str:
         return damage_json(path / "meta.json", rng)
     if how == "columnsjson":
         return damage_json(path / "columns.json", rng)
+    if how == "nifti":
+        p[name], what = damage_nifti(path, rng)
+        return what
     if how == "xml":
         return damage_xml(next(path.glob("*.nml")), rng)
     if how == "runjson":
