@@ -580,6 +580,15 @@ def _(tmp):
     return Expect(["curve", wide, "--gt", gt], file=wide, words=("(40, 44)", "(40, 40)"))
 
 
+@case("curvicost:empty-reference")
+def _(tmp):
+    gt = tmp / "empty_gt.npy"
+    np.save(gt, np.zeros((40, 40), np.uint8))
+    pred = tmp / "pred.npy"
+    np.save(pred, tube2d())
+    return Expect(["curve", pred, "--gt", gt], file=gt, words=("reference mask is empty",))
+
+
 @case("curvicost:unsupported-format")
 def _(tmp):
     gt = tmp / "gt.npy"

@@ -62,6 +62,8 @@ def format_row(row: dict) -> str:
 
 
 def run(args) -> int:
+    import numpy as np
+
     from segscore.cli._common import emit
     from segscore.curvilinear.masks import load_mask
     from segscore.curvilinear.scoring import score, scale_warnings
@@ -70,6 +72,10 @@ def run(args) -> int:
 
     (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask"),  # decoded side by side
                                             lambda: load_mask(args.prediction, what="prediction mask")], threads=2)
+    if not np.any(gt):
+        from segscore.errors import ScoreError
+
+        raise ScoreError(f"{args.gt}: the reference mask is empty; a reference needs at least one foreground voxel")
     if gt.shape != pred.shape:
         from segscore.errors import ScoreError
 
