@@ -235,7 +235,7 @@ def scorecard_rows(finetuned: HoldoutScore, vanilla: HoldoutScore) -> list:
     rows = []
     why_a, why_b = finetuned.metrics.get("notes") or {}, vanilla.metrics.get("notes") or {}
     for key, a in finetuned.metrics.items():
-        if key == "notes" or key not in vanilla.metrics:
+        if key == "notes" or key not in vanilla.metrics or isinstance(a, bool):  # a switch, not a metric
             continue
         b = vanilla.metrics[key]
         delta = a - b if key not in NOT_A_SCORE and _is_number(a) and _is_number(b) else None

@@ -4,8 +4,15 @@ Keys (spacr.scorecard's names): ``match_iou, precision, recall, f1, true_positiv
 false_positives, false_negatives, iou_mean, dice_per_object, dice_pixel, n_matched,
 ap_0.5 ... ap_0.9, ap_mean, boundary_precision_{t}px, boundary_recall_{t}px,
 boundary_f1_{t}px, splits, merges, n_truth, n_pred, count_error, area_error_mean,
-area_error_abs_mean`` and ``notes`` ({metric: why it is null}). A ratio that does not exist
-(an empty truth or prediction, nothing matched) is None with a note, never 0 or NaN.
+area_error_abs_mean``; panoptic quality at the match IoU ``pq, sq, rq`` (stardist's
+``panoptic_quality``: the matched IoUs summed over tp + fp/2 + fn/2; SQ their mean, RQ = tp /
+(tp + fp/2 + fn/2)) and panoptica's Dice-based ``pq_dsc, sq_dsc``; the connectomics measures
+``voi_split`` = H(prediction | truth) and ``voi_merge`` = H(truth | prediction) in bits (scikit-image's
+``variation_of_information(truth, prediction)`` in that order) and ``adapted_rand_error,
+adapted_rand_precision, adapted_rand_recall`` (scikit-image's ``adapted_rand_error(truth,
+prediction)``), with the truth's background left out unless ``count_background`` (recorded);
+and ``notes`` ({metric: why it is null}). A ratio that does not exist (an empty truth or
+prediction, nothing matched) is None with a note, never 0 or NaN.
 """
 
 from __future__ import annotations
@@ -271,13 +278,125 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
     table = None
     if contingency:
         tables = out["tables"]
-        table = ContingencyTable(*(tables[0] if len(tables) == 1 else merge_tables(tables)))
+        table = ContingencyTable(*(tables[0] if len(tables) == 1 else merge_tables(tables)),
+                                 n_pixels=per_row * int(ts.shape[0]))
     return table, _boundary_totals(out["boundary"], tols)
+
+
+def _xlogx_sum(counts) -> float:
+    """sum of n log2 n over positive counts, exactly rounded (order-free)."""
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[c > 0]
+    return math.fsum((c * np.log2(c)).tolist())
+
+
+def _square_sum(counts) -> int:
+    """sum of n**2, exact at any image size (int64 where it cannot overflow, Python integers else)."""
+    c = np.asarray(counts, dtype=np.int64)
+    if c.size == 0:
+        return 0
+    top = int(np.abs(c).max())
+    if top < 1 << 31 and c.size * top * top < 1 << 62:
+        return int(np.dot(c, c))
+    return sum(int(v) * int(v) for v in c.tolist())
+
+
+def _information_sums(table: ContingencyTable, count_background: bool) -> dict:
+    """The additive statistics of variation of information and the adapted Rand error.
+
+    Cells of the joint table: every overlapping pair of objects, each truth object's pixels on
+    the prediction's background (one "prediction 0" column), and, with ``count_background``,
+    the truth background's row (its pixels on each predicted object and on the prediction's
+    background). Without it the truth background is left out, as CREMI and scikit-image's
+    ``adapted_rand_error`` leave it out. Sums of n log2 n and of n**2 over the cells, the truth
+    rows and the prediction columns that belong to objects add over fields (fields pooled are
+    disjoint sets of objects); the background's row, column and cell are kept as counts and
+    entered at the end, so pooled fields score as the fields side by side in one image."""
+    k = table.pair_t.size
+    per_truth = np.bincount(table.pair_t, weights=table.pair_n, minlength=table.n_truth).astype(np.int64) \
+        if k else np.zeros(table.n_truth, np.int64)
+    per_pred = np.bincount(table.pair_p, weights=table.pair_n, minlength=table.n_pred).astype(np.int64) \
+        if k else np.zeros(table.n_pred, np.int64)
+    t_on_bg = table.truth_area.astype(np.int64) - per_truth  # truth object i on prediction 0
+    cells = [table.pair_n.astype(np.int64), t_on_bg]
+    cols = per_pred
+    truth_bg = bg_bg = 0
+    pred_bg = int(t_on_bg.sum())
+    if count_background:
+        if table.n_pixels is None:
+            raise ScoreError("count_background needs the image size; score the images, not a bare table")
+        bg_on_p = table.pred_area.astype(np.int64) - per_pred  # truth background on prediction j
+        truth_bg = int(table.n_pixels) - int(table.truth_area.sum())
+        bg_bg = truth_bg - int(bg_on_p.sum())
+        cells.append(bg_on_p)
+        cols = table.pred_area.astype(np.int64)
+        pred_bg += bg_bg
+    cells = np.concatenate(cells)
+    rows = table.truth_area.astype(np.int64)
+    return {"n": int(rows.sum()) + truth_bg, "cell_xlogx": _xlogx_sum(cells), "truth_xlogx": _xlogx_sum(rows),
+            "pred_xlogx": _xlogx_sum(cols), "cell_sq": _square_sum(cells), "truth_sq": _square_sum(rows),
+            "pred_sq": _square_sum(cols), "truth_bg": truth_bg, "pred_bg": pred_bg, "bg_bg": bg_bg}
+
+
+def _information_from_sums(s: dict, notes: dict) -> dict:
+    """VOI split and merge (bits, as scikit-image) and the adapted Rand error, precision and recall."""
+    n = s["n"]
+    out = {"voi_split": None, "voi_merge": None, "adapted_rand_error": None, "adapted_rand_precision": None,
+           "adapted_rand_recall": None}
+    if n == 0:
+        for k in out:
+            notes[k] = "no pixel is counted (the truth has no object, and its background is not counted)"
+        return out
+    cell_xlogx = s["cell_xlogx"] + _xlogx_sum([s["bg_bg"]])
+    truth_xlogx = s["truth_xlogx"] + _xlogx_sum([s["truth_bg"]])
+    pred_xlogx = s["pred_xlogx"] + _xlogx_sum([s["pred_bg"]])
+    # H(pred | truth) = (sum_i a_i log2 a_i - sum_ij n_ij log2 n_ij) / n, and the other way round
+    out["voi_split"] = max(0.0, (truth_xlogx - cell_xlogx) / n)
+    out["voi_merge"] = max(0.0, (pred_xlogx - cell_xlogx) / n)
+    pairs = s["cell_sq"] + s["bg_bg"] ** 2 - n
+    truth_pairs = s["truth_sq"] + s["truth_bg"] ** 2 - n
+    pred_pairs = s["pred_sq"] + s["pred_bg"] ** 2 - n
+    # scikit-image's adapted_rand_error: precision over the truth's pairs, recall over the prediction's
+    out["adapted_rand_precision"] = pairs / truth_pairs if truth_pairs else None
+    out["adapted_rand_recall"] = pairs / pred_pairs if pred_pairs else None
+    if truth_pairs + pred_pairs:
+        out["adapted_rand_error"] = 1.0 - pairs / (0.5 * truth_pairs + 0.5 * pred_pairs)
+    else:
+        notes["adapted_rand_error"] = "every counted pixel is its own segment in both images (no pixel pairs)"
+    if out["adapted_rand_precision"] is None:
+        notes["adapted_rand_precision"] = "no two counted pixels share a truth segment"
+    if out["adapted_rand_recall"] is None:
+        notes["adapted_rand_recall"] = "no two counted pixels share a predicted segment"
+    return out
+
+
+def _panoptic_from_sums(s: dict, notes: dict) -> dict:
+    """Panoptic quality at the match IoU: SQ (mean IoU of matched pairs), RQ (tp / (tp + fp/2 +
+    fn/2)), PQ = SQ x RQ, and panoptica's Dice-based SQ_DSC and PQ_DSC."""
+    tp = s["tp"]
+    fp, fn = s["n_pred"] - tp, s["n_truth"] - tp
+    den = tp + 0.5 * fp + 0.5 * fn
+    out = {"pq": None, "sq": None, "rq": None, "pq_dsc": None, "sq_dsc": None}
+    if den:
+        out["rq"] = tp / den
+        out["pq"] = s["iou_sum"] / den
+        out["pq_dsc"] = s["dice"]["dice_sum"] / den
+    else:
+        for k in ("pq", "rq", "pq_dsc"):
+            notes[k] = "neither image has an object"
+    if tp:
+        out["sq"] = s["iou_sum"] / tp
+        out["sq_dsc"] = s["dice"]["dice_sum"] / tp
+    else:
+        for k in ("sq", "sq_dsc"):
+            notes.setdefault(k, "no matched pairs at the match IoU")
+    return out
 
 
 def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, minimum_overlap=DEFAULT_MINIMUM_OVERLAP,
-               table=None, tile_rows=None, executor=None, threads=None, progress=None) -> dict:
+               table=None, tile_rows=None, executor=None, threads=None, progress=None,
+               count_background: bool = False) -> dict:
     """The additive summary of one field every scorecard metric derives from (pooled by
     :func:`metrics_from_sums` for one field or summed over a held-out set).
 
@@ -303,13 +422,16 @@ def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHO
         "areas": _area_sums(tab, m),
         "split_merge": _splits_merges_table(tab, minimum_overlap),
         "boundary": boundary,
+        "information": _information_sums(tab, bool(count_background)),
+        "count_background": bool(count_background),
     }
 
 
 def add_sums(a: dict, b: dict) -> dict:
     """Two fields' summaries added (same settings)."""
     if a["thresholds"] != b["thresholds"] or a["match_iou"] != b["match_iou"] \
-            or a["boundary"]["tolerances"] != b["boundary"]["tolerances"]:
+            or a["boundary"]["tolerances"] != b["boundary"]["tolerances"] \
+            or a.get("count_background") != b.get("count_background"):
         raise ScoreError("fields scored with different settings cannot be pooled")
 
     def add(x, y):
@@ -319,8 +441,9 @@ def add_sums(a: dict, b: dict) -> dict:
             return [add(u, v) for u, v in zip(x, y)]
         return x + y
 
-    out = add({k: v for k, v in a.items() if k not in ("match_iou", "thresholds")},
-              {k: v for k, v in b.items() if k not in ("match_iou", "thresholds")})
+    settings = ("match_iou", "thresholds", "count_background")
+    out = add({k: v for k, v in a.items() if k not in settings}, {k: v for k, v in b.items() if k not in settings})
+    out["count_background"] = a.get("count_background", False)
     out["boundary"]["tolerances"] = a["boundary"]["tolerances"]
     out["match_iou"], out["thresholds"] = a["match_iou"], a["thresholds"]
     return out
@@ -358,6 +481,9 @@ def metrics_from_sums(s: dict) -> dict:
     out.update(_boundary_from_counts(s["boundary"], notes))
     out.update(s["split_merge"])
     out.update(_areas_from_sums(s["areas"], notes))
+    out.update(_panoptic_from_sums(s, notes))
+    out.update(_information_from_sums(s["information"], notes))
+    out["count_background"] = s["count_background"]
     out["notes"] = notes
     return out
 
@@ -365,7 +491,7 @@ def metrics_from_sums(s: dict) -> dict:
 def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                        boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
                        minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None, tile_rows=None,
-                       executor=None, threads=None, progress=None) -> dict:
+                       executor=None, threads=None, progress=None, count_background: bool = False) -> dict:
     """Every segmentation metric of the scorecard on one 2D or 3D field (one streamed pass for
     the contingency table and the boundary counts). ``truth`` is the ground truth; both may
     be arrays (NumPy, memory-mapped, zarr, dask) or paths (TIFF, ``.npy``, PNG, NIfTI, zarr).
@@ -375,12 +501,13 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     return metrics_from_sums(field_sums(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
                                         boundary_tolerances=boundary_tolerances,
                                         minimum_overlap=minimum_overlap, table=table, tile_rows=tile_rows,
-                                        executor=executor, threads=threads, progress=progress))
+                                        executor=executor, threads=threads, progress=progress,
+                                        count_background=count_background))
 
 
 #: keys describing the data or the settings; they have no meaningful difference
 NOT_A_SCORE = frozenset({"match_iou", "n_fields", "n_truth", "n_pred", "count_error", "threshold", "n",
-                         "n_positive"})
+                         "n_positive", "count_background"})
 
 
 def delta_of(a: dict, b: dict, drop=NOT_A_SCORE) -> dict:

@@ -74,6 +74,8 @@ class ContingencyTable:
     #: matching are broken by it, so relabelling an image changes nothing. None when unknown.
     truth_first: np.ndarray | None = None
     pred_first: np.ndarray | None = None
+    #: pixels (voxels) in the image, background included; None when unknown
+    n_pixels: int | None = None
 
     @property
     def n_truth(self) -> int:
@@ -100,7 +102,7 @@ def contingency_table(truth, pred) -> ContingencyTable:
     from segscore.kernels.contingency import contingency
 
     t, p = check_pair(truth, pred)
-    return ContingencyTable(*contingency(t, p))
+    return ContingencyTable(*contingency(t, p), n_pixels=int(t.size))
 
 
 def table_for(truth, pred, table=None) -> ContingencyTable:

@@ -12,7 +12,9 @@ KEYS = ["match_iou", "precision", "recall", "f1", "true_positives", "false_posit
         "iou_mean", "dice_per_object", "dice_pixel", "n_matched",
         *[f"ap_{round(0.5 + 0.05 * k, 2):g}" for k in range(9)], "ap_mean",
         *[f"boundary_{m}_{t}px" for t in (1, 2, 3) for m in ("precision", "recall", "f1")],
-        "splits", "merges", "n_truth", "n_pred", "count_error", "area_error_mean", "area_error_abs_mean"]
+        "splits", "merges", "n_truth", "n_pred", "count_error", "area_error_mean", "area_error_abs_mean",
+        "pq", "sq", "rq", "pq_dsc", "sq_dsc", "voi_split", "voi_merge", "adapted_rand_error",
+        "adapted_rand_precision", "adapted_rand_recall", "count_background"]
 
 
 def brute(truth, pred, thr=0.5, minimum_overlap=0.1):
