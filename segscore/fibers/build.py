@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from segscore.errors import InputFileError, ScoreError
+from segscore.fibers.target import MAX_TOLERANCE
 
 DEFAULT_TOLERANCE = 2.0
 #: the meta.json bound on the tolerance (segscore.fibers.target)
-MAX_TOLERANCE = 64.0
 _UNITS_UM = {"micrometer": 1.0, "micrometre": 1.0, "um": 1.0, "µm": 1.0, "nanometer": 1e-3, "nanometre": 1e-3,
              "nm": 1e-3}
 

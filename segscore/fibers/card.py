@@ -26,7 +26,7 @@ from segscore.errors import InputFileError, ScoreError
 from segscore.fibers import floors as _floors
 from segscore.fibers.floors import FLOORS
 from segscore.fibers.score import score_labels
-from segscore.fibers.target import FiberTarget, load_target
+from segscore.fibers.target import MAX_TOLERANCE, FiberTarget, load_target
 
 #: ScrollGT's fiber scoring version this module reproduces: runs read in stored edge-row order
 #: (meta.json without ``floors_scoring_version`` means 1)
@@ -266,8 +266,9 @@ def aggregate_fiber_scores(cards, *, names=None) -> dict:
         classes.add(int(size))
         tol = c.get("tolerance") if c.get("tolerance") is not None else metrics.get("tolerance")
         if tol is not None:
-            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
-                raise ScoreError(f"{names[i]}: tolerance is {tol!r}, not a distance in voxels")
+            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol <= MAX_TOLERANCE:
+                raise ScoreError(f"{names[i]}: tolerance is {tol!r}, not a distance in voxels (0 to "
+                                 f"{MAX_TOLERANCE:g})")
             tolerances.add(float(tol))
         erls.append(metrics.get("erl"))
         pens.append(metrics.get("erl_merge_penalized"))

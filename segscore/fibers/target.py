@@ -22,6 +22,10 @@ import numpy as np
 
 from segscore.errors import InputFileError, ScoreError
 
+#: the largest fiber tolerance, in voxels, a target or a card may state (the ball of offsets grows
+#: as its cube: beyond this it is a damaged file, not a tolerance)
+MAX_TOLERANCE = 64.0
+
 FILES = ("skeleton.npz", "mask.npz", "meta.json")
 SKELETON_KEYS = ("coords", "edges", "fiber_offsets", "edge_offsets", "fiber_ids")
 
@@ -78,7 +82,7 @@ def _meta_fields():
     from segscore.io.schema import Field
 
     return (
-        Field("tolerance", (float,), lo=0, hi=64),
+        Field("tolerance", (float,), lo=0, hi=MAX_TOLERANCE),
         Field("size_class", (int,), lo=1),
         Field("shape", (list,), length=3, items=int, lo=1),
         Field("target_id", (str,)),
