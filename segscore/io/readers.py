@@ -6,7 +6,8 @@ and never holds more of a file than the window. Bad input raises a
 
 Formats are told by name: ``.tif``/``.tiff``, ``.npy``, ``.png`` (and other Pillow images),
 ``.nii``/``.nii.gz``, and zarr (a path ending in ``.zarr``, a key inside one such as
-``labels.zarr/2``, or any folder holding ``zarr.json``, ``.zarray`` or ``.zgroup``).
+``labels.zarr/2``, or any folder holding ``zarr.json``, ``.zarray`` or ``.zgroup``). A URL
+(``https://``, ``http://``, ``s3://``) is always a zarr store, read by :mod:`segscore.io.remote`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ def _name(path) -> str:
 
 
 def is_zarr_path(path) -> bool:
-    """Whether ``path`` names a zarr array or group (v2 or v3), or a key inside one."""
+    """Whether ``path`` names a zarr array or group (v2 or v3), or a key inside one.
+
+    Every URL (``https://``, ``s3://``, ...) is taken as a zarr store: only zarr is read remotely."""
+    from segscore.io.remote import is_url
+
+    if is_url(path):
+        return True
     p = Path(path)
     if any(part.endswith(".zarr") for part in p.parts):
         return True
@@ -36,7 +43,11 @@ def is_zarr_path(path) -> bool:
 
 
 def format_of(path) -> str:
-    """``'tiff'``, ``'npy'``, ``'nifti'``, ``'zarr'`` or ``'pillow'`` for a path."""
+    """``'tiff'``, ``'npy'``, ``'nifti'``, ``'zarr'`` or ``'pillow'`` for a path (a URL: ``'zarr'``)."""
+    from segscore.io.remote import is_url
+
+    if is_url(path):
+        return "zarr"  # segscore.io.remote refuses a URL naming a file in one line
     low = _name(path).lower().rstrip("/")
     if low.endswith(TIFF_SUFFIXES):
         return "tiff"
@@ -234,10 +245,13 @@ def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSou
     """A zarr array: ``path`` itself, or the array ``level`` inside the group at ``path``.
 
     A group without ``level`` is refused with its keys listed. Plain local arrays are read by
-    :mod:`segscore.io.zarr_local`; anything else (sharded, filtered, remote) by zarr-python.
+    :mod:`segscore.io.zarr_local`; anything else (sharded, filtered) by zarr-python; a URL
+    (``https://``, ``s3://``) by :mod:`segscore.io.remote`, window by window through fsspec.
     """
-    from segscore.io import zarr_local
+    from segscore.io import remote, zarr_local
 
+    if remote.is_url(path):
+        return remote.open_remote(path, level=level, what=what)
     if not os.path.exists(path):
         raise InputFileError(f"cannot open {_name(path)} as zarr: no such folder; point at the .zarr folder")
     try:

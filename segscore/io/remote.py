@@ -1,0 +1,298 @@
+"""Zarr stores on a server: ``http://``, ``https://`` and ``s3://`` URLs, read window by window.
+
+A URL names a zarr array or group the way a local path does (``https://host/x/inklabels.zarr``
+with a pyramid level, or ``https://host/x/labels.zarr/2`` for one array inside it). It is opened
+read-only through fsspec and zarr-python's :class:`zarr.storage.FsspecStore`: the metadata
+documents first, then only the chunks a window touches, one request per chunk. Nothing is
+downloaded whole and nothing is cached on disk.
+
+Timeouts: ``SEGSCORE_HTTP_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) for connecting and
+for each wait on the server's answer. ``s3://`` is anonymous (public buckets) unless
+``AWS_ACCESS_KEY_ID`` or ``AWS_PROFILE`` is set; ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``
+names another endpoint.
+
+Refusals are one line naming the URL and the fix: an :class:`~segscore.errors.InputFileError`
+when the store or the level is not there or the server cannot be reached, a
+:class:`~segscore.errors.ScoreError` when the URL is not a zarr store. A chunk the server does
+not have (HTTP 404, S3 NoSuchKey) is the array's fill value, as zarr defines it; a chunk that
+cannot be fetched for any other reason (a timeout, a refused connection, HTTP 403 or 500) is a
+:class:`RemoteFetchError` naming the URL and the chunk key, never a silent fill.
+
+This module imports neither fsspec, aiohttp nor zarr until a URL is opened (the ``remote`` extra:
+``pip install 'segscore[remote]'``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from segscore.errors import InputFileError, ScoreError
+
+#: the environment variable holding the timeout in seconds
+TIMEOUT_ENV = "SEGSCORE_HTTP_TIMEOUT"
+#: seconds to connect, and to wait for each part of an answer, when the variable is not set
+DEFAULT_TIMEOUT = 30.0
+#: the schemes read as remote zarr stores
+SCHEMES = ("http", "https", "s3")
+INSTALL = "pip install 'segscore[remote]'"
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_METADATA = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
+#: names that are files segscore reads only from a local disk
+_FILE_SUFFIXES = (".tif", ".tiff", ".npy", ".png", ".jpg", ".jpeg", ".nii", ".nii.gz", ".zip")
+
+
+def is_url(path) -> bool:
+    """Whether ``path`` is a URL (``scheme://...``) rather than a local path."""
+    return isinstance(path, str) and _URL.match(path) is not None
+
+
+def http_timeout() -> float:
+    """The timeout in seconds: ``$SEGSCORE_HTTP_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ScoreError(f"{TIMEOUT_ENV}={raw!r}: not a positive number of seconds; set it to e.g. 30, or unset it")
+    return value
+
+
+class RemoteFetchError(ScoreError):
+    """A key of a remote store could not be fetched (a timeout, a refused connection, HTTP 5xx).
+
+    ``url`` is the store's URL, ``key`` the key inside it (a chunk such as ``2/c/0/1``),
+    ``reason`` and ``fix`` the two halves of the message."""
+
+    def __init__(self, url: str, key: str, reason: str, fix: str):
+        self.url, self.key, self.reason, self.fix = url, key, reason, fix
+        kind = "metadata" if key.rsplit("/", 1)[-1] in _METADATA else "chunk"
+        super().__init__(f"{url}: cannot fetch {kind} {key}: {reason}; {fix}")
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _why(exc: BaseException) -> tuple[str, str]:
+    """What went wrong fetching a key, and the fix, for the exceptions aiohttp and s3fs raise."""
+    try:
+        timeout = http_timeout()
+    except ScoreError:
+        timeout = DEFAULT_TIMEOUT
+    names = {c.__name__ for c in type(exc).__mro__}
+    if isinstance(exc, TimeoutError) or names & {"ReadTimeoutError", "ConnectTimeoutError"}:
+        return (f"no answer within {timeout:g} s", f"check the network, or raise {TIMEOUT_ENV} (now {timeout:g} s)")
+    if "ClientConnectorError" in names:  # aiohttp: could not connect (refused, no route, DNS)
+        os_error = getattr(exc, "os_error", None)
+        if isinstance(os_error, ConnectionRefusedError):
+            why = "connection refused"
+        elif type(os_error).__name__ == "gaierror" or "ClientConnectorDNSError" in names:
+            why = "unknown host"
+        else:
+            why = _one_line(getattr(os_error, "strerror", None) or os_error or exc, 80)
+        host = f"{getattr(exc, 'host', '?')}:{getattr(exc, 'port', '?')}"
+        return (f"cannot connect to {host} ({why})", "check the URL's host and port and that the server is up")
+    if isinstance(exc, ConnectionRefusedError) or "EndpointConnectionError" in names:
+        return ("cannot connect (connection refused)", "check the URL's host and port and that the server is up")
+    status = getattr(exc, "status", None)
+    if "ClientResponseError" in names and isinstance(status, int):
+        message = _one_line(getattr(exc, "message", "") or "", 60)
+        said = f"the server answered HTTP {status}" + (f" {message}" if message else "")
+        if status in (401, 403):
+            return (said, "check that the store is public, or that you have access to it")
+        if status >= 500:
+            return (said, "the server failed: try again later")
+        return (said, "check the URL")
+    if isinstance(exc, PermissionError):
+        return ("access denied", "check that the bucket is public, or set AWS credentials")
+    if "NoCredentialsError" in names:
+        return ("no credentials", "unset AWS_PROFILE for a public bucket, or configure AWS credentials")
+    return (f"{type(exc).__name__}: {_one_line(exc, 100)}", "check the network and the URL, then try again")
+
+
+def _make_store_class():
+    """zarr's FsspecStore, whose fetches name the URL and key when they fail."""
+    from zarr.storage import FsspecStore
+
+    class GuardedStore(FsspecStore):
+        """A read-only :class:`zarr.storage.FsspecStore` that refuses a failed fetch in one line.
+
+        A missing key (FileNotFoundError) is still a missing key, so a missing chunk reads as
+        the fill value; any other failure raises :class:`RemoteFetchError`."""
+
+        #: whether a metadata document came back as an HTML page (a site, not a store)
+        saw_html = False
+
+        @property
+        def url(self) -> str:
+            return self.fs.unstrip_protocol(self.path).rstrip("/")
+
+        async def get(self, key, prototype, byte_range=None):
+            try:
+                value = await super().get(key, prototype, byte_range)
+            except ScoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every transport failure is the same refusal
+                raise RemoteFetchError(self.url, key, *_why(exc)) from None
+            if value is not None and key.rsplit("/", 1)[-1] in _METADATA:
+                head = value.to_bytes()[:256].lstrip().lower()
+                if head.startswith((b"<!doctype html", b"<html", b"<head", b"<?xml")):
+                    self.saw_html = True
+            return value
+
+        async def get_partial_values(self, prototype, key_ranges):
+            key_ranges = list(key_ranges)
+            try:
+                return await super().get_partial_values(prototype, key_ranges)
+            except ScoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                keys = ", ".join(sorted({k for k, _ in key_ranges})) or "?"
+                raise RemoteFetchError(self.url, keys, *_why(exc)) from None
+
+    GuardedStore.__module__ = __name__
+    GuardedStore.__qualname__ = "GuardedStore"
+    return GuardedStore
+
+
+def __getattr__(name):  # the store class is built on first use, so importing this module stays light
+    if name == "GuardedStore":
+        cls = _make_store_class()
+        globals()[name] = cls  # and pickle finds it by name (dask workers)
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _missing(url: str, what: str) -> ScoreError:
+    return ScoreError(f"{url}: reading {what} needs the 'remote' extra; {INSTALL}")
+
+
+def _filesystem(url: str, scheme: str, timeout: float):
+    """An asynchronous fsspec filesystem for ``scheme`` with the timeout set."""
+    try:
+        import fsspec  # noqa: F401
+    except ImportError:
+        raise _missing(url, "remote zarr stores (fsspec)") from None
+    if scheme in ("http", "https"):
+        try:
+            import aiohttp
+        except ImportError:
+            raise _missing(url, "http(s) URLs (aiohttp, which fsspec's HTTP filesystem uses)") from None
+        from fsspec.implementations.http import HTTPFileSystem
+
+        limits = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
+        return HTTPFileSystem(asynchronous=True, client_kwargs={"timeout": limits, "trust_env": True})
+    try:
+        import s3fs
+    except ImportError:
+        raise _missing(url, "s3:// URLs (s3fs)") from None
+    options = {"anon": not (os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE")),
+               "asynchronous": True,
+               "config_kwargs": {"connect_timeout": timeout, "read_timeout": timeout,
+                                 "retries": {"max_attempts": 2, "mode": "standard"}}}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        options["endpoint_url"] = endpoint
+    return s3fs.S3FileSystem(**options)
+
+
+def check_url(url: str) -> str:
+    """``url`` without a trailing slash, refused (before any network use) when segscore cannot read it."""
+    scheme = _URL.match(url).group(1).lower()
+    if scheme not in SCHEMES:
+        raise ScoreError(f"{url}: segscore reads zarr stores from http://, https:// and s3:// URLs, not {scheme}://; "
+                         f"give one of those or a local path")
+    if "?" in url or "#" in url:
+        raise ScoreError(f"{url}: a URL with a query or fragment cannot name a zarr store (its keys are appended "
+                         f"to the path); give the store's plain URL")
+    url = url.rstrip("/")
+    if url.lower().endswith(_FILE_SUFFIXES):
+        raise ScoreError(f"{url}: only zarr stores are read from URLs; download the file and give its local path")
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]+", url):
+        raise ScoreError(f"{url}: no host or bucket in the URL; give e.g. https://host/path/labels.zarr")
+    return url
+
+
+def _keys(group) -> list[str] | None:
+    """A group's member names, or None where the server cannot list them."""
+    try:
+        return sorted(group.keys())
+    except Exception:  # noqa: BLE001 - plain HTTP servers and closed buckets do not list
+        return None
+
+
+def _not_found(store, url: str) -> ScoreError:
+    """The refusal for a URL with no zarr metadata under it: nothing there, or not a store."""
+    from zarr.core.sync import sync
+
+    try:
+        there = bool(sync(store.fs._exists(store.path)))
+    except Exception:  # noqa: BLE001 - the probe only refines the message
+        there = False
+    if there:
+        return ScoreError(f"{url}: not a zarr store (there is a page or file there, but no zarr.json, .zarray or "
+                          f".zgroup under it); point at the .zarr folder itself")
+    how = "HTTP 404 for zarr.json, .zarray and .zgroup" if url.lower().startswith("http") \
+        else "no zarr.json, .zarray or .zgroup key"
+    return InputFileError(f"{url}: no zarr store there ({how}); check the URL")
+
+
+def open_remote(url: str, *, level: str | None = None, what: str = "array"):
+    """The zarr array at ``url``, or the array ``level`` inside the group at ``url``, as a source.
+
+    Read-only and lazy: opening fetches the metadata documents; each window fetches the chunks
+    it touches. Refusals as the module docstring lists them.
+    """
+    url = check_url(url)
+    timeout = http_timeout()
+    scheme = _URL.match(url).group(1).lower()
+    fs = _filesystem(url, scheme, timeout)
+    import warnings
+
+    import zarr
+    from zarr.errors import NodeNotFoundError, ZarrUserWarning
+
+    from segscore.io.sources import ZarrSource
+
+    path = url if scheme in ("http", "https") else fs._strip_protocol(url)
+    store = __getattr__("GuardedStore")(fs=fs, path=path, read_only=True)
+    try:
+        with warnings.catch_warnings():  # e.g. "both zarr.json and .zarray exist": refused below, or harmless
+            warnings.simplefilter("ignore", ZarrUserWarning)
+            node = zarr.open(store, mode="r")
+    except RemoteFetchError as exc:
+        raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
+    except (FileNotFoundError, NodeNotFoundError, KeyError):
+        raise _not_found(store, url) from None
+    except Exception:  # noqa: BLE001 - zarr-python could not parse what the server sent
+        sent = "an HTML page" if store.saw_html else "something else"
+        raise ScoreError(f"{url}: not a zarr store (the server sent {sent} for its zarr metadata); point at the "
+                         f".zarr folder itself") from None
+    try:
+        if hasattr(node, "keys"):  # a group: the level inside it
+            if level is None:
+                keys = _keys(node)
+                example = keys[0] if keys else "KEY"
+                listed = f" (keys: {keys})" if keys is not None else ""
+                raise ScoreError(f"{url} is a zarr group, not an array; name one inside it, e.g. "
+                                 f"{url}/{example}{listed}")
+            try:
+                child = node[str(level)]
+            except KeyError:
+                keys = _keys(node)
+                listed = f"; levels: {keys}" if keys is not None else f" (nothing at {url}/{level})"
+                raise InputFileError(f"{url}: no level {str(level)!r}{listed}") from None
+            if hasattr(child, "keys"):
+                raise ScoreError(f"{url}/{level} is a group, not an array")
+            node = child
+        _ = node.dtype, node.chunks
+    except RemoteFetchError as exc:
+        raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
+    return ZarrSource(node, url)

@@ -1,0 +1,327 @@
+"""Remote zarr stores (http://, s3://) read window by window, against a loopback HTTP server.
+
+The server is ``http.server`` serving a temporary folder of zarr v2 and v3 stores written by
+zarr-python on 127.0.0.1 (a free port), started by the fixture and stopped after the module. Its
+handler counts requests and can be told to fail or stall chunk requests.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+
+pytest.importorskip("aiohttp", reason="the 'remote' extra is not installed: pip install '.[remote]'")
+
+from tests.cli_checks import one_line_error  # noqa: E402
+from tests.ink.helpers import segment, write_levels  # noqa: E402
+
+CHUNKS = (16, 16)
+METADATA = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
+
+
+def _is_chunk(path: str) -> bool:
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return not path.endswith("/") and last not in METADATA and ".zarr/" in path and not last.endswith(".html")
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves the folder; ``/slow/...`` stalls; ``/spa/...`` answers every path with an HTML page;
+    ``server.state.chunks`` = ``"500"`` or ``"stall"`` fails chunk requests."""
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _stall(self):
+        self.server.state.release.wait(10)
+        try:
+            self.send_error(404)
+        except OSError:  # the client gave up long ago
+            pass
+
+    def do_GET(self):
+        state = self.server.state
+        state.requests.append(self.path)
+        if self.path.startswith("/slow/"):
+            return self._stall()
+        if self.path.startswith("/spa/"):
+            body = b"<!DOCTYPE html><html><body>an app, not a store</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return None
+        if state.chunks and _is_chunk(self.path):
+            if state.chunks == "stall":
+                return self._stall()
+            self.send_error(500)
+            return None
+        return super().do_GET()
+
+
+class Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 128  # zarr fetches a window's chunks at once; the default 5 drops SYNs (1 s retries)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """``(root folder, base URL, server state, arrays)``; the server stops after the module."""
+    root = tmp_path_factory.mktemp("served")
+    pred, ink, mask = segment((70, 90), seed=5)
+    np.save(root / "MAP.npy", pred)
+    for fmt in (2, 3):
+        write_levels(root / f"v{fmt}" / "inklabels.zarr", {"2": ink.astype(np.uint8)}, zarr_format=fmt, chunks=CHUNKS)
+        write_levels(root / f"v{fmt}" / "supervision.zarr", {"2": mask.astype(np.uint8)}, zarr_format=fmt,
+                     chunks=CHUNKS)
+    write_levels(root / "map.zarr", {"0": pred}, zarr_format=3, chunks=CHUNKS)
+    from tests.objects.helpers import synthetic_pair
+
+    truth, guess = synthetic_pair((64, 80), n=12, seed=3, r=(3, 7))
+    write_levels(root / "truth.zarr", {"0": truth}, zarr_format=3, chunks=CHUNKS)
+    write_levels(root / "pred.zarr", {"0": guess}, zarr_format=2, chunks=CHUNKS)
+    write_levels(root / "holes.zarr", {"2": np.full((40, 40), 7, np.uint8)}, zarr_format=3, chunks=CHUNKS)
+    os.remove(root / "holes.zarr" / "2" / "c" / "0" / "1")  # a chunk the server does not have
+    (root / "page.html").write_text("<html><body>a page about a store</body></html>")
+    server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+    server.state = types.SimpleNamespace(requests=[], chunks=None, release=threading.Event())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}", server.state, (pred, ink, mask)
+    finally:
+        server.state.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.fixture(autouse=True)
+def env(monkeypatch, served):
+    """No proxy between the client and the loopback server; a short default timeout; a clean state."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SEGSCORE_HTTP_TIMEOUT", "5")
+    state = served[2]
+    state.requests.clear()
+    state.chunks = None
+    yield
+    state.chunks = None
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _json(cli, *args):
+    code, out, err = cli(*args, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    files = result.pop("files", None)
+    return result, files
+
+
+# ---------------------------------------------------------------------------------------------
+# identical results
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_auc_over_http_equals_the_local_copy(cli, served, fmt):
+    root, url, state, _ = served
+    local = ["--labels", root / f"v{fmt}/inklabels.zarr", "--mask", root / f"v{fmt}/supervision.zarr"]
+    remote = ["--labels", f"{url}/v{fmt}/inklabels.zarr", "--mask", f"{url}/v{fmt}/supervision.zarr"]
+    want, _ = _json(cli, "auc", root / "MAP.npy", *local, "--bootstrap", "20", "--block-px", "9")
+    got, files = _json(cli, "auc", root / "MAP.npy", *remote, "--bootstrap", "20", "--block-px", "9",
+                       "--tile-rows", "7")
+    assert got == want and want["forward"]["auc"] is not None
+    assert files["labels"] == f"{url}/v{fmt}/inklabels.zarr"
+    assert any(_is_chunk(p) for p in state.requests)
+
+
+def test_a_map_given_as_a_url(cli, served):
+    root, url, _, _ = served
+    labels = ["--labels", root / "v3/inklabels.zarr", "--mask", root / "v3/supervision.zarr"]
+    want, _ = _json(cli, "auc", root / "map.zarr/0", *labels)
+    got, files = _json(cli, "auc", f"{url}/map.zarr/0", *labels)
+    assert got == want and files["prediction"] == f"{url}/map.zarr/0"
+
+
+def test_objects_over_http_equals_the_local_copy(cli, served):
+    root, url, _, _ = served
+    want, _ = _json(cli, "objects", root / "truth.zarr/0", root / "pred.zarr/0", "--tile-rows", "9")
+    got, _ = _json(cli, "objects", f"{url}/truth.zarr/0", f"{url}/pred.zarr/0", "--tile-rows", "9")
+    assert got == want
+
+
+@pytest.mark.parametrize("fmt, keys", [(3, {"2/c/1/0", "2/c/1/1"}), (2, {"2/1.0", "2/1.1"})])
+def test_a_window_fetches_only_its_chunks(served, fmt, keys):
+    from segscore.io.readers import open_zarr
+
+    root, url, state, (_, ink, _) = served
+    store = f"{url}/v{fmt}/inklabels.zarr"
+    source = open_zarr(store, level="2")
+    assert source.shape == ink.shape and source.chunks == CHUNKS and source.name == store
+    state.requests.clear()
+    window = source.read((slice(20, 30), slice(3, 20)))  # chunk row 1, chunk columns 0 and 1
+    assert np.array_equal(window, ink[20:30, 3:20])
+    prefix = f"/v{fmt}/inklabels.zarr/"
+    chunks = [p[len(prefix):] for p in state.requests if _is_chunk(p)]
+    assert sorted(chunks) == sorted(keys), state.requests  # each needed chunk once, no other
+    assert all(not _is_chunk(p) or p.startswith(prefix) for p in state.requests)
+
+
+def test_a_missing_chunk_reads_as_the_fill_value(served):
+    from segscore.io.readers import open_zarr
+
+    root, url, _, _ = served
+    with open_zarr(root / "holes.zarr", level="2") as local, open_zarr(f"{url}/holes.zarr", level="2") as remote:
+        want, got = local.read_all(), remote.read_all()
+    assert np.array_equal(got, want)
+    assert (got[:16, 16:32] == 0).all() and (got[16:, :] == 7).all()
+
+
+def test_a_remote_source_pickles(served):
+    """Sources go to dask workers by pickle; a remote one reopens its store there."""
+    import pickle
+
+    from segscore.io.readers import open_zarr
+
+    _, url, _, (_, ink, _) = served
+    source = pickle.loads(pickle.dumps(open_zarr(f"{url}/v3/inklabels.zarr", level="2")))
+    assert np.array_equal(source.read((slice(30, 50), slice(0, 90))), ink[30:50])
+
+
+# ---------------------------------------------------------------------------------------------
+# refusals: one line on stderr, exit 2
+
+
+def _auc(served, labels, *extra):
+    root, url, _, _ = served
+    return ["auc", root / "MAP.npy", "--labels", labels, "--mask", f"{url}/v3/supervision.zarr", *extra]
+
+
+def test_a_store_that_is_not_there(cli, served):
+    url = served[1]
+    one_line_error(*cli(*_auc(served, f"{url}/v3/nothing.zarr")), f"{url}/v3/nothing.zarr: no zarr store there")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_level_that_is_not_there(cli, served, fmt):
+    url = served[1]
+    code, out, err = cli(*_auc(served, f"{url}/v{fmt}/inklabels.zarr", "--level", "9"))
+    one_line_error(code, out, err, f"{url}/v{fmt}/inklabels.zarr: no level '9'")
+    assert "levels: ['2']" in err
+
+
+def test_a_page_that_is_not_a_store(cli, served):
+    url = served[1]
+    code, out, err = cli(*_auc(served, f"{url}/page.html"))
+    one_line_error(code, out, err, f"{url}/page.html: not a zarr store")
+    code, out, err = cli(*_auc(served, f"{url}/spa/inklabels.zarr"))  # HTML for every path
+    one_line_error(code, out, err, f"{url}/spa/inklabels.zarr: not a zarr store")
+    assert "HTML page" in err
+
+
+def test_a_closed_port(cli, served):
+    labels = f"http://127.0.0.1:{_closed_port()}/inklabels.zarr"
+    code, out, err = cli(*_auc(served, labels))
+    one_line_error(code, out, err, f"{labels}: cannot be opened: cannot connect to 127.0.0.1")
+    assert "connection refused" in err
+
+
+def test_a_server_that_does_not_answer_in_time(cli, served, monkeypatch):
+    monkeypatch.setenv("SEGSCORE_HTTP_TIMEOUT", "1")
+    url = served[1]
+    start = time.monotonic()
+    code, out, err = cli(*_auc(served, f"{url}/slow/inklabels.zarr"))
+    assert time.monotonic() - start < 6
+    one_line_error(code, out, err, f"{url}/slow/inklabels.zarr: cannot be opened: no answer within 1 s")
+    assert "SEGSCORE_HTTP_TIMEOUT" in err
+
+
+@pytest.mark.parametrize("failure, why", [("500", "HTTP 500"), ("stall", "no answer within 1 s")])
+def test_a_chunk_that_cannot_be_fetched_mid_run(served, monkeypatch, failure, why):
+    from segscore.errors import ScoreError
+    from segscore.io.readers import open_zarr
+
+    monkeypatch.setenv("SEGSCORE_HTTP_TIMEOUT", "1")
+    _, url, state, _ = served
+    source = open_zarr(f"{url}/v3/inklabels.zarr", level="2")  # opened while the server is well
+    state.chunks = failure
+    with pytest.raises(ScoreError) as caught:
+        source.read((slice(0, 10), slice(0, 10)))
+    message = str(caught.value)
+    assert message.startswith(f"{url}/v3/inklabels.zarr: cannot fetch chunk 2/c/0/0: ") and why in message
+    assert "\n" not in message
+
+
+def test_a_chunk_failure_mid_run_on_the_command_line(cli, served):
+    _, url, state, _ = served
+    state.chunks = "500"
+    code, out, err = cli(*_auc(served, f"{url}/v3/inklabels.zarr"))
+    one_line_error(code, out, err, "cannot fetch chunk 2/c/")
+    assert url in err and "HTTP 500" in err
+
+
+def test_a_group_without_a_level(cli, served):
+    url = served[1]
+    code, out, err = cli("objects", f"{url}/truth.zarr", f"{url}/pred.zarr/0")
+    one_line_error(code, out, err, f"{url}/truth.zarr is a zarr group, not an array")
+    assert f"{url}/truth.zarr/0" in err
+
+
+@pytest.mark.parametrize("labels, fragment", [
+    ("https://example.org/x/map.tif", "only zarr stores are read from URLs"),
+    ("gs://bucket/inklabels.zarr", "not gs://"),
+    ("https://example.org/x.zarr?sig=1", "query or fragment"),
+])
+def test_urls_refused_before_any_request(cli, served, labels, fragment):
+    one_line_error(*cli(*_auc(served, labels)), fragment)
+
+
+def test_a_bad_timeout_setting(cli, served, monkeypatch):
+    monkeypatch.setenv("SEGSCORE_HTTP_TIMEOUT", "soon")
+    one_line_error(*cli(*_auc(served, f"{served[1]}/v3/inklabels.zarr")), "SEGSCORE_HTTP_TIMEOUT='soon'")
+
+
+def test_a_missing_extra_is_named(cli, served, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aiohttp", None)  # as if aiohttp were not installed
+    one_line_error(*cli(*_auc(served, f"{served[1]}/v3/inklabels.zarr")), "pip install 'segscore[remote]'")
+
+
+def test_s3_at_a_closed_endpoint(cli, served, monkeypatch):
+    pytest.importorskip("s3fs", reason="s3fs (the 'remote' extra) is not installed")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("SEGSCORE_HTTP_TIMEOUT", "1")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, err = cli(*_auc(served, "s3://bucket/inklabels.zarr"))
+    one_line_error(code, out, err, "s3://bucket/inklabels.zarr: cannot be opened: cannot connect")
+
+
+def test_opening_a_url_is_lazy_about_imports():
+    """`import segscore` and the readers import neither fsspec, aiohttp nor zarr."""
+    code = ("import sys, segscore, segscore.io.readers, segscore.io.remote as r\n"
+            "assert r.is_url('https://h/x.zarr') and r.is_url('s3://b/x.zarr') and not r.is_url('x.zarr')\n"
+            "print(sorted(m for m in ('fsspec', 'aiohttp', 'zarr', 's3fs') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_format_of_a_url_is_zarr():
+    from segscore.io.readers import format_of, is_zarr_path
+
+    assert format_of("https://host/path/inklabels.zarr") == "zarr" and is_zarr_path("s3://b/labels.zarr/2")
+    assert format_of("https://host/some/store") == "zarr"  # a store need not end in .zarr
