@@ -114,7 +114,7 @@ def _why(exc: BaseException) -> tuple[str, str]:
         return ("access denied", "check that the bucket is public, or set AWS credentials")
     if "NoCredentialsError" in names:
         return ("no credentials", "unset AWS_PROFILE for a public bucket, or configure AWS credentials")
-    return (f"{type(exc).__name__}: {_one_line(exc, 100)}", "check the network and the URL, then try again")
+    return ("the transfer failed", "check the network and the URL, then try again")
 
 
 def _make_store_class():
