@@ -38,7 +38,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "segscore.families:_warm_objects"),
     Family("fibers", ("fibers", "fibers-aggregate", "fibers-target"), "segscore.fibers.card:score_fibers",
            "segscore.families:_warm_fibers"),
-    Family("curvilinear", ("curve", "perturb"), "segscore.curvilinear.scoring:score",
+    Family("curvilinear", ("curve", "perturb", "audit", "profile"), "segscore.curvilinear.scoring:score",
            "segscore.families:_warm_curvilinear"),
 )}
 

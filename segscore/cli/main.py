@@ -27,6 +27,8 @@ COMMANDS = {
     "placement": "segscore.cli.placement",
     "curve": "segscore.cli.curve",
     "perturb": "segscore.cli.perturb",
+    "audit": "segscore.cli.audit",
+    "profile": "segscore.cli.profile",
     "objects": "segscore.cli.objects",
     "holdout": "segscore.cli.holdout",
     "fibers": "segscore.cli.fibers",
@@ -34,7 +36,7 @@ COMMANDS = {
     "fibers-target": "segscore.cli.fibers_target",
 }
 #: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe
-KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "objects", "holdout", "fibers"}
+KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "audit", "profile", "objects", "holdout", "fibers"}
 ALIASES: dict[str, str] = {
     "score": "target",
     "score-columns": "columns",
@@ -54,6 +56,9 @@ HELP = {
     "holdout": "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests",
     "curve": "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance",
     "perturb": "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)",
+    "audit": "curvilinear masks: audit which metric tracks which cost per error type (curvicost's audit)",
+    "profile": "curvilinear masks: which error types a method makes (shares of the five operators, and the "
+               "unexplained part)",
     "fibers": "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors",
     "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
     "fibers-target": "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask",

@@ -5,8 +5,16 @@
     ref = prepare_reference(gt, prune_px=17); rows = [score(None, p, reference=ref) for p in preds]
     broken, info = perturb(gt, "break", 0.10, seed=0)
 
-Command line: ``segscore curve PRED --gt GT [--prune-px N] [--json | --json-out F] [--csv F]`` and
-``segscore perturb GT --operator OP --severity S [--seed N] [--prune-px N] -o OUT [--info-json F]``.
+Metric audit: ``audit(masks, ...)`` (curvicost's ``audit``: which metric tracks which cost, per
+error type; :mod:`segscore.curvilinear.auditing`) and ``audit_from_cases(path)`` (its statistics again
+from an earlier audit's cases); error profile: ``profile(gt, preds, ...)``
+(:mod:`segscore.curvilinear.profiling`) and ``recommend(findings, profile)``
+(:mod:`segscore.curvilinear.advice`: "which metric should I report?").
+
+Command line: ``segscore curve PRED --gt GT [--prune-px N] [--json | --json-out F] [--csv F]``,
+``segscore perturb GT --operator OP --severity S [--seed N] [--prune-px N] -o OUT [--info-json F]``;
+``segscore audit MASK... [options]``, ``segscore audit --cases AUDIT.json`` and
+``segscore profile PRED... --gt GT``.
 
 Skeletons are ``skimage.morphology.skeletonize``'s, voxel for voxel, made by segscore's kernels
 (:mod:`segscore.curvilinear.thinning`): in 2D with the removal table measured from the installed
@@ -40,10 +48,19 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
 
 from __future__ import annotations
 
-__all__ = ["score", "prepare_reference", "perturb", "OPERATORS", "load_mask", "save_mask"]
+__all__ = ["score", "prepare_reference", "perturb", "OPERATORS", "load_mask", "save_mask", "audit",
+           "audit_from_cases", "profile", "recommend"]
+
+#: the package's functions and the module each lives in (imported on first use)
+_LAZY = {"audit": "auditing", "audit_from_cases": "auditing", "profile": "profiling", "prepare_profile": "profiling",
+         "format_profile": "profiling", "recommend": "advice", "format_recommendation": "advice"}
 
 
 def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"segscore.curvilinear.{_LAZY[name]}"), name)
     if name in ("score", "prepare_reference", "scale_warnings", "ROW_KEYS", "OPTIONAL_KEYS"):
         from segscore.curvilinear import scoring as _s
 

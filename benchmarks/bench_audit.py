@@ -1,0 +1,231 @@
+"""`segscore audit` beside `curvicost audit` (0.3.1), whole processes, side by side in one run.
+
+Cases (made once, cached under benchmarks/_cache/audit, outside git):
+
+* the default ladder (break/bridge/truncate at 5 rungs, radius at 4 factors, boundary at 5 levels,
+  1 seed, 1,000 resamples, the redraw floor) on four 682² masks: the two FIVES masks of the shared
+  data (CC BY 4.0) and two synthetic vessel trees; `segscore audit` (default thread pool) against
+  `curvicost audit`, the same options, each writing its JSON and CSV;
+* the study ladder (7 rungs, 5 radius factors, 7 boundary levels, 3 seeds, 2,000 resamples) on 12
+  masks (the two FIVES masks and ten trees), segscore only (curvicost would take about an hour):
+  `--processes 1` and `--processes 2` (a LocalCluster each), then `--cases` re-reading the second
+  run's JSON (statistics only, no scoring).
+
+Rows: median wall seconds of --repeat runs (default 1), the command's own peak RSS (its
+``ru_maxrss``, under a bare parent) and the peak RSS of its whole process tree (sampled every 0.1 s
+with psutil: with --processes the worker processes are the command's children), numba's cache
+warm (one small unmeasured segscore run first). Below the table: how the two default-ladder
+results agree (the radius arm and the redraw floor draw nothing, so those cells must agree
+exactly; the other operators' draws are each tool's own).
+
+    PYTHONPATH=. python benchmarks/bench_audit.py [--repeat N] [--skip-study]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._harness import _WRAPPER, CACHE, machine_note, python_env, segscore_argv, shared_data, table  # noqa: E402
+
+FIVES = shared_data("fives", required=False)
+HERE = CACHE / "audit"
+PRUNE = "5"
+
+
+def vessel_tree(shape, seed):
+    from tests.curvilinear.helpers import vessel_tree as tree
+
+    return tree(shape, seed=seed, depth=6, r0=max(min(shape) / 100.0, 3.0), reach=0.3)
+
+
+def inputs() -> tuple[list[Path], list[Path]]:
+    """(the four default-ladder masks, the twelve study masks)."""
+    from PIL import Image
+
+    HERE.mkdir(parents=True, exist_ok=True)
+    fives = []
+    for name in ("fives_100_D_ds3.png", "fives_101_G_ds3.png"):
+        src = FIVES / name
+        if not src.is_file():
+            sys.exit(f"{src}: not found; set SEGSCORE_SHARED_DATA")
+        dst = HERE / name
+        if not dst.exists():
+            shutil.copy(src, dst)
+        fives.append(dst)
+    trees = []
+    for seed in range(10):
+        p = HERE / f"tree_682_s{seed}.png"
+        if not p.exists():
+            Image.fromarray(vessel_tree((682, 682), seed).astype(np.uint8) * 255).save(p)
+        trees.append(p)
+    return fives + trees[:2], fives + trees
+
+
+def run_tree(argv, *, cwd=None) -> dict:
+    """Run ``argv`` once under a bare parent: wall seconds, its own peak RSS (MB) and the peak of
+    the sum over its process tree (MB, sampled)."""
+    import psutil
+
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-S", "-c", _WRAPPER, rss.name, *map(str, argv)], env=python_env(),
+                                cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        peak = [0]
+        stop = threading.Event()
+
+        def sample():
+            try:
+                root = psutil.Process(proc.pid)
+            except psutil.Error:
+                return
+            while not stop.is_set():
+                total = 0
+                try:
+                    for p in root.children(recursive=True):
+                        try:
+                            total += p.memory_info().rss
+                        except psutil.Error:
+                            pass
+                except psutil.Error:
+                    break
+                peak[0] = max(peak[0], total)
+                stop.wait(0.1)
+
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        _, err = proc.communicate()
+        stop.set()
+        th.join()
+        wall = time.perf_counter() - t0
+        own = int(rss.read() or 0) / 1024.0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, argv))} exited {proc.returncode}:\n{err.decode(errors='replace')[-2000:]}")
+    return {"seconds": wall, "peak_mb": own, "tree_mb": peak[0] / 2**20}
+
+
+def measure(cases: dict, repeat: int) -> dict:
+    """Each command ``repeat`` times, in turns; medians."""
+    runs = {k: [] for k in cases}
+    for _ in range(repeat):
+        for name, argv in cases.items():
+            runs[name].append(run_tree(argv))
+    return {k: {m: statistics.median(r[m] for r in rs) for m in ("seconds", "peak_mb", "tree_mb")}
+            for k, rs in runs.items()}
+
+
+def curvicost_argv(*args) -> list[str]:
+    exe = shutil.which("curvicost") or str(Path(sys.executable).with_name("curvicost"))
+    return [exe, *map(str, args)]
+
+
+def agreement(ours_path: Path, theirs_path: Path) -> list[str]:
+    ours = json.loads(ours_path.read_text())
+    theirs = json.loads(theirs_path.read_text())  # NaN allowed
+    cells = {(f["cost"], f["operator"], f["metric"]): f for f in theirs["findings"]}
+    same = total = 0
+    radius_worst = 0.0
+    radius_n = 0
+    for f in ours["findings"]:
+        g = cells.get((f["cost"], f["operator"], f["metric"]))
+        if g is None:
+            continue
+        total += 1
+        same += f["label"] == g["label"]
+        if f["operator"] == "radius":
+            for k in ("aligned_rho", "ci_lo", "ci_hi"):
+                a, b = f[k], g[k]
+                b = None if isinstance(b, float) and math.isnan(b) else b
+                if (a is None) != (b is None):
+                    radius_worst = math.inf
+                elif a is not None:
+                    radius_worst = max(radius_worst, abs(a - b))
+            radius_n += 1
+    fl_worst = 0.0
+    ov, tv = ours["redraw_floor"]["values"], theirs["redraw_floor"]["values"]
+    for k, v in ov.items():
+        if k in tv and v["median"] is not None and not math.isnan(tv[k]["median"]):
+            fl_worst = max(fl_worst, abs(v["median"] - tv[k]["median"]), abs(v["min"] - tv[k]["min"]),
+                           abs(v["max"] - tv[k]["max"]))
+    return [f"- cells in both: {total}; same label: {same} ({len(ours['findings'])} segscore cells, "
+            f"{len(theirs['findings'])} curvicost cells); the draws of break, bridge, truncate and boundary are each "
+            "tool's own, so only the radius cells and the redraw floor must agree",
+            f"- radius cells (the operator draws nothing): {radius_n}, largest |Δ| of ρ and its interval "
+            f"{radius_worst:.1e}",
+            f"- redraw floor (median/min/max of {len(ov)} quantities and metrics over 4 masks): largest |Δ| "
+            f"{fl_worst:.1e}",
+            f"- cases: segscore {ours['n_cases']} acting (+{ours['n_declined']} declined), curvicost {theirs['n_cases']}"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--skip-study", action="store_true", help="only the default-ladder comparison")
+    args = ap.parse_args(argv)
+    four, twelve = inputs()
+    out = HERE / "out"
+    out.mkdir(exist_ok=True)
+    # numba's cache warm: one small run, unmeasured
+    run_tree(segscore_argv("audit", four[0], "--severities", "0.2", "--radius-scales", "0.7", "--boundary-fracs", "0.1",
+                           "--n-boot", "10", "--quiet"))
+    rows = []
+    ss = segscore_argv("audit", *four, "--prune-px", PRUNE, "--quiet", "--json-out", out / "seg_default.json",
+                       "--csv", out / "seg_default.csv")
+    cc = curvicost_argv("audit", *four, "--prune-px", PRUNE, "--quiet", "--json", out / "cc_default.json",
+                        "--csv", out / "cc_default.csv")
+    res = measure({"segscore": ss, "curvicost": cc}, args.repeat)
+    n = json.loads((out / "seg_default.json").read_text())["n_cases"]
+    base = res["curvicost"]["seconds"]
+    rows.append(dict(case="default ladder, 4 masks 682² (2 FIVES + 2 trees)", tool="curvicost audit 0.3.1",
+                     cases=json.loads((out / "cc_default.json").read_text())["n_cases"], **res["curvicost"], ratio=1.0))
+    rows.append(dict(case="", tool="segscore audit (threads)", cases=n, **res["segscore"],
+                     ratio=base / res["segscore"]["seconds"]))
+    if not args.skip_study:
+        study = {}
+        for p in (1, 2):
+            study[f"p{p}"] = segscore_argv("audit", *twelve, "--prune-px", PRUNE, "--study-ladder", "--processes", p,
+                                           "--quiet", "--include-cases", "--json-out", out / f"seg_study_p{p}.json")
+        res = measure(study, args.repeat)
+        js = json.loads((out / "seg_study_p2.json").read_text())
+        p1 = res["p1"]["seconds"]
+        rows.append(dict(case="study ladder, 12 masks 682² (2 FIVES + 10 trees)", tool="segscore audit --processes 1",
+                         cases=js["n_cases"], **res["p1"], ratio=1.0))
+        rows.append(dict(case="", tool="segscore audit --processes 2", cases=js["n_cases"], **res["p2"],
+                         ratio=p1 / res["p2"]["seconds"]))
+        same = json.loads((out / "seg_study_p1.json").read_text())["cases"] == js["cases"]
+        re_ = measure({"cases": segscore_argv("audit", "--cases", out / "seg_study_p2.json", "--quiet",
+                                              "--json-out", out / "seg_study_again.json")}, args.repeat)
+        again = json.loads((out / "seg_study_again.json").read_text())
+        rows.append(dict(case="", tool="segscore audit --cases (re-analysis, 2,000 resamples)", cases=again["n_cases"],
+                         **re_["cases"], ratio=p1 / re_["cases"]["seconds"]))
+    print(f"# segscore audit vs curvicost audit\n\n{machine_note()} · --repeat {args.repeat} (median) · "
+          f"--prune-px {PRUNE}\n")
+    print(table(rows, [("case", "case", None), ("tool", "command", None), ("cases", "acting cases", "{:,}"),
+                       ("seconds", "wall s", "{:.1f}"), ("peak_mb", "peak RSS MB (own)", "{:.0f}"),
+                       ("tree_mb", "peak RSS MB (process tree)", "{:.0f}"), ("ratio", "speed-up", "{:.2f}x")]))
+    print()
+    print("Default ladder, segscore against curvicost:")
+    print("\n".join(agreement(out / "seg_default.json", out / "cc_default.json")))
+    if not args.skip_study:
+        js1 = json.loads((out / "seg_study_p1.json").read_text())
+        print(f"- study ladder: the case tables of --processes 1 and 2 are {'identical' if same else 'DIFFERENT'}; "
+              f"--cases gives the same findings: {again['findings'] == js1['findings']}")
+        print("- speed-up: against curvicost for the default ladder; against --processes 1 for the study rows")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

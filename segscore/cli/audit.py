@@ -1,0 +1,344 @@
+"""``segscore audit``: which metric tracks which functional cost, per error type, on your own
+reference masks (curvicost 0.3.1's ``audit``); ``--cases FILE`` recomputes the findings of an
+earlier audit from its cases without scoring."""
+
+from __future__ import annotations
+
+import sys
+
+HELP = "curvilinear masks: audit which metric tracks which cost per error type (curvicost's audit)"
+
+DESCRIPTION = """\
+Damage each reference mask with every operator across a severity ladder, score every case against
+its reference, and correlate each metric with each quantity per operator (curvicost 0.3.1's audit).
+
+The default ladder is curvicost's shortened one:
+  default  break/bridge/truncate at 2, 5, 10, 20, 50 %; radius x0.7, 0.85, 1.15, 1.3; boundary
+           0.5, 2, 5, 10, 20 %; 1 seed; 1,000 bootstrap resamples.
+  study    1, 2, 5, 10, 20, 35, 50 %; radius x0.5, 0.7, 0.85, 1.15, 1.3; boundary 0.2, 0.5, 1, 2,
+           5, 10, 20 %; 3 seeds; 2,000 resamples (--study-ladder).
+--severities sets break/bridge/truncate only; --radius-scales and --boundary-fracs the other two.
+
+Each (quantity, operator, metric) cell gets one of the paper's labels: undefined (the quantity or
+the metric is constant), inconclusive (the operator acted in < 10 masks or < 12 cases), blind (the
+95% cluster-bootstrap interval includes 0), anti-correlated (rho < 0, interval excludes 0), or
+tracks. Units are reference masks: a verdict needs 10 or more.
+
+Quantities: traceable_frac and conductance_twosided by default; --cost picks built-in ones,
+--cost-fn adds a function of the mask of your own (user:<function>).
+Redraw floor: each reference is redrawn from its own skeleton and radii (radius scale 1.0) and
+scored against the original ('redraw' column; redraw_metric/redraw_cost in the CSV).
+
+segscore audit --cases AUDIT.json recomputes the findings from an earlier audit's cases (segscore's
+JSON written with --include-cases, or curvicost audit --include-cases --json) without scoring."""
+
+_OPERATORS = ("break", "bridge", "truncate", "radius", "boundary")
+_METRIC_ORDER = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_error", "betti_matching",
+                 "erl_star", "node_recall", "apls", "junction_f1", "hd95")
+_MARK = {"blind": "*", "anti-correlated": "!", "inconclusive": "?", "tracks": " "}
+
+
+def _levels(lo, hi, what):
+    """An argparse type: a comma-separated list of distinct finite numbers in (lo, hi]."""
+    import argparse
+    import math
+
+    def parse(text):
+        vals = []
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                v = float(part)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{part!r} is not a number") from None
+            if not math.isfinite(v) or not (lo < v <= hi):
+                raise argparse.ArgumentTypeError(f"{part} must be more than {lo:g} and at most {hi:g} ({what})")
+            if v in vals:
+                raise argparse.ArgumentTypeError(f"{part} is given twice")
+            vals.append(v)
+        if not vals:
+            raise argparse.ArgumentTypeError("give at least one value, comma-separated")
+        return tuple(vals)
+
+    parse.__name__ = "list"
+    return parse
+
+
+def add_arguments(p) -> None:
+    import argparse
+
+    from segscore.cli._common import length_px, nonnegative_int, number, positive_int
+
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.description = DESCRIPTION
+    p.add_argument("masks", nargs="*", metavar="MASK",
+                   help="reference binary masks, 2D or 3D (3+ for intervals, 10+ for any verdict)")
+    p.add_argument("--cases", metavar="FILE",
+                   help="recompute the findings from an earlier audit's cases instead of scoring (segscore's "
+                        "--include-cases JSON or curvicost's audit --include-cases --json)")
+    p.add_argument("--prune-px", type=length_px, default=None, metavar="N",
+                   help="spur-pruning length in voxels (default 5; ~2 vessel radii)")
+    p.add_argument("--study-ladder", action="store_true",
+                   help="the study's ladder, 3 seeds and 2,000 resamples (explicit ladder options still override)")
+    p.add_argument("--severities", type=_levels(0, 1, "a fraction of the eligible population"), metavar="LIST",
+                   help="comma-separated fractions for break/bridge/truncate ONLY (default 0.02,0.05,0.1,0.2,0.5)")
+    p.add_argument("--radius-scales", type=_levels(0, 3, "a radius scale factor"), metavar="LIST",
+                   help="comma-separated scale factors for radius (default 0.7,0.85,1.15,1.3)")
+    p.add_argument("--boundary-fracs", type=_levels(0, 1, "a fraction of the foreground voxels"), metavar="LIST",
+                   help="comma-separated fractions of foreground voxels for boundary (default 0.005,0.02,0.05,0.1,0.2)")
+    p.add_argument("--seeds", type=number(int, lo=1, hi=1000), metavar="N",
+                   help="random seeds per operator and severity (default 1; study 3)")
+    p.add_argument("--n-boot", "--bootstrap", dest="n_boot", type=number(int, lo=1, hi=1_000_000), metavar="N",
+                   help="cluster-bootstrap resamples (default 1000; study 2000; with --cases: the file's)")
+    p.add_argument("--cost", action="append", metavar="NAME",
+                   choices=("traceable_frac", "conductance_twosided", "conductance_frac", "traceable_single_frac",
+                            "density_kept"),
+                   help="built-in quantity to correlate against, repeatable (default traceable_frac and "
+                        "conductance_twosided); density_kept = 1 - |d_pred/d_ref - 1|, d the foreground count")
+    p.add_argument("--cost-fn", action="append", metavar="MODULE:FUNCTION",
+                   help="a quantity of your own: a function mask -> number, applied to the reference and each "
+                        "damaged copy, read as a fraction of the reference's (--cost-sided); MODULE importable, "
+                        "in the current folder, or a path to a .py file; repeatable; in addition to --cost")
+    p.add_argument("--cost-sided", choices=("one", "two"), default=None,
+                   help="--cost-fn fractions c = q_pred/q_ref: 'one' reads c, 'two' min(c, 1/c) (default two)")
+    p.add_argument("--min-units", type=nonnegative_int, default=10, metavar="N",
+                   help="a cell where the operator acted in fewer than N masks is inconclusive (default 10)")
+    p.add_argument("--min-cases", type=nonnegative_int, default=12, metavar="N",
+                   help="a cell with fewer than N acting cases is inconclusive (default 12)")
+    p.add_argument("--no-redraw-floor", action="store_true", help="skip the redraw floor")
+    p.add_argument("--no-erl", action="store_true", help="leave erl_star and node_recall out (curvicost's --no-erl)")
+    p.add_argument("--include-cases", action="store_true",
+                   help="every case (and redraw row) in the JSON: the file --cases reads back")
+    p.add_argument("--threads", type=positive_int, metavar="N",
+                   help="threads in this process (default: the CPUs available, at most 8); with --processes, "
+                        "threads per worker process (default 1)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--processes", type=number(int, lo=1, hi=512), metavar="N",
+                   help="run the cases on a local dask.distributed cluster of N worker processes (127.0.0.1)")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="run the cases on an existing dask.distributed cluster")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
+    p.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
+    p.add_argument("--csv", metavar="FILE", help="also write the findings table as CSV")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+# ------------------------------------------------------------------------------------------
+# the report
+# ------------------------------------------------------------------------------------------
+
+def _f(v, fmt):
+    return "--" if v is None else format(v, fmt)
+
+
+def format_report(result: dict) -> str:
+    """The blindness report, laid out as curvicost 0.3.1 prints it: the quantities, a grid per
+    quantity (metrics down, operators across, a 'redraw' column), every cell in full, the scale
+    line, the operators' notes, the labels with their counts, the redraw floor."""
+    L: list[str] = []
+    findings = result["findings"]
+    metrics = [m for m in _METRIC_ORDER if any(f["metric"] == m for f in findings)]
+    metrics += sorted({f["metric"] for f in findings} - set(metrics))
+    operators = list(_OPERATORS) + sorted({f["operator"] for f in findings} - set(_OPERATORS))
+    labels = result.get("cost_labels") or {}
+    label_of = lambda c: labels.get(c) or c  # noqa: E731
+    floor = result.get("redraw_floor")
+    fv = (floor or {}).get("values") or {}
+    src = result.get("source")
+    L.append("")
+    L.append(f"{result['n_cases']} cases from {result['n_units']} reference mask(s)"
+             + (f" (findings recomputed from {src}; nothing scored)" if src else ""))
+    costs = list(dict.fromkeys([f["cost"] for f in findings] or result.get("costs") or []))
+    if costs:
+        L.append("scored against:")
+        L.extend(f"  {c:<22} {label_of(c)}" for c in costs)
+    if not result["has_ci"]:
+        L.append("⚠  fewer than 3 reference masks: correlations are reported WITHOUT confidence\n"
+                 "   intervals, and blindness cannot be judged. Treat these as indicative only.")
+
+    cells = {(f["cost"], f["operator"], f["metric"]): f for f in findings}
+
+    def fl(key):
+        v = fv.get(key)
+        return f"{v['median']:.3f}" if v and v.get("n") and v.get("median") is not None else "--"
+
+    for cost in costs:
+        L.append("")
+        L.append(f"  vs {label_of(cost)}")
+        L.append("  " + "metric".ljust(16) + "".join(o.rjust(11) for o in operators) + ("     redraw" if floor else ""))
+        for m in metrics:
+            line = ""
+            for op in operators:
+                f = cells.get((cost, op, m))
+                if f is None:
+                    line += "         --"
+                elif f["label"] == "undefined":
+                    line += "      undef"
+                elif f["label"] == "inconclusive":
+                    line += f"{'(' + format(f['aligned_rho'], '+.2f') + ')':>10}?"
+                else:
+                    line += f"{f['aligned_rho']:>+10.2f}{_MARK[f['label']]}"
+            if floor:
+                line += fl(m).rjust(11)
+            L.append("  " + m.ljust(16) + line)
+        if floor:
+            v = fv.get(cost)
+            rng = (f"{v['median']:.3f} [min {v['min']:.3f}, max {v['max']:.3f}]"
+                   if v and v.get("n") and v.get("median") is not None else "undefined")
+            n = floor.get("n_units")
+            L.append(f"  redraw floor of {cost}: {rng} over {n if n is not None else '?'} mask(s)")
+
+    L.append("")
+    L.append("  every cell: sign-aligned Spearman ρ, 95% cluster-bootstrap interval, acting cases / acting units, label")
+    for cost in costs:
+        L.append("")
+        L.append(f"  vs {label_of(cost)}")
+        L.append("  " + "operator".ljust(10) + "metric".ljust(16) + "ρ".rjust(7) + "  [   lo,    hi]" + "  cases"
+                 + "  units" + "  label")
+        for op in operators:
+            for m in metrics:
+                f = cells.get((cost, op, m))
+                if f is None:
+                    continue
+                if f["label"] == "undefined":
+                    num, ci = "  undef", "  [    --,    --]"
+                else:
+                    num = f"{f['aligned_rho']:>+7.3f}"
+                    ci = ("  [" + _f(f["ci_lo"], "+.2f").rjust(6) + ", " + _f(f["ci_hi"], "+.2f").rjust(6) + "]")
+                lab = f["label"]
+                if f["label"] == "inconclusive" and f.get("reason"):
+                    lab += f" ({f['reason'].split(';')[0]})"
+                elif f["label"] == "undefined" and f.get("cost_constant"):
+                    lab += " (cost constant)"
+                L.append("  " + op.ljust(10) + m.ljust(16) + num + ci + f"{f['n']:>7}{f['n_units']:>7}  {lab}")
+
+    sc = result.get("scale")
+    if sc and isinstance(sc.get("median_radius"), (int, float)):
+        pr = sc.get("prune_in_radii")
+        L.append("")
+        pp = sc.get("prune_px")
+        pp = format(pp, "g") if isinstance(pp, (int, float)) else "?"
+        L.append(f"  scale: median vessel radius {sc['median_radius']:.1f} px; --prune-px {pp} = "
+                 + (f"{pr:.1f} vessel radii." if isinstance(pr, (int, float)) else "? vessel radii."))
+        if isinstance(pr, (int, float)) and not (1.0 <= pr <= 4.0):
+            L.append("  ⚠  that is far from the ~2 radii this tool was calibrated on. Spur pruning is an\n"
+                     "     ABSOLUTE pixel length, so results are not comparable across datasets sampled at\n"
+                     "     different resolutions unless you match this ratio.")
+    for op, why in sorted((result.get("operator_notes") or {}).items()):
+        L.append("")
+        L.append(f"⚠  {op}: {why}")
+    if not findings:
+        L.append("")
+        L.append("No correlations could be computed. See above.")
+    else:
+        count = lambda lab: sum(1 for f in findings if f["label"] == lab)  # noqa: E731
+        mu, mc = result.get("min_units", 10), result.get("min_cases", 12)
+        L.append("")
+        L.append(f"  labels ({len(findings)} cells; definitions as in the paper's Methods):")
+        L.append(f"  undef  undefined — the cost or the metric is constant across the cell, so ρ does not exist   "
+                 f"({count('undefined')})")
+        L.append(f"  (ρ)?   inconclusive — the operator acted in fewer than {mu} units or fewer than {mc} cases; ρ is "
+                 f"shown\n         for the record but is NOT a validated correlation and is never read as blind or "
+                 f"anti-correlated   ({count('inconclusive')})")
+        L.append(f"  *      blind — the interval includes zero: the metric cannot see that error type on this data   "
+                 f"({count('blind')})")
+        L.append(f"  !      anti-correlated — ρ is negative and the interval excludes zero: the metric moves the "
+                 f"WRONG WAY   ({count('anti-correlated')})")
+        L.append(f"         tracks — ρ is positive and the interval excludes zero   ({count('tracks')})")
+        if floor:
+            L.append("")
+            L.append("  redraw floor: each reference is drawn a second time from its own skeleton and radii and\n"
+                     "  scored against the original (median [min, max] over masks; the 'redraw' column is each\n"
+                     "  metric's median; ideal 1, betti0_error and hd95 0). A value far from ideal means that\n"
+                     "  quantity or metric cannot compare two independently drawn masks at that level. The\n"
+                     "  correlations compare copies of one drawing and are not affected.")
+        anti = [f for f in findings if f["label"] == "anti-correlated"]
+        if anti:
+            worst = min(anti, key=lambda f: f["aligned_rho"])
+            L.append(f"    worst: {worst['metric']} vs {label_of(worst['cost'])} on {worst['operator']} "
+                     f"(ρ {worst['aligned_rho']:+.2f}). When the metric moves the wrong way on an\n    error type, "
+                     "check first whether the cost is the right one for that error type.")
+    other = {k: v for k, v in (result.get("notes") or {}).items()
+             if not k.startswith(("cases.", "redraw_floor.cases."))}
+    if other:
+        L.append("")
+        L.extend(f"note: {k} is null: {why}" for k, why in other.items())
+    n_case_notes = len(result.get("notes") or {}) - len(other)
+    if n_case_notes:
+        L.append(f"note: {n_case_notes} case value(s) are null; the JSON's notes say why, by case")
+    return "\n".join(L)
+
+
+def _progress(args):
+    import time
+
+    if args.quiet or args.json or not sys.stderr.isatty():
+        return None
+    t0 = time.perf_counter()
+
+    def show(done, total):
+        el = time.perf_counter() - t0
+        left = f", ~{el / done * (total - done):.0f} s left" if done else ""
+        sys.stderr.write(f"\raudit: {done}/{total} cases, {el:.0f} s elapsed{left}   ")
+        if done == total:
+            sys.stderr.write("\r" + " " * 72 + "\r")
+        sys.stderr.flush()
+
+    return show
+
+
+def _csv(path, findings):
+    import csv
+    import io
+
+    from segscore.curvilinear.findings import ROW_KEYS
+    from segscore.io.results import atomic_write, csv_text
+
+    if findings:
+        atomic_write(path, csv_text(findings))
+        return
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(list(ROW_KEYS) + ["redraw_metric", "redraw_cost"])
+    atomic_write(path, buf.getvalue())
+
+
+def run(args) -> int:
+    from segscore.cli._common import emit, fail
+
+    if args.cases:
+        given = [name for name, on in (
+            ("MASK arguments", bool(args.masks)), ("--prune-px", args.prune_px is not None),
+            ("--study-ladder", args.study_ladder), ("--severities", args.severities is not None),
+            ("--radius-scales", args.radius_scales is not None), ("--boundary-fracs", args.boundary_fracs is not None),
+            ("--seeds", args.seeds is not None), ("--cost-fn", bool(args.cost_fn)),
+            ("--cost-sided", args.cost_sided is not None), ("--no-redraw-floor", args.no_redraw_floor),
+            ("--no-erl", args.no_erl), ("--threads", args.threads is not None),
+            ("--processes", args.processes is not None), ("--scheduler", args.scheduler is not None)) if on]
+        if given:
+            return fail(args, f"--cases re-reads scored cases and scores nothing, so {', '.join(given)} "
+                              "cannot apply; fix: drop them, or audit the masks without --cases")
+        from segscore.curvilinear.auditing import audit_from_cases
+
+        result = audit_from_cases(args.cases, costs=tuple(dict.fromkeys(args.cost)) if args.cost else None,
+                                  min_units=args.min_units, min_cases=args.min_cases, n_boot=args.n_boot,
+                                  include_cases=args.include_cases)
+    else:
+        if not args.masks:
+            return fail(args, "no reference masks; fix: give MASK files (3+ for intervals, 10+ for a verdict), "
+                              "or --cases FILE to re-read an earlier audit")
+        from segscore.curvilinear.auditing import COSTS, audit
+
+        costs = tuple(dict.fromkeys(args.cost)) if args.cost else COSTS
+        result = audit(args.masks, prune_px=5 if args.prune_px is None else args.prune_px,
+                       ladder="study" if args.study_ladder else "default", severities=args.severities,
+                       radius_scales=args.radius_scales, boundary_fracs=args.boundary_fracs, seeds=args.seeds,
+                       n_boot=args.n_boot, costs=costs, cost_fns=tuple(args.cost_fn or ()),
+                       cost_sided=args.cost_sided or "two", min_units=args.min_units, min_cases=args.min_cases,
+                       redraw_floor=not args.no_redraw_floor, erl=not args.no_erl, include_cases=args.include_cases,
+                       threads=args.threads, processes=args.processes, scheduler=args.scheduler,
+                       progress=_progress(args))
+    if args.csv:
+        _csv(args.csv, result["findings"])
+    emit(args, result, None if args.json else format_report(result))
+    return 0

@@ -1,0 +1,1021 @@
+"""The metric audit (curvicost 0.3.1's ``audit``): which metric tracks which functional cost,
+per error type, on your own reference masks.
+
+    from segscore.curvilinear import audit, audit_from_cases
+    result = audit(["gt1.png", "gt2.png", ...], prune_px=17)                 # score, then correlate
+    result = audit_from_cases("audit.json", min_units=3)                     # correlate again only
+
+**Cases.** Every reference mask is damaged by every operator (:data:`OPERATORS`) at every rung
+of the ladder and every seed (the radius arm with the first seed only: it draws nothing, as in
+curvicost), and each damaged copy is scored against its reference. The reference's work is done
+once per mask (:func:`~segscore.curvilinear.scoring.prepare_reference`); the radius arm is scored
+against the reference's own redraw at radius scale 1.0, prepared once too, so the rasterisation
+error is not charged to the operator. A case whose copy equals the reference it is scored against
+did not act: it is recorded (``acted: false``) and enters no count and no correlation.
+
+**Seeds.** Each case's draws are seeded from (the reference's file name without its folder, the
+operator, the severity, the seed number) alone, through SHA-256 (:func:`case_seed`), never from
+the order the cases run in or Python's ``hash()``: the case table is the same for any number of
+threads or processes and any order. The draws are segscore's operators' own; they do not
+reproduce curvicost's (its masks are what the statistics' parity is measured on).
+
+**Ladders.** ``"default"`` (curvicost's shortened one: break, bridge, truncate at 2, 5, 10, 20 and
+50 % of the eligible population; radius x0.7, 0.85, 1.15, 1.3; boundary 0.5, 2, 5, 10, 20 % of the
+foreground; 1 seed; 1,000 bootstrap resamples) or ``"study"`` (the paper's: 1, 2, 5, 10, 20, 35,
+50 %; radius x0.5, 0.7, 0.85, 1.15, 1.3; boundary 0.2, 0.5, 1, 2, 5, 10, 20 %; 3 seeds; 2,000
+resamples); ``severities``, ``radius_scales``, ``boundary_fracs``, ``seeds`` and ``n_boot`` override
+parts of either.
+
+**Quantities.** The costs correlated against: ``traceable_frac`` and ``conductance_twosided`` by
+default, also ``conductance_frac``, ``traceable_single_frac`` and ``density_kept`` (``1 - |c - 1|``,
+``c`` the foreground count of the copy over the reference's), and functions of the mask of your
+own (``cost_fns``: ``"module:function"``, the module importable, in the current folder, or a path
+to a ``.py`` file; or a callable). A user function is called as curvicost calls it, ``fn(mask)``
+with a bool array (a copy), on the reference and on every damaged copy (the radius arm: on the
+redraw it is scored against), and must return a finite number; the audited value is ``c =
+q(copy) / q(reference)`` read one-sided (``c``) or two-sided (``min(c, 1/c)``, ``0`` for ``c <= 0``),
+named ``user:<function>``; a reference on which it is 0 gives null fractions (with notes). Every
+case row carries the four graph costs and ``density_kept`` whatever was audited, so a re-analysis
+can pick another.
+
+**Redraw floor.** Each reference is also redrawn at radius scale 1.0 and scored against the
+original (operator ``redraw``): what every metric and quantity reads when only the drawing differs.
+``redraw_floor`` holds median, min, max and n over masks per cost and metric; each findings row
+gets ``redraw_metric`` and ``redraw_cost`` (the medians). ``redraw_floor=False`` skips it (and the
+two row fields).
+
+**Statistics** (:func:`~segscore.curvilinear.findings.findings_from_cases`): sign-aligned Spearman
+per (cost, operator, metric) cell, a 95 % cluster bootstrap over reference masks, the paper's
+labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reason in the row's
+``reason`` (or, for a row's null ``redraw_metric``/``redraw_cost``, appended to it).
+
+**Fan-out.** Cases are tasks: a thread pool in this process by default (``threads``), or a
+``distributed`` cluster: ``processes=N`` starts a ``LocalCluster`` of N worker processes on
+127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
+``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])`` and
+the five operators on a tiny mask) are warmed here first, then once per worker (``client.run``), so
+no two processes build numba's cache at once.
+``distributed`` is imported only on those paths.
+
+**Result** (the result contract, :mod:`segscore.io.results`): curvicost's fields ``n_cases``,
+``n_units`` (acting cases and units), ``has_ci``, ``min_units``, ``min_cases``, ``findings``,
+``ladder``, ``scale``, ``redraw_floor`` (null when skipped), ``cases`` (with ``include_cases``;
+null otherwise), curvicost's ``cost_labels``/``cost_sided``; segscore's ``operator_notes``
+(curvicost's ``notes``), ``n_declined``, ``n_boot``, ``costs``, ``metrics``, ``references``,
+``format``/``version`` (so the JSON with its cases is a segscore case table ``audit_from_cases``
+and :func:`~segscore.curvilinear.findings.read_cases` read back), and ``notes``: every null outside
+the findings rows by dotted path (``cases.12.apls``, ``redraw_floor.values.apls.median``).
+Cases carry the audited metrics (:data:`~segscore.curvilinear.scoring.AUDIT_METRICS`; not
+``betti_matching``, which segscore does not compute: curvicost's cases hold NaN there), less
+``erl_star`` and ``node_recall`` with ``erl=False`` (curvicost's ``--no-erl`` drops them).
+
+Import the module's other names with ``from segscore.curvilinear.auditing import ...``: the package
+attribute ``segscore.curvilinear.audit`` is this function, not the module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import math
+import numbers
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from segscore.errors import ScoreError
+
+__all__ = ["audit", "audit_from_cases", "case_seed", "load_cost_fn", "UserCost", "resolve_ladder",
+           "summarise_floor", "OPERATORS", "DEFAULT_SEVERITIES", "STUDY_SEVERITIES", "DEFAULT_SEEDS",
+           "STUDY_SEEDS", "DEFAULT_N_BOOT", "STUDY_N_BOOT", "COSTS", "BUILTIN_COSTS", "COST_LABELS"]
+
+OPERATORS = ("break", "bridge", "truncate", "radius", "boundary")
+COUNTING = ("break", "bridge", "truncate")
+#: curvicost 0.3.1's DEFAULT_SEVERITIES (its shortened ladder)
+DEFAULT_SEVERITIES = {
+    "break": (0.02, 0.05, 0.10, 0.20, 0.50),
+    "bridge": (0.02, 0.05, 0.10, 0.20, 0.50),
+    "truncate": (0.02, 0.05, 0.10, 0.20, 0.50),
+    "radius": (0.70, 0.85, 1.15, 1.30),
+    "boundary": (0.005, 0.02, 0.05, 0.10, 0.20),
+}
+#: curvicost 0.3.1's STUDY_SEVERITIES (the paper's ladder)
+STUDY_SEVERITIES = {
+    "break": (0.01, 0.02, 0.05, 0.10, 0.20, 0.35, 0.50),
+    "bridge": (0.01, 0.02, 0.05, 0.10, 0.20, 0.35, 0.50),
+    "truncate": (0.01, 0.02, 0.05, 0.10, 0.20, 0.35, 0.50),
+    "radius": (0.50, 0.70, 0.85, 1.15, 1.30),
+    "boundary": (0.002, 0.005, 0.01, 0.02, 0.05, 0.10, 0.20),
+}
+DEFAULT_SEEDS = 1
+STUDY_SEEDS = 3
+DEFAULT_N_BOOT = 1000
+STUDY_N_BOOT = 2000
+COSTS = ("traceable_frac", "conductance_twosided")
+GRAPH_COSTS = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac")
+BUILTIN_COSTS = GRAPH_COSTS + ("density_kept",)
+#: curvicost's headings of the quantities
+COST_LABELS = {
+    "traceable_frac": "traceable length (reachable reference skeleton)",
+    "conductance_twosided": "conductance (Kirchhoff, two-sided: excess is loss)",
+    "conductance_frac": "conductance (Kirchhoff, raw fraction retained)",
+    "traceable_single_frac": "traceable length (single pinned source)",
+    "density_kept": "vessel density kept (foreground fraction; 1 - |d_pred/d_ref - 1|)",
+}
+ERL_METRICS = ("erl_star", "node_recall")
+#: each operator's severity range: (low, high, low excluded)
+SEVERITY_RANGE = {"break": (0.0, 1.0), "bridge": (0.0, 1.0), "truncate": (0.0, 1.0), "radius": (0.0, 3.0),
+                  "boundary": (0.0, 1.0)}
+SIDED = ("one", "two")
+MIN_UNITS = 10
+MIN_CASES = 12
+
+
+# ------------------------------------------------------------------------------------------
+# seeds and ladders
+# ------------------------------------------------------------------------------------------
+
+def seed_name(unit: str) -> str:
+    """The part of a reference's name its cases are seeded from: the file name, no folder."""
+    return str(unit).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def case_seed(unit: str, operator: str, severity: float, seed: int) -> int:
+    """The seed of one case's draws: SHA-256 of (the reference's file name, the operator, the
+    severity, the seed number), 63 bits. Independent of run order, worker count and
+    ``PYTHONHASHSEED``; the same reference file in another folder draws the same."""
+    key = f"segscore-audit\x00{seed_name(unit)}\x00{operator}\x00{float(severity)!r}\x00{int(seed)}"
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "little") >> 1
+
+
+def _levels(values, operator, what):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ScoreError(f"{what}: expected a list of numbers, got {values!r}")
+    out = []
+    lo, hi = SEVERITY_RANGE[operator]
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+            raise ScoreError(f"{what}: {v!r} is not a finite number")
+        v = float(v)
+        if not (lo < v <= hi):
+            raise ScoreError(f"{what}: {v:g} is outside ({lo:g}, {hi:g}]"
+                             + ("; a radius scale factor" if operator == "radius" else "; a fraction"))
+        if v in out:
+            raise ScoreError(f"{what}: {v:g} is given twice; give each level once (a repeated level "
+                             "repeats the same damaged copy)")
+        out.append(v)
+    return tuple(out)
+
+
+def resolve_ladder(ladder="default", *, severities=None, radius_scales=None, boundary_fracs=None, seeds=None,
+                   n_boot=None) -> dict:
+    """The ladder an audit runs: ``{"name", "severities": {operator: levels}, "seeds", "n_boot"}``.
+
+    ``ladder`` is ``"default"`` or ``"study"``; ``severities`` replaces the break, bridge and
+    truncate rungs (a list), or any operator's (a dict ``{operator: levels}``, empty to skip it);
+    ``radius_scales`` and ``boundary_fracs`` replace those two; ``seeds`` is a count (``range(N)``)
+    or a list of seed numbers; ``n_boot`` the bootstrap resamples."""
+    if ladder not in ("default", "study"):
+        raise ScoreError(f"ladder {ladder!r}: use 'default' or 'study'")
+    base = STUDY_SEVERITIES if ladder == "study" else DEFAULT_SEVERITIES
+    sev = {op: tuple(v) for op, v in base.items()}
+    custom = False
+    if severities is not None:
+        custom = True
+        if isinstance(severities, dict):
+            for op, v in severities.items():
+                if op not in OPERATORS:
+                    raise ScoreError(f"severities: {op!r} is not one of {', '.join(OPERATORS)}")
+                sev[op] = _levels(v, op, f"severities[{op!r}]")
+        else:
+            for op in COUNTING:
+                sev[op] = _levels(severities, op, "severities")
+    if radius_scales is not None:
+        custom = True
+        sev["radius"] = _levels(radius_scales, "radius", "radius_scales")
+    if boundary_fracs is not None:
+        custom = True
+        sev["boundary"] = _levels(boundary_fracs, "boundary", "boundary_fracs")
+    if seeds is None:
+        seed_list = tuple(range(STUDY_SEEDS if ladder == "study" else DEFAULT_SEEDS))
+    elif isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ScoreError(f"seeds {seeds!r}: must be a whole number >= 1")
+        seed_list = tuple(range(int(seeds)))
+        custom = True
+    else:
+        try:
+            seed_list = tuple(seeds)
+        except TypeError:
+            raise ScoreError(f"seeds {seeds!r}: give a count or a list of seed numbers") from None
+        if not seed_list or any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0
+                                for s in seed_list) or len(set(seed_list)) != len(seed_list):
+            raise ScoreError(f"seeds {list(seed_list)!r}: give distinct whole numbers >= 0")
+        seed_list = tuple(int(s) for s in seed_list)
+        custom = True
+    if n_boot is None:
+        n_boot = STUDY_N_BOOT if ladder == "study" else DEFAULT_N_BOOT
+    else:
+        n_boot = _whole(n_boot, "n_boot", 1)
+        custom = True
+    if not any(sev.values()):
+        raise ScoreError("severities: every operator's ladder is empty; give at least one level")
+    return {"name": ladder + (" (modified)" if custom else ""), "severities": sev, "seeds": seed_list,
+            "n_boot": n_boot}
+
+
+def _whole(v, name, lo):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+        raise ScoreError(f"{name} {v!r}: must be a whole number >= {lo}")
+    return int(v)
+
+
+def _plan(ladder):
+    """Every case spec of one reference, in the case table's order: (operator, severity, seed)."""
+    out = []
+    for op in OPERATORS:
+        for s in ladder["severities"].get(op, ()):
+            for seed in (ladder["seeds"] if op != "radius" else ladder["seeds"][:1]):
+                out.append((op, float(s), int(seed)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# user quantities
+# ------------------------------------------------------------------------------------------
+
+#: functions loaded from a spec, per process: (module, path, function) -> callable
+_LOADED: dict = {}
+_FIX_FN = "fix: give MODULE:FUNCTION with an importable module, a module in the current folder or a path to a .py file"
+
+
+@dataclass(frozen=True)
+class UserCost:
+    """A quantity of the user's, a function of the binary mask. Pickles as its spec (a worker
+    process loads the function itself) or, given as a callable, as that callable."""
+
+    name: str  # "user:<function>"
+    spec: str  # as given ("mymeasures:vessel_area"), or the callable's qualified name
+    function: str
+    module: str | None = None  # import name, when it was imported
+    path: str | None = None  # absolute .py path it came from (a worker's fallback)
+    sided: str = "two"
+    fn: Callable | None = field(default=None, compare=False)  # a callable given directly
+
+    @property
+    def label(self) -> str:
+        reading = {"one": "one-sided fraction q_pred/q_ref",
+                   "two": "two-sided fraction min(c, 1/c), c = q_pred/q_ref"}[self.sided]
+        return f"user-supplied {self.spec} ({reading})"
+
+    def load(self) -> Callable:
+        if self.fn is not None:
+            return self.fn
+        key = (self.module, self.path, self.function)
+        fn = _LOADED.get(key)
+        if fn is None:
+            module = None
+            if self.module is not None:
+                try:
+                    module = _import(self.module)
+                except ImportError:
+                    if self.path is None:
+                        raise
+            if module is None:
+                module = _exec_file(Path(self.path), self.spec)
+            fn = _LOADED[key] = getattr(module, self.function)
+        return fn
+
+    def value(self, mask, where: str) -> float:
+        """``fn(mask)`` as a float; a refusal naming ``where`` (the mask) if it raises or
+        returns anything but a finite number."""
+        fn = self.load()
+        try:
+            v = fn(np.array(mask, dtype=bool, copy=True))
+        except Exception as exc:  # noqa: BLE001 - the user's code: any failure is reported in one line
+            msg = (str(exc).strip().splitlines() or [""])[0]
+            raise ScoreError(f"{where}: the cost function {self.spec} raised {type(exc).__name__}"
+                             + (f": {msg}" if msg else "") + "; fix: make it return a finite number for every "
+                             "mask (the reference and each damaged copy)") from None
+        if isinstance(v, (bool, np.bool_)) or not (isinstance(v, (numbers.Real, np.floating, np.integer))
+                                                    or (isinstance(v, np.ndarray) and v.ndim == 0
+                                                        and v.dtype.kind in "iuf")):
+            raise ScoreError(f"{where}: the cost function {self.spec} returned a {type(v).__name__}, not a number; "
+                             "fix: return one finite number per mask")
+        v = float(v)
+        if not math.isfinite(v):
+            raise ScoreError(f"{where}: the cost function {self.spec} returned {v!r}; fix: return a finite number "
+                             "for every mask (the reference and each damaged copy)")
+        return v
+
+    def read(self, q_ref: float, q: float):
+        """The audited value, or None where the reference's value is 0."""
+        if q_ref == 0:
+            return None
+        c = q / q_ref
+        if self.sided == "one":
+            return float(c)
+        return float(min(c, 1.0 / c)) if c > 0 else 0.0
+
+
+def _import(name):
+    cwd = os.getcwd()
+    added = not any(p in ("", ".", cwd) for p in sys.path)
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(name)
+    finally:
+        if added:
+            try:
+                sys.path.remove(cwd)
+            except ValueError:
+                pass
+
+
+def _exec_file(path: Path, spec: str):
+    mname = "segscore_user_cost_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    mspec = importlib.util.spec_from_file_location(mname, path)
+    if mspec is None or mspec.loader is None:
+        raise ScoreError(f"--cost-fn {spec}: {path} cannot be loaded as a Python module; {_FIX_FN}")
+    module = importlib.util.module_from_spec(mspec)
+    try:
+        mspec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001
+        raise ScoreError(f"--cost-fn {spec}: running {path} raised {type(exc).__name__}: "
+                         f"{(str(exc).strip().splitlines() or [''])[0]}; fix the module") from None
+    return module
+
+
+def load_cost_fn(spec, sided: str = "two") -> UserCost:
+    """A :class:`UserCost` from ``"module:function"`` (or ``"path/to/file.py:function"``, or a
+    callable), loaded now so a bad one is refused before any scoring (:class:`ScoreError`)."""
+    if sided not in SIDED:
+        raise ScoreError(f"cost_sided {sided!r}: use 'one' or 'two'")
+    if callable(spec) and not isinstance(spec, str):
+        fname = getattr(spec, "__name__", None) or type(spec).__name__
+        return UserCost(f"user:{fname}", getattr(spec, "__qualname__", fname), fname, sided=sided, fn=spec)
+    if not isinstance(spec, str):
+        raise ScoreError(f"--cost-fn {spec!r}: expected MODULE:FUNCTION or a callable")
+    mod_name, sep, fn_name = spec.rpartition(":")
+    if not sep or not mod_name or not fn_name:
+        raise ScoreError(f"--cost-fn {spec}: expected MODULE:FUNCTION; {_FIX_FN}")
+    module_import = path = None
+    if mod_name.endswith(".py"):
+        p = Path(mod_name)
+        if not p.is_file():
+            raise ScoreError(f"--cost-fn {spec}: {mod_name}: " + ("is a folder" if p.is_dir() else "no such file")
+                             + f"; {_FIX_FN}")
+        path = str(p.resolve())
+        module = _exec_file(Path(path), spec)
+    else:
+        try:
+            module = _import(mod_name)
+        except ImportError as exc:
+            raise ScoreError(f"--cost-fn {spec}: cannot import {mod_name} ({exc}); {_FIX_FN}") from None
+        except Exception as exc:  # noqa: BLE001 - the module's own code failed
+            raise ScoreError(f"--cost-fn {spec}: importing {mod_name} raised {type(exc).__name__}: "
+                             f"{(str(exc).strip().splitlines() or [''])[0]}; fix the module") from None
+        module_import = mod_name
+        f = getattr(module, "__file__", None)
+        path = str(Path(f).resolve()) if f else None
+    fn = getattr(module, fn_name, None)
+    if fn is None or not callable(fn):
+        raise ScoreError(f"--cost-fn {spec}: {mod_name} has no " + ("callable " if fn is not None else "function ")
+                         + f"{fn_name}; fix: name a function of the mask defined in it")
+    uc = UserCost(f"user:{fn_name}", spec, fn_name, module=module_import, path=path, sided=sided)
+    _LOADED[(uc.module, uc.path, uc.function)] = fn
+    return uc
+
+
+# ------------------------------------------------------------------------------------------
+# per-reference work and one case (these run on workers)
+# ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Options:
+    prune_px: float
+    metrics: tuple
+    users: tuple  # UserCost
+    need_radius: bool
+
+
+@dataclass
+class _Prepared:
+    name: str
+    mask: np.ndarray
+    ref: object
+    count: int
+    q: dict
+    radius_mask: np.ndarray | None = None
+    radius_ref: object = None
+    radius_count: int = 0
+    radius_q: dict | None = None
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A refusal raised on a worker, carried back as a value (so no worker logs a traceback)."""
+
+    message: str
+
+
+def _prepare(name, mask, opts: _Options):
+    from segscore.curvilinear.operators import perturb
+    from segscore.curvilinear.scoring import prepare_reference
+
+    try:
+        ref = prepare_reference(mask, prune_px=opts.prune_px)
+        q = {u.name: u.value(mask, name) for u in opts.users}
+        p = _Prepared(name, mask, ref, int(np.count_nonzero(mask)), q)
+        if opts.need_radius:
+            rm, _ = perturb(mask, "radius", 1.0, prune_px=opts.prune_px, name=name)
+            p.radius_mask = rm
+            p.radius_ref = prepare_reference(rm, prune_px=opts.prune_px)
+            p.radius_count = int(np.count_nonzero(rm))
+            p.radius_q = {u.name: u.value(rm, f"{name} (its redraw at radius scale 1.0)") for u in opts.users}
+        return p
+    except ScoreError as exc:
+        return _Failure(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
+def _summary(prep):
+    if isinstance(prep, _Failure):
+        return prep
+    return {"median_radius": float(prep.ref.median_radius)}
+
+
+def _case(prep, spec, opts: _Options):
+    """One case row (``spec``: operator, severity, seed); the redraw floor's row for operator
+    ``"redraw"``."""
+    if isinstance(prep, _Failure):
+        return prep
+    try:
+        return _case_row(prep, spec, opts)
+    except ScoreError as exc:
+        return _Failure(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
+def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
+    from segscore.curvilinear.operators import perturb
+    from segscore.curvilinear.scoring import score
+
+    op, sev, seed = spec
+    name = prep.name
+    if op == "redraw":
+        out, ctx, count, q_ref, reference = prep.radius_mask, prep.ref, prep.count, prep.q, prep.mask
+        row = {"unit": name, "operator": "redraw", "severity": 1.0, "seed": 0}
+        where = f"{name} (its redraw at radius scale 1.0)"
+    else:
+        s = case_seed(name, op, sev, seed)
+        out, info = perturb(prep.mask, op, sev, seed=s, prune_px=opts.prune_px, name=name)
+        if op == "radius":
+            reference, ctx, count, q_ref = prep.radius_mask, prep.radius_ref, prep.radius_count, prep.radius_q
+            realised = None
+        else:
+            reference, ctx, count, q_ref = prep.mask, prep.ref, prep.count, prep.q
+            realised = info.get("voxels_moved") if op == "boundary" else info.get("n_applied")
+        row = {"unit": name, "operator": op, "severity": float(sev), "seed": int(seed), "perturb_seed": s,
+               "realised": None if realised is None else int(realised),
+               "population": None if info.get("population") is None else int(info["population"])}
+        row["acted"] = not np.array_equal(out, reference)
+        if not row["acted"]:
+            if row["realised"] is None:
+                del row["realised"]
+            if row["population"] is None:
+                del row["population"]
+            return row
+        where = f"{name} (its {op} copy at severity {sev:g}, seed {seed})"
+        if row["realised"] is None:
+            del row["realised"]  # radius: nothing counted (curvicost: None)
+        if row["population"] is None:
+            del row["population"]
+    sc = score(None, out, reference=ctx, all_metrics=True)
+    notes = {}
+    for k in GRAPH_COSTS:
+        row[k] = sc[k]
+    c = int(np.count_nonzero(out)) / count
+    row["density_kept"] = float(1.0 - abs(c - 1.0))
+    for u in opts.users:
+        v = u.read(q_ref[u.name], u.value(out, where))
+        row[u.name] = v
+        if v is None:
+            notes[u.name] = (f"{u.spec} is 0 on the reference " + ("redraw " if op == "radius" else "")
+                             + f"{name}, so the fraction of it is undefined")
+    for m in opts.metrics:
+        row[m] = sc[m]
+    for k, why in sc["notes"].items():
+        if k in row and row[k] is None:
+            notes[k] = why
+    row["notes"] = notes
+    return row
+
+
+def _warm_worker():
+    """The family's warm-up (the scoring kernels) and the five operators on a tiny mask: the
+    kernels an audit runs, compiled or loaded from numba's cache before any case."""
+    import segscore
+    from segscore.curvilinear.operators import perturb
+
+    names = segscore.warm(["curvilinear"])
+    m = np.zeros((24, 24), bool)
+    m[12, 2:22] = m[2:22, 12] = m[4, 4:12] = True
+    for op, sev in (("break", 0.5), ("bridge", 0.5), ("truncate", 0.5), ("radius", 0.8), ("boundary", 0.1)):
+        perturb(m, op, sev, seed=0, prune_px=1)
+    return names
+
+
+# ------------------------------------------------------------------------------------------
+# running the tasks
+# ------------------------------------------------------------------------------------------
+
+class _Threads:
+    """Tasks on a thread pool (or inline with one thread); Future arguments are resolved in the
+    worker thread. The queue is first in, first out, so a reference is prepared before its cases
+    start, and a case waiting for it waits for a task that is already running."""
+
+    def __init__(self, threads):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.threads = threads
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="segscore-audit") if threads > 1 else None
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        def call():
+            return fn(*[a.result() if isinstance(a, Future) else a for a in args])
+
+        if self.pool is not None:
+            return self.pool.submit(call)
+        f = Future()
+        f.set_result(call())
+        return f
+
+    def scatter(self, x):
+        return x
+
+    def as_completed(self, futures):
+        from concurrent.futures import as_completed
+
+        return as_completed(futures)
+
+    def cancel(self, futures):
+        for f in futures:
+            f.cancel()
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Distributed:
+    def __init__(self, client, cluster=None):
+        self.client = client
+        self.cluster = cluster
+
+    def submit(self, fn, *args):
+        return self.client.submit(fn, *args, pure=False)
+
+    def scatter(self, x):
+        return self.client.scatter(x, hash=False)
+
+    def as_completed(self, futures):
+        from distributed import as_completed
+
+        return as_completed(futures)
+
+    def cancel(self, futures):
+        self.client.cancel(list(futures))
+
+    def close(self):
+        if self.cluster is not None:
+            self.client.close()
+            self.cluster.close()
+
+
+def _executor(threads, processes, scheduler):
+    if scheduler is None and processes is None:
+        from segscore.engine.executor import default_workers
+
+        return _Threads(threads or default_workers())
+    import logging
+
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ScoreError("--processes/--scheduler need the distributed package; fix: pip install "
+                         "'segscore[dist]'") from None
+    if scheduler is not None:
+        if not isinstance(scheduler, str):
+            return _Distributed(scheduler)
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ScoreError(f"--scheduler {scheduler}: cannot connect ({type(exc).__name__}: "
+                             f"{(str(exc).splitlines() or [''])[0]}); fix: start a scheduler there "
+                             "or use --processes N") from None
+        ex = _Distributed(client)
+        ex.cluster = _NoCluster()  # our connection: closed with the run, the cluster is left running
+        return ex
+    cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
+                           dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
+    try:
+        client = Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+    return _Distributed(client, cluster)
+
+
+class _NoCluster:
+    def close(self):
+        pass
+
+
+def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress):
+    """Every case row of every reference (in plan order), the redraw rows and each reference's
+    median radius."""
+    _warm_worker()  # here first: never several processes building numba's cache at once
+    plan = _plan(ladder)
+    ex = _executor(threads, processes, scheduler)
+    try:
+        if isinstance(ex, _Distributed):
+            ex.client.run(_warm_worker)
+        meta = {}
+        futures = []
+        summaries = []
+        preps = []
+        remaining = []
+        for i, (name, mask) in enumerate(refs):
+            pf = ex.submit(_prepare, name, ex.scatter(mask), opts)
+            preps.append(pf)
+            summaries.append(ex.submit(_summary, pf))
+            specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
+            remaining.append(len(specs))
+            for j, spec in enumerate(specs):
+                f = ex.submit(_case, pf, spec, opts)
+                meta[f] = (i, j)
+                futures.append(f)
+        total = len(futures)
+        rows = [[None] * (len(plan) + int(redraw)) for _ in refs]
+        done = 0
+        if progress is not None:
+            progress(0, total)
+        try:
+            for f in ex.as_completed(futures):
+                r = f.result()
+                if isinstance(r, _Failure):
+                    raise ScoreError(r.message)
+                i, j = meta.pop(f)
+                rows[i][j] = r
+                remaining[i] -= 1
+                if remaining[i] == 0:
+                    preps[i] = None  # its reference is no longer needed: let it go
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            radii = []
+            for s in summaries:
+                r = s.result()
+                if isinstance(r, _Failure):
+                    raise ScoreError(r.message)
+                radii.append(r["median_radius"])
+        except BaseException:
+            ex.cancel([f for f in futures if not f.done()])
+            raise
+        del futures, preps, summaries, meta
+    finally:
+        ex.close()
+    cases = [r for per in rows for r in per[:len(plan)]]
+    floors = [per[len(plan)] for per in rows] if redraw else []
+    return cases, floors, radii
+
+
+# ------------------------------------------------------------------------------------------
+# the result
+# ------------------------------------------------------------------------------------------
+
+def summarise_floor(rows, keys) -> dict:
+    """``{key: {"median", "min", "max", "n"}}`` over the redraw rows (None and n = 0 where no row
+    has a value)."""
+    out = {}
+    for k in keys:
+        v = np.asarray([r[k] for r in rows if isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)
+                        and math.isfinite(r[k])], float)
+        out[k] = ({"median": float(np.median(v)), "min": float(v.min()), "max": float(v.max()), "n": int(v.size)}
+                  if v.size else {"median": None, "min": None, "max": None, "n": 0})
+    return out
+
+
+def _references(masks):
+    """``[(name, mask)]``: paths read and checked, arrays named ``mask0``, ``mask1``, ..."""
+    from segscore.curvilinear.masks import as_binary, load_mask
+
+    if masks is None:
+        masks = []
+    if isinstance(masks, (str, os.PathLike, np.ndarray)):
+        masks = [masks]
+    items = list(masks.items()) if isinstance(masks, dict) else list(masks)
+    if not items:
+        raise ScoreError("no reference masks; fix: give at least one (3 or more for intervals, 10 or more for a verdict)")
+    out, seen = [], set()
+    for i, it in enumerate(items):
+        if isinstance(masks, dict):
+            name, m = it
+        elif isinstance(it, tuple) and len(it) == 2 and isinstance(it[0], str):
+            name, m = it
+        elif isinstance(it, (str, os.PathLike)):
+            name, m = os.fspath(it), it
+        else:
+            name, m = f"mask{i}", it
+        name = str(name)
+        if name in seen:
+            raise ScoreError(f"{name}: given twice; fix: give each reference mask once")
+        seen.add(name)
+        if isinstance(m, (str, os.PathLike)):
+            mask, _ = load_mask(m, what="reference mask")
+        else:
+            mask = as_binary(m, name)
+        if not mask.any():
+            raise ScoreError(f"{name}: the mask is empty; fix: give reference masks with a structure to damage")
+        out.append((name, mask))
+    return out
+
+
+def _null_notes(obj, prefix, why, notes):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _null_notes(v, f"{prefix}{k}.", why, notes)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _null_notes(v, f"{prefix}{i}.", why, notes)
+    elif obj is None:
+        notes[prefix[:-1]] = why
+
+
+def _lift(rows, prefix, notes):
+    out = []
+    for i, r in enumerate(rows):
+        r = dict(r)
+        for k, why in (r.pop("notes", None) or {}).items():
+            notes[f"{prefix}{i}.{k}"] = why
+        for k, v in r.items():  # anything null the scorer did not explain
+            if v is None and f"{prefix}{i}.{k}" not in notes:
+                notes[f"{prefix}{i}.{k}"] = f"{k} is undefined on this case"
+        out.append(r)
+    return out
+
+
+def _nan_to_none(obj):
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_nan_to_none(v) for v in obj]
+    return obj
+
+
+def _assemble(cases, floors, *, costs, min_units, min_cases, n_boot, include_cases, ladder, scale, cost_labels,
+              cost_sided, references=None, floor_values=None, floor_units=None, source=None):
+    from segscore.curvilinear.findings import CASE_TABLE_FORMAT, CaseTable, findings_from_cases
+
+    notes: dict = {}
+    plain = CaseTable([{k: v for k, v in c.items() if k != "notes"} for c in cases], source=source or "audit")
+    res = findings_from_cases(plain, costs=tuple(costs), min_units=min_units, min_cases=min_cases, n_boot=n_boot,
+                              seed=0)
+    findings = res["findings"]
+    redraw = None
+    values = None
+    if floors:
+        values = summarise_floor(floors, tuple(res["costs"]) + tuple(res["metrics"]))
+        redraw = {"n_units": len(floors), "values": values}
+        if include_cases:
+            redraw["cases"] = _lift(floors, "redraw_floor.cases.", notes)
+    elif floor_values is not None:
+        values = floor_values
+        redraw = {"n_units": floor_units, "values": values}
+    if values is not None:
+        for k, v in values.items():
+            if v.get("n", 0) == 0:
+                why = _floor_null_reason(k, floors)
+                for part in ("median", "min", "max"):
+                    if part in v and v[part] is None:
+                        notes[f"redraw_floor.values.{k}.{part}"] = why
+        for f in findings:
+            f["redraw_metric"] = (values.get(f["metric"]) or {}).get("median")
+            f["redraw_cost"] = (values.get(f["cost"]) or {}).get("median")
+            missing = [f"redraw_{w} ({f[w]}) has no redraw-floor value" for w in ("metric", "cost")
+                       if f[f"redraw_{w}"] is None]
+            if missing:
+                f["reason"] = "; ".join(([f["reason"]] if f["reason"] else []) + missing)
+    result = {
+        "format": CASE_TABLE_FORMAT, "version": 1,
+        "n_cases": res["n_cases"], "n_units": res["n_units"], "n_declined": res["n_declined"],
+        "has_ci": res["has_ci"], "min_units": min_units, "min_cases": min_cases, "n_boot": n_boot,
+        "costs": res["costs"], "metrics": res["metrics"],
+        "cost_labels": cost_labels, "cost_sided": cost_sided,
+        "findings": findings, "operator_notes": res["operator_notes"],
+        "ladder": ladder, "scale": scale, "redraw_floor": redraw,
+        "cases": _lift(cases, "cases.", notes) if include_cases else None,
+    }
+    if references is not None:
+        result["references"] = list(references)
+    if source is not None:
+        result["source"] = source
+    for key in ("ladder", "scale"):
+        if result[key] is not None:
+            _null_notes(result[key], f"{key}.", f"null in the case table's file ({source})" if source else
+                        "undefined", notes)
+    result["notes"] = dict(sorted(notes.items(), key=_note_order))
+    return result
+
+
+def _note_order(kv):
+    parts = kv[0].split(".")
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in parts]
+
+
+def _floor_null_reason(key, floors):
+    for r in floors:
+        why = (r.get("notes") or {}).get(key)
+        if why:
+            return f"{key} is null on every redraw: {why}"
+    return f"{key} has no value on any redraw" + ("" if floors else " in the case table's file")
+
+
+def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales=None, boundary_fracs=None,
+          seeds=None, n_boot=None, costs=COSTS, cost_fns=(), cost_sided="two", min_units=MIN_UNITS,
+          min_cases=MIN_CASES, redraw_floor=True, erl=True, include_cases=False, threads=None, processes=None,
+          scheduler=None, progress=None) -> dict:
+    """Audit the metrics against the costs on reference masks (the module docstring).
+
+    Parameters
+    ----------
+    masks : paths or arrays (the **references**, each the truth its damaged copies are scored
+        against), a list of ``(name, array)`` pairs, or a dict ``{name: array or path}``. A path's
+        name is the path as given; arrays are ``mask0``, ``mask1``, ...
+    prune_px : spur-pruning length in voxels (both graphs of every case).
+    ladder, severities, radius_scales, boundary_fracs, seeds, n_boot : :func:`resolve_ladder`.
+    costs : built-in quantities (:data:`BUILTIN_COSTS`) correlated against.
+    cost_fns : quantities of your own, ``"module:function"`` or callables (:func:`load_cost_fn`),
+        audited in addition to ``costs`` as ``user:<function>``; ``cost_sided`` ``"one"`` or ``"two"``.
+    min_units, min_cases : the floors below which a cell is inconclusive (the paper's 10 and 12).
+    redraw_floor : score each reference's redraw against it (``redraw_floor`` block, row fields).
+    erl : audit ``erl_star`` and ``node_recall`` (curvicost's ``--no-erl`` drops them).
+    include_cases : the case rows (and each redraw row) in the result.
+    threads, processes, scheduler : where the cases run (module docstring).
+    progress : ``progress(done, total)`` after every case.
+    """
+    from segscore.curvilinear.scoring import AUDIT_METRICS
+
+    if isinstance(prune_px, bool) or not isinstance(prune_px, numbers.Real) or not (0 <= prune_px <= 1e6):
+        raise ScoreError(f"prune_px {prune_px!r}: must be a length in voxels from 0 to 1e6")
+    lad = resolve_ladder(ladder, severities=severities, radius_scales=radius_scales, boundary_fracs=boundary_fracs,
+                         seeds=seeds, n_boot=n_boot)
+    min_units = _whole(min_units, "min_units", 0)
+    min_cases = _whole(min_cases, "min_cases", 0)
+    for name, v in (("threads", threads), ("processes", processes)):
+        if v is not None:
+            _whole(v, name, 1)
+    if processes is not None and scheduler is not None:
+        raise ScoreError("processes and scheduler: give one (processes starts a local cluster, scheduler uses yours)")
+    if scheduler is not None and threads is not None:
+        raise ScoreError("threads with scheduler: an existing cluster's workers keep their own threads; drop threads")
+    if isinstance(costs, str):
+        costs = (costs,)
+    costs = tuple(dict.fromkeys(costs or ()))
+    for c in costs:
+        if c not in BUILTIN_COSTS:
+            raise ScoreError(f"costs: {c!r} is not one of {', '.join(BUILTIN_COSTS)}; fix: name a built-in quantity "
+                             "or pass a function in cost_fns")
+    if cost_sided not in SIDED:
+        raise ScoreError(f"cost_sided {cost_sided!r}: use 'one' or 'two'")
+    if isinstance(cost_fns, str) or callable(cost_fns):
+        cost_fns = (cost_fns,)
+    users = []
+    for spec in cost_fns or ():
+        u = spec if isinstance(spec, UserCost) else load_cost_fn(spec, cost_sided)
+        if u.name in costs or any(u.name == o.name for o in users):
+            raise ScoreError(f"--cost-fn {u.spec}: a quantity named {u.name} is already audited; fix: give each "
+                             "function once (two functions of one name need different names)")
+        users.append(u)
+    all_costs = costs + tuple(u.name for u in users)
+    if not all_costs:
+        raise ScoreError("costs: none given; fix: name a built-in quantity or pass cost_fns")
+    refs = _references(masks)
+    metrics = tuple(m for m in AUDIT_METRICS if erl or m not in ERL_METRICS)
+    opts = _Options(prune_px=prune_px, metrics=metrics, users=tuple(users),
+                    need_radius=bool(redraw_floor or lad["severities"].get("radius")))
+    cases, floors, radii = _run(refs, lad, opts, bool(redraw_floor), threads=threads, processes=processes,
+                                scheduler=scheduler, progress=progress)
+    from segscore import __version__
+
+    ratios = [prune_px / r if r > 0 else math.nan for r in radii]
+    fin = [r for r in ratios if math.isfinite(r)]
+    scale = {"median_radius": float(np.median(radii)), "prune_px": prune_px,
+             "prune_in_radii": float(np.median(fin)) if fin else None, "n_units": len(radii)}
+    ladder_out = {"name": lad["name"], "severities": {op: list(v) for op, v in lad["severities"].items()},
+                  "seeds": list(lad["seeds"]), "n_boot": lad["n_boot"], "prune_px": prune_px,
+                  "erl": bool(erl), "version": f"segscore {__version__}"}
+    labels = {c: COST_LABELS[c] for c in costs}
+    labels.update({u.name: u.label for u in users})
+    sided = {u.name: u.sided for u in users}
+    if "density_kept" in costs:
+        sided = {"density_kept": "kept", **sided}
+    return _assemble(cases, floors, costs=all_costs, min_units=min_units, min_cases=min_cases, n_boot=lad["n_boot"],
+                     include_cases=include_cases, ladder=ladder_out, scale=scale, cost_labels=labels,
+                     cost_sided=sided, references=[n for n, _ in refs])
+
+
+def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CASES, n_boot=None,
+                     include_cases=False) -> dict:
+    """The audit's result recomputed from an earlier audit's cases, scoring nothing.
+
+    ``cases`` is a path (segscore's audit JSON written with its cases, a segscore case table, or
+    ``curvicost audit --include-cases --json FILE``) or a list of case dicts. ``costs`` default:
+    the file's; ``n_boot`` default: the file's ladder's, else 1,000. The file's ``ladder``, ``scale``
+    and redraw floor (its ``values``) are carried over; findings rows get their redraw medians."""
+    import json
+
+    doc = {}
+    source = None
+    if isinstance(cases, (str, os.PathLike)):
+        source = os.fspath(cases)
+        table = read_cases_checked(source)
+        try:
+            doc = json.loads(Path(source).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # read_cases read it a moment ago
+            doc = {}
+        if not isinstance(doc, dict):
+            doc = {}
+        doc = _nan_to_none(doc)
+        cases = table
+        if costs is None:
+            costs = table.costs
+    elif costs is None:
+        costs = getattr(cases, "costs", None)
+    cases = [dict(c) for c in cases]
+    if costs is None:
+        present = {k for c in cases for k in c}
+        costs = tuple(c for c in COSTS if c in present) or COSTS
+    ladder = doc.get("ladder") if isinstance(doc.get("ladder"), dict) else None
+    if n_boot is None:
+        nb = (ladder or {}).get("n_boot")
+        n_boot = nb if isinstance(nb, int) and not isinstance(nb, bool) and nb >= 1 else DEFAULT_N_BOOT
+    n_boot = _whole(n_boot, "n_boot", 1)
+    min_units = _whole(min_units, "min_units", 0)
+    min_cases = _whole(min_cases, "min_cases", 0)
+    floors = []
+    floor_values = floor_units = None
+    rf = doc.get("redraw_floor")
+    if isinstance(rf, dict):
+        if isinstance(rf.get("cases"), list) and all(isinstance(r, dict) for r in rf["cases"]):
+            floors = [dict(r) for r in rf["cases"]]
+        elif isinstance(rf.get("values"), dict):
+            floor_values = {k: v for k, v in rf["values"].items() if isinstance(v, dict)}
+            floor_units = rf.get("n_units") if isinstance(rf.get("n_units"), int) else None
+    scale = doc.get("scale") if isinstance(doc.get("scale"), dict) else None
+    labels = dict(doc.get("cost_labels") or {}) if isinstance(doc.get("cost_labels"), dict) else {}
+    labels = {c: labels.get(c) or COST_LABELS.get(c, c) for c in costs}
+    sided = doc.get("cost_sided") if isinstance(doc.get("cost_sided"), dict) else {}
+    sided = {c: s for c, s in sided.items() if c in costs}
+    result = _assemble(cases, floors, costs=costs, min_units=min_units, min_cases=min_cases, n_boot=n_boot,
+                       include_cases=include_cases, ladder=ladder, scale=scale, cost_labels=labels, cost_sided=sided,
+                       floor_values=floor_values, floor_units=floor_units, source=source)
+    for k, what in (("ladder", "its ladder"), ("scale", "its masks' scale")):
+        if result[k] is None:
+            result["notes"][k] = (f"{source or 'the case table'} does not record {what}; a case table written by "
+                                  "segscore audit or curvicost audit does")
+    if result["redraw_floor"] is not None and result["redraw_floor"].get("n_units") is None:
+        result["redraw_floor"]["n_units"] = len({r.get("unit") for r in floors}) or None
+        if result["redraw_floor"]["n_units"] is None:
+            result["notes"]["redraw_floor.n_units"] = "the case table's file does not say over how many masks"
+    return result
+
+
+def read_cases_checked(path):
+    """:func:`~segscore.curvilinear.findings.read_cases`, with the fix for an audit JSON written
+    without its cases."""
+    import json
+
+    from segscore.curvilinear.findings import CASE_TABLE_FORMAT, read_cases
+
+    try:
+        return read_cases(path)
+    except ScoreError as exc:
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise exc from None
+        if isinstance(doc, dict) and doc.get("format") == CASE_TABLE_FORMAT and doc.get("cases") is None \
+                and "findings" in doc:
+            raise ScoreError(f"{path}: a segscore audit written without its cases; fix: rerun segscore audit ... "
+                             "--include-cases --json-out FILE") from None
+        raise
