@@ -79,8 +79,12 @@ def build(folder: Path) -> dict:
     (f / "nml").mkdir(exist_ok=True)
     (f / "nml" / f"{CUBE}.nml").write_text(nml_text(FIBERS, ORIGIN))
     np.save(f / "fiber_mask.npy", tiny_mask())
+    _quietly(["audit", str(f / "gt.png"), str(f / "gt.npy"), "--severities", "0.2", "--radius-scales", "0.85",
+              "--boundary-fracs", "0.05", "--n-boot", "20", "--no-redraw-floor", "--quiet", "--include-cases",
+              "--json-out", str(f / "audit_cases.json")])
     return {"regions": f / "regions.json", "gt_npy": f / "gt.npy", "ledger": f / "ledger", "cards": cards,
             "keep": f / "keep", "outdir": f / "outdir", "nml": f / "nml", "fiber_mask": f / "fiber_mask.npy",
+            "audit_cases": f / "audit_cases.json",
             "map": f / "map.tif", "rev": f / "rev.tif", "labels": f / "labels.zarr", "mask": f / "mask.zarr",
             "ink_target": tgt, "ink_pred": f / "ink_pred.png", "col_target": ctgt, "col_pred": f / "col_pred.npy",
             "gt": f / "gt.png", "pred": f / "pred.png", "truth": f / "truth.tif", "objpred": f / "objpred.npy",
@@ -119,6 +123,9 @@ def commands(p: dict) -> dict:
         "demo": ["demo", "--keep", s(p["keep"]), "--bootstrap", "0"],
         "fibers-target": ["fibers-target", s(p["nml"]), s(p["fiber_mask"]), "--out",
                           s(Path(p["outdir"]) / "built_target"), "--force"],
+        "audit": ["audit", s(p["gt"]), s(p["gt_npy"]), "--severities", "0.2", "--radius-scales", "0.85",
+                  "--boundary-fracs", "0.05", "--n-boot", "20", "--no-redraw-floor", "--quiet"],
+        "profile": ["profile", s(p["pred"]), "--gt", s(p["gt"]), "--seeds", "1", "--quiet"],
     }
 
 
@@ -139,6 +146,9 @@ OPTIONS = {
     "run": [],
     "demo": [("--seed", 1)],
     "fibers-target": [("--origin", 3), ("--tolerance", 1), ("--shape", 3)],
+    "audit": [("--prune-px", 1), ("--seeds", 1), ("--n-boot", 1), ("--min-units", 1), ("--min-cases", 1),
+              ("--severities", 1), ("--radius-scales", 1), ("--threads", 1)],
+    "profile": [("--prune-px", 1), ("--seed", 1), ("--seeds", 1), ("--threads", 1)],
 }
 BAD_VALUES = ["nan", "inf", "-inf", "-1", "0", "-0", "1e308", "x", "", "99999999999999999999", "0.5", "-2.5"]
 
@@ -431,6 +441,8 @@ INPUTS = {
     "demo": [("keep", "occupied"), ("keep", "file")],
     "fibers-target": [("nml", "bytes"), ("nml", "xml"), ("fiber_mask", "npyarray"), ("fiber_mask", "bytes"),
                       ("fiber_mask", "format"), ("outdir", "occupied")],
+    "audit": [("gt", "bytes"), ("gt", "format"), ("gt_npy", "npyarray"), ("gt", "nifti"), ("audit_cases", "json")],
+    "profile": [("pred", "bytes"), ("pred", "format"), ("gt", "bytes"), ("gt", "format"), ("gt", "nifti")],
 }
 
 
@@ -513,6 +525,7 @@ def cases(root: Path, n: int, seed: int = 0):
             p[name] = dst
             what = _apply(p, name, how, rng)
             what = f"{name} {what}"
-            argv = commands(p)[command]
+            argv = commands(p)[command] if name != "audit_cases" else \
+                ["audit", "--cases", str(p["audit_cases"]), "--n-boot", "20", "--quiet"]
             folder = str(here)
         yield f"{command}: {what}", argv + (["--json"] if command not in ("run",) else []), folder
