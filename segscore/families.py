@@ -43,6 +43,62 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 )}
 
 
+@dataclass(frozen=True)
+class Command:
+    """One scoring command as a batch job runs it (``segscore.batch``): its argument definitions,
+    its compute part (parsed args -> the dict ``--json`` prints; prints nothing), result -> one
+    flat row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
+    relative ones resolve against the manifest's folder and each is fingerprinted) and the options
+    naming what it writes (``outputs``: in a job, under ``DIR/outputs/ID/``; ``--slug`` puts the
+    ledger there)."""
+
+    name: str
+    family: str
+    arguments: str  # "module:function" adding the command's arguments to an argparse parser
+    compute: str  # "module:function" (args, *, progress=None, argv=None) -> result dict
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ("--json-out",)
+    row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row
+    aliases: tuple[str, ...] = ()
+
+    def load(self, what: str):
+        module, attr = getattr(self, what).split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+def _command(name, family_name, inputs=(), outputs=("--json-out",), aliases=()) -> Command:
+    module = "segscore.commands." + name.replace("-", "_")
+    return Command(name, family_name, f"{module}:add_arguments", f"{module}:compute", tuple(inputs), tuple(outputs),
+                   aliases=tuple(aliases))
+
+
+#: every command a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
+#: parts are not split from their CLI modules)
+COMMANDS: dict[str, Command] = {c.name: c for c in (
+    _command("auc", "ink", ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug")),
+    _command("demo", "ink", (), ("--json-out", "--keep")),
+    _command("target", "ink", ("prediction", "target"), aliases=("score",)),
+    _command("placement", "ink", ("prediction", "target"), ("--json-out", "--evidence")),
+    _command("check", "ink", ("regions_json",)),
+    _command("columns", "columns", ("prediction", "target"), aliases=("score-columns",)),
+    _command("objects", "objects", ("truth", "prediction")),
+    _command("holdout", "objects", ("manifest", "predictions", "baseline"), ("--json-out", "--csv")),
+    _command("fibers", "fibers", ("paths",), aliases=("score-fibers",)),
+    _command("fibers-aggregate", "fibers", ("cards",)),
+    _command("fibers-target", "fibers", ("nml", "mask"), ("--json-out", "--out")),
+    _command("curve", "curvilinear", ("prediction", "gt"), ("--json-out", "--csv")),
+    _command("perturb", "curvilinear", ("mask",), ("-o", "--info-json")),
+)}
+
+
+def command(name: str) -> Command:
+    """The batch command ``name`` (or one of its aliases); KeyError naming the known ones otherwise."""
+    for c in COMMANDS.values():
+        if name == c.name or name in c.aliases:
+            return c
+    raise KeyError(f"no batch command {name!r}; commands: {', '.join(COMMANDS)}")
+
+
 def family(name: str) -> Family:
     """The registered family ``name``; KeyError naming the known ones otherwise."""
     try:

@@ -5,84 +5,27 @@ from __future__ import annotations
 import sys
 import traceback
 
-from segscore.errors import CheckViolation, ScoreError
+from segscore.errors import CheckViolation
 
-
-def add_floor_options(parser) -> None:
-    """The trailing options of a scoring command with ScrollGT floors: ``--seed``,
-    ``--no-floors``, the output options and the engine options."""
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the uniform_random floor (default 0)")
-    parser.add_argument("--no-floors", action="store_true", help="skip the floors")
-    add_output_options(parser)
-    add_engine_options(parser)
-
-
-def add_engine_options(parser, *, tile_rows: bool = True, threads_help: str | None = None) -> None:
-    """``--tile-rows N`` (unless ``tile_rows`` is False) and ``--threads N`` (``--workers`` is a
-    hidden alias of ``--threads``)."""
-    import argparse
-
-    if tile_rows:
-        parser.add_argument("--tile-rows", type=positive_int, metavar="N",
-                            help="rows (slices of a 3D image) per tile (default: bands of a few tens of MB)")
-    parser.add_argument("--threads", type=positive_int, metavar="N",
-                        help=threads_help or "threads in this process (default: the CPUs available, at most 8)")
-    parser.add_argument("--workers", type=positive_int, dest="threads", help=argparse.SUPPRESS)
-
-
-def number(kind=float, *, lo=None, hi=None, lo_open=False, whole_float=False):
-    """An argparse type for a finite number in a range: ``kind`` int or float; ``lo``/``hi``
-    bounds (``lo_open``: ``lo`` itself excluded). Anything else (text, NaN, inf, out of range)
-    is a usage error (exit 2) saying what is allowed. ``whole_float``: a float that is whole
-    comes back as an int (a length in voxels)."""
-    import argparse
-    import math
-
-    def parse(text: str):
-        try:
-            value = int(text) if kind is int else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole number' if kind is int else 'number'}") \
-                from None
-        if kind is float and not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-        if lo is not None and (value < lo or (lo_open and value == lo)):
-            raise argparse.ArgumentTypeError(f"{text} must be {'more than' if lo_open else 'at least'} {lo}")
-        if hi is not None and value > hi:
-            raise argparse.ArgumentTypeError(f"{text} must be at most {hi}")
-        if whole_float and float(value).is_integer():
-            return int(value)
-        return value
-
-    parse.__name__ = kind.__name__  # argparse names the type in its message
-    return parse
-
-
-#: argparse types used across commands
-positive_int = number(int, lo=1)
-nonnegative_int = number(int, lo=0)
-#: a length in pixels or voxels: finite, >= 0, at most a million
-length_px = number(float, lo=0, hi=1e6, whole_float=True)
-#: a share in (0, 1]
-share = number(float, lo=0, hi=1, lo_open=True)
-
-
-def add_output_options(parser, *, csv: bool = False) -> None:
-    """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``."""
-    parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
-    parser.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
-    if csv:
-        parser.add_argument("--csv", metavar="FILE", help="also write the result as CSV (a header and rows)")
+# the argument types and option groups live in segscore.commands._options (the batch runner
+# parses jobs with them too); they stay importable from here
+from segscore.commands._options import (  # noqa: E402,F401
+    add_engine_options, add_floor_options, add_output_options, length_px, nonnegative_int, number, positive_int,
+    share)
 
 
 def emit(args, result, text: str | None = None, *, csv_rows=None) -> None:
     """Print ``text`` (or the JSON with ``--json``) and write the requested files."""
-    from segscore.io.results import dumps, write_csv, write_json
+    from segscore.commands._options import write_outputs
 
-    if getattr(args, "json_out", None):
-        write_json(args.json_out, result)
-    if getattr(args, "csv", None) and csv_rows is not None:
-        write_csv(args.csv, csv_rows)
+    write_outputs(args, result, csv_rows=csv_rows)
+    show(args, result, text)
+
+
+def show(args, result, text: str | None = None) -> None:
+    """Print ``text``, or the JSON with ``--json`` (the files were written by the compute part)."""
+    from segscore.io.results import dumps
+
     if getattr(args, "json", False):
         sys.stdout.write(dumps(result) + "\n")
     elif text is not None:
@@ -112,35 +55,19 @@ def fail(args, message: str, code: int = 2) -> int:
 
 def run_command(func, args) -> int:
     """Run a subcommand, turning refusals into exit 2 and violations into exit 3."""
+    from segscore.commands._errors import refusal
+
     try:
         code = func(args)
         return 0 if code is None else int(code)
     except CheckViolation as exc:
         return fail(args, str(exc), 3)
-    except ScoreError as exc:
-        return fail(args, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    except FileNotFoundError as exc:
-        name = exc.filename or str(exc)
-        return fail(args, f"{name}: no such file or folder; check the path")
-    except PermissionError as exc:
-        return fail(args, f"{exc.filename}: permission denied; check the file's permissions")
-    except IsADirectoryError as exc:
-        return fail(args, f"{exc.filename}: is a folder, not a file")
-    except NotADirectoryError as exc:
-        return fail(args, f"{exc.filename}: a part of this path is a file, not a folder; choose another path")
-    except FileExistsError as exc:
-        return fail(args, f"{exc.filename}: already exists; remove it or choose another path")
-    except OSError as exc:
-        if exc.filename is None:
-            traceback.print_exc()
-            return 1
-        why = (exc.strerror or type(exc).__name__).lower()
-        return fail(args, f"{exc.filename}: {why}; check the path, its permissions and the free space")
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
-    except BrokenPipeError:
-        return 0
-    except Exception:  # noqa: BLE001 - a crash is a bug: show it
-        traceback.print_exc()
-        return 1
+    except Exception as exc:  # noqa: BLE001 - a refusal is one line; anything else is a bug: show it
+        message = refusal(exc)
+        if message is None:
+            traceback.print_exc()
+            return 1
+        return fail(args, message)

@@ -2,52 +2,16 @@
 
 from __future__ import annotations
 
-import sys
+from segscore.commands.auc import add_arguments  # noqa: F401  (main.py and the batch use the same definitions)
 
 HELP = "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare"
 
 
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_engine_options, add_output_options, nonnegative_int, positive_int
-
-    p.add_argument("prediction", help="the ink map: a 2D .tif, .npy, .png or zarr array on the 9 um surface grid")
-    p.add_argument("--labels", required=True, help="the segment's inklabels.zarr (pyramid group or one 2D array)")
-    p.add_argument("--mask", required=True, help="the segment's supervision.zarr, same layout as the labels")
-    p.add_argument("--control", help="the reverse-depth map of the same surface, same shape as the map")
-    p.add_argument("--level", default="2", help="pyramid level of the labels on the map's grid (default 2)")
-    p.add_argument("--crop", nargs=4, type=nonnegative_int, metavar=("Y0", "Y1", "X0", "X1"),
-                   help="the map covers only this window of the surface (ends excluded)")
-    p.add_argument("--surface-shape", nargs=2, type=positive_int, metavar=("H", "W"),
-                   help="the full surface's shape; required with --crop")
-    p.add_argument("--keep-zero", action="store_true", help="score pixels where the map is exactly 0")
-    # --inner, --bootstrap and --block-px are checked by the API, with kit's own messages
-    p.add_argument("--inner", type=int, default=0, metavar="PX", help="leave out PX pixels at every edge")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                   help="block-bootstrap draws for a 95 %% interval (0: none; at least 20; 300 is plenty)")
-    p.add_argument("--block-px", type=int, default=107, help="side of a bootstrap block in pixels (1 mm)")
-    p.add_argument("--compare", metavar="MAP", help="a second map of the same surface: the paired difference")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap draws")
-    add_output_options(p, csv=True)
-    p.add_argument("--slug", help="attach the result as a check to the experiment SLUG in the ledger")
-    p.add_argument("--name", default="label-auc", help="name of that check (default label-auc)")
-    p.add_argument("--root", default="experiments", help="ledger folder (default experiments)")
-    add_engine_options(p)
-
-
 def run(args) -> int:
-    from segscore.cli._common import emit, progress_printer
+    from segscore.cli._common import progress_printer, show
+    from segscore.commands.auc import compute
     from segscore.ink import auc
-    from segscore.io import ledger
-    from segscore.io.results import flatten
 
-    if args.slug:  # refuse a missing experiment before the work, not after
-        ledger.require_run(args.slug, args.root)
-    result = auc.score_files(
-        args.prediction, args.labels, args.mask, control=args.control, level=args.level, crop=args.crop,
-        surface_shape=args.surface_shape, keep_zero=args.keep_zero, inner=args.inner, bootstrap=args.bootstrap,
-        block_px=args.block_px, compare=args.compare, seed=args.seed, tile_rows=args.tile_rows,
-        threads=args.threads, progress=progress_printer(args, "auc"))
-    emit(args, result, auc.format_result(result), csv_rows=[flatten(result)])
-    if args.slug:
-        ledger.add_check(args.slug, args.name, ["segscore", *sys.argv[1:]], result, root=args.root)
+    result = compute(args, progress=progress_printer(args, "auc"))
+    show(args, result, auc.format_result(result))
     return 0

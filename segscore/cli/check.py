@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
+from segscore.commands.check import add_arguments  # noqa: F401
+
 HELP = "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)"
-
-
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options, number
-
-    p.add_argument("--window-px", type=number(float, lo=0, hi=1e9, lo_open=True), required=True, help="side of the model's input window in pixels")
-    p.add_argument("--scan-um", type=number(float, lo=0, hi=1e6, lo_open=True), required=True, help="scan resolution in micrometres per pixel")
-    p.add_argument("--regions-json", metavar="FILE",
-                   help='{"train_regions": [{"y0", "x0", "h", "w", "volume"?}], "predict_region": {...}}')
-    add_output_options(p)
 
 
 def run(args) -> int:
     import sys
 
-    from segscore.cli._common import emit
+    from segscore.cli._common import show
+    from segscore.commands.check import compute
     from segscore.ink import compliance
 
-    regions = compliance.load_regions(args.regions_json) if args.regions_json else None
-    wp = int(args.window_px) if float(args.window_px).is_integer() else args.window_px
-    result = compliance.check(wp, args.scan_um, regions)
-    emit(args, result, compliance.format_check(result))
+    result = compute(args)
+    show(args, result, compliance.format_check(result))
     if not result["compliant"]:
         for v in result["violations"]:
             sys.stderr.write(f"segscore check: {v}\n")

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
+from segscore.commands.columns import add_arguments  # noqa: F401
+
 HELP = "ScrollGT column target: text columns vs gutters and line periodicity, with floors"
 
 
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_floor_options, nonnegative_int
-
-    p.add_argument("prediction", help="probability map at grid resolution: .npy float in [0, 1], 8-bit PNG, TIFF "
-                                      "or zarr; the full grid or a sub-extent with --origin")
-    p.add_argument("target", help="column target folder holding columns.json, meta.json and valid_mask.png")
-    p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"), default=(0, 0),
-                   help="grid coordinate of the prediction's pixel (0, 0) (default 0 0)")
-    add_floor_options(p)
-
-
 def run(args) -> int:
-    from segscore.cli._common import emit
-    from segscore.columns import format_columns, score_columns
+    from segscore.cli._common import show
+    from segscore.columns import format_columns
+    from segscore.commands.columns import compute
 
-    result = score_columns(args.prediction, args.target, tuple(args.origin), floors=not args.no_floors,
-                           seed=args.seed, tile_rows=args.tile_rows,
-                           threads=args.threads)
-    emit(args, result, format_columns(result))
+    result = compute(args)
+    show(args, result, format_columns(result))
     return 0

@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import sys
 
+from segscore.commands.curve import add_arguments  # noqa: F401
+
 HELP = "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance"
 
 _LEFT = ("dice", "iou", "cldice", "betti0_error", "erl_frac", "diadem_like")
 _RIGHT = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac", "perfused_of_self")
-
-
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options, length_px
-
-    p.add_argument("prediction", help="the predicted binary mask: 2D or 3D PNG, TIFF, NIfTI or .npy")
-    p.add_argument("--gt", required=True, help="the reference binary mask, same shape")
-    p.add_argument("--prune-px", type=length_px, default=5, metavar="N",
-                   help="spur-pruning length in voxels for both graphs (default 5; ~2-3 vessel radii)")
-    p.add_argument("--all-metrics", action="store_true",
-                   help="also skeleton_recall, cbdice_star, hd95, betti_matching (null: needs a module curvicost does "
-                        "not ship), apls and junction_f1 (curvicost's optional metrics; full distance maps, slower)")
-    add_output_options(p, csv=True)
 
 
 def _fmt(v) -> str:
@@ -62,30 +51,11 @@ def format_row(row: dict) -> str:
 
 
 def run(args) -> int:
-    import numpy as np
+    from segscore.cli._common import show
+    from segscore.commands.curve import compute, warnings
 
-    from segscore.cli._common import emit
-    from segscore.curvilinear.masks import load_mask
-    from segscore.curvilinear.scoring import score, scale_warnings
-
-    from segscore.engine import side_by_side
-
-    (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask"),  # decoded side by side
-                                            lambda: load_mask(args.prediction, what="prediction mask")], threads=2)
-    if not np.any(gt):
-        from segscore.errors import ScoreError
-
-        raise ScoreError(f"{args.gt}: the reference mask is empty; a reference needs at least one foreground voxel")
-    if gt.shape != pred.shape:
-        from segscore.errors import ScoreError
-
-        raise ScoreError(f"{args.prediction}: shape {pred.shape} differs from the reference {args.gt}'s {gt.shape}; "
-                         "resample one onto the other's grid")
-    row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox, all_metrics=args.all_metrics)
-    for w in scale_warnings(row):
+    row = compute(args)
+    for w in warnings(row):
         sys.stderr.write(f"segscore curve: warning: {w}\n")
-    csv_row = {k: (",".join(map(str, v)) if isinstance(v, list) else
-                   "; ".join(f"{n}: {why}" for n, why in v.items()) or None if isinstance(v, dict) else v)
-               for k, v in row.items()}
-    emit(args, row, format_row(row), csv_rows=[csv_row])
+    show(args, row, format_row(row))
     return 0

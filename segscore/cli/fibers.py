@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
+from segscore.commands.fibers import FLOOR_NAMES, add_arguments  # noqa: F401
+
 HELP = "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors"
-
-FLOOR_NAMES = ("single_instance", "voxel_instances", "connected_components", "random_instances", "oracle")
-
-
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options
-
-    p.add_argument("paths", nargs="+", metavar="[LABELS] TARGET",
-                   help="LABELS: integer instance ids shaped like the cube (.npy, .tif or zarr; 0 = background); "
-                        "TARGET: a fiber target folder (skeleton.npz, mask.npz, meta.json)")
-    p.add_argument("--floor", choices=FLOOR_NAMES, help="score this floor as the prediction (no LABELS needed)")
-    p.add_argument("--recompute-floors", action="store_true",
-                   help="recompute every floor and the oracle from the target instead of reading meta.json")
-    add_output_options(p)
 
 
 def run(args) -> int:
-    from segscore.cli._common import emit
-    from segscore.errors import ScoreError
-    from segscore.fibers.card import format_card, score_fibers
+    from segscore.cli._common import show
+    from segscore.commands.fibers import compute
+    from segscore.fibers.card import format_card
 
-    if len(args.paths) > 2:
-        raise ScoreError(f"expected [LABELS] TARGET, got {len(args.paths)} paths")
-    if len(args.paths) == 2 and args.floor:
-        raise ScoreError("give LABELS or --floor, not both")
-    if len(args.paths) == 1 and not args.floor:
-        raise ScoreError(f"no LABELS given for target {args.paths[0]}; give your instance labels before the "
-                         f"target, or score a floor: segscore fibers --floor connected_components {args.paths[0]}")
-    target = args.paths[-1]
-    labels = args.paths[0] if len(args.paths) == 2 else None
-    card = score_fibers(target, labels, floor=args.floor, recompute_floors=args.recompute_floors)
-    emit(args, card, format_card(card))
+    card = compute(args)
+    show(args, card, format_card(card))
     return 0

@@ -2,41 +2,20 @@
 
 from __future__ import annotations
 
+from segscore.commands.fibers_target import add_arguments  # noqa: F401
+
 HELP = "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask"
-
-
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options, nonnegative_int, number, positive_int
-
-    p.add_argument("nml", metavar="NML_DIR",
-                   help="folder of the cube's WEBKNOSSOS .nml skeletons (read in name order), or one .nml file")
-    p.add_argument("mask", metavar="MASK",
-                   help="the cube's reference fiber mask: .npy, .tif or zarr (non-zero = fiber; a float mask holds "
-                        "only 0 and 1), or a fiber target's packed mask.npz")
-    p.add_argument("--out", required=True, metavar="TARGET_DIR",
-                   help="the target folder to write (new or empty; see --force)")
-    p.add_argument("--origin", nargs=3, type=nonnegative_int, metavar=("Z", "Y", "X"),
-                   help="the cube's origin in absolute scroll voxels (default: from the file names, "
-                        "<scroll>_<z>_<y>_<x>_<size>.nml)")
-    p.add_argument("--tolerance", type=number(float, lo=0, hi=64), default=2.0, metavar="N",
-                   help="scoring tolerance in voxels written to meta.json (default 2, ScrollGT's)")
-    p.add_argument("--shape", nargs=3, type=positive_int, metavar=("Z", "Y", "X"),
-                   help="the cube's shape; the mask must have it (default: the mask's shape)")
-    p.add_argument("--force", action="store_true", help="replace TARGET_DIR when it already holds files")
-    add_output_options(p)
 
 
 def run(args) -> int:
     import sys
 
-    from segscore.cli._common import emit
-    from segscore.fibers.build import LOW_ENRICHMENT, build_target, format_summary
+    from segscore.cli._common import show
+    from segscore.commands.fibers_target import compute, warnings
+    from segscore.fibers.build import format_summary
 
-    result = build_target(args.nml, args.mask, args.out, origin=args.origin, tolerance=args.tolerance,
-                          shape=args.shape, force=args.force)
-    if result["landing_enrichment"] < LOW_ENRICHMENT:
-        sys.stderr.write(f"segscore fibers-target: warning: nodes inside the cube land on the mask only "
-                         f"{result['landing_enrichment']:.1f}x as often as chance; check the origin "
-                         f"(file names or --origin Z Y X) and that the mask is this cube's\n")
-    emit(args, result, format_summary(result))
+    result = compute(args)
+    for w in warnings(result):
+        sys.stderr.write(f"segscore fibers-target: warning: {w}\n")
+    show(args, result, format_summary(result))
     return 0

@@ -35,6 +35,8 @@ COMMANDS = {
     "fibers-aggregate": "segscore.cli.fibers_aggregate",
     "fibers-target": "segscore.cli.fibers_target",
 }
+#: commands that run other commands' jobs (no family's: the registry names them, see segscore.families)
+RUNNERS = {"batch": "segscore.cli.batch"}
 #: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe
 KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "audit", "profile", "objects", "holdout", "fibers"}
 ALIASES: dict[str, str] = {
@@ -62,6 +64,7 @@ HELP = {
     "fibers": "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors",
     "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
     "fibers-target": "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask",
+    "batch": "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, resumably",
 }
 
 
@@ -92,7 +95,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="segscore", description="Score segmentations and ink maps against human ground truth.")
     parser.add_argument("--version", action="version", version=f"segscore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module in COMMANDS.items():
+    for name, module in {**COMMANDS, **RUNNERS}.items():
         aliases = [a for a, target in ALIASES.items() if target == name]
         p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""))
         if name == command:
@@ -112,7 +115,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     try:
-        parser = build_parser(command if command in COMMANDS else None)
+        parser = build_parser(command if command in COMMANDS or command in RUNNERS else None)
         args = parser.parse_args(argv)
     except _Exit as exc:
         return exc.code

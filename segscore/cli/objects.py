@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
+from segscore.commands.objects import add_arguments  # noqa: F401
+
 HELP = "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary F1, splits/merges)"
-
-
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options, number, share
-
-    from segscore.cli._common import add_engine_options
-
-    p.add_argument("truth", help="the truth label image (TIFF, PNG, .npy, NIfTI or zarr: PATH.zarr or "
-                   "PATH.zarr/KEY; 2D or 3D; 0 = background); read tile by tile")
-    p.add_argument("prediction", help="the predicted label image, same shape")
-    p.add_argument("--iou", type=share, default=0.5, help="IoU at which precision, recall, F1, Dice and areas "
-                   "are matched (default 0.5)")
-    p.add_argument("--tolerances", type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3], metavar="PX",
-                   help="boundary tolerances in pixels (default 1 2 3)")
-    p.add_argument("--minimum-overlap", type=share, default=0.1,
-                   help="share of a truth object that counts toward a split or merge (default 0.1)")
-    add_output_options(p)
-    add_engine_options(p)
 
 
 def format_result(r: dict) -> str:
@@ -50,12 +34,9 @@ def format_result(r: dict) -> str:
 
 
 def run(args) -> int:
-    from segscore.cli._common import emit, progress_printer
-    from segscore.objects.metrics import score_segmentation
+    from segscore.cli._common import progress_printer, show
+    from segscore.commands.objects import compute
 
-    result = score_segmentation(args.truth, args.prediction, threshold=args.iou,
-                                boundary_tolerances=tuple(args.tolerances), minimum_overlap=args.minimum_overlap,
-                                tile_rows=args.tile_rows, threads=args.threads,
-                                progress=progress_printer(args, "objects"))
-    emit(args, result, format_result(result))
+    result = compute(args, progress=progress_printer(args, "objects"))
+    show(args, result, format_result(result))
     return 0

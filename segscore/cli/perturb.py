@@ -2,42 +2,18 @@
 
 from __future__ import annotations
 
+from segscore.commands.perturb import add_arguments  # noqa: F401
+
 HELP = "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)"
-
-
-def add_arguments(p) -> None:
-    from segscore.cli._common import length_px, nonnegative_int, number
-
-    p.add_argument("mask", help="the reference binary mask: 2D or 3D PNG, TIFF, NIfTI or .npy")
-    p.add_argument("--operator", required=True, choices=("break", "bridge", "truncate", "radius", "boundary"),
-                   help="the error type")
-    p.add_argument("--severity", required=True, type=number(float, lo=0, hi=1e3), metavar="S",
-                   help="fraction of the eligible population (break, bridge, truncate), radius scale factor "
-                        "(radius; 1.0 redraws the reference a radius arm is scored against), fraction of "
-                        "foreground voxels (boundary)")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the random draws (default 0)")
-    p.add_argument("--prune-px", type=length_px, default=5, metavar="N", help="spur-pruning length in voxels (default 5)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="where to write the perturbed mask (.png, .tif, .nii.gz or .npy)")
-    p.add_argument("--info-json", metavar="FILE", help="write what the operator did (counts, voxels) as JSON")
-    p.add_argument("--json", action="store_true", help="print the info as JSON")
 
 
 def run(args) -> int:
     import sys
 
-    from segscore.curvilinear.masks import load_mask, save_mask
-    from segscore.curvilinear.operators import perturb
-    from segscore.io.results import dumps, write_json
+    from segscore.commands.perturb import compute
+    from segscore.io.results import dumps
 
-    mask, vox = load_mask(args.mask, what="mask")
-    out, info = perturb(mask, args.operator, args.severity, seed=args.seed, prune_px=args.prune_px,
-                        name=str(args.mask))
-    save_mask(out, args.output, voxel_size=vox)
-    info = {"input": str(args.mask), "output": str(args.output), **info}
-    info.setdefault("notes", {})
-    if args.info_json:
-        write_json(args.info_json, info)
+    info = compute(args)
     if args.json:
         sys.stdout.write(dumps(info) + "\n")
     else:

@@ -17,7 +17,7 @@ HELP = "curvilinear masks: which error types a method makes (shares of the five 
 
 
 def add_arguments(p) -> None:
-    from segscore.cli._common import add_output_options, length_px, nonnegative_int, positive_int
+    from segscore.cli._common import add_output_options, length_px, nonnegative_int, number, positive_int
 
     p.add_argument("predictions", nargs="+", metavar="PRED",
                    help="predicted binary masks of ONE method (2D or 3D PNG, TIFF, NIfTI or .npy), each of the "
@@ -27,7 +27,7 @@ def add_arguments(p) -> None:
     p.add_argument("--prune-px", type=length_px, default=5, metavar="N",
                    help="spur-pruning length in voxels (default 5; ~2-3 vessel radii)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="first seed of the calibration draws (default 0)")
-    p.add_argument("--seeds", type=positive_int, default=3, metavar="N",
+    p.add_argument("--seeds", type=number(int, lo=1, hi=1000), default=3, metavar="N",
                    help="realisations of each operator averaged into its basis signature (default 3)")
     p.add_argument("--threads", type=positive_int, metavar="N",
                    help="threads for the calibration realisations (default 1: the operators hold the GIL "

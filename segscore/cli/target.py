@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
+from segscore.commands.target import add_arguments  # noqa: F401
+
 HELP = "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction"
 
 
-def add_arguments(p) -> None:
-    from segscore.cli._common import add_floor_options, nonnegative_int
-
-    p.add_argument("prediction", help="probability map over the target region: 8-bit PNG (v/255), .npy float in "
-                                      "[0, 1], TIFF or zarr")
-    p.add_argument("target", help="target folder holding gt_ink.png, optional mask.png, and meta.json")
-    p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"),
-                   help="level-2 coordinate of the prediction's pixel (0, 0): a larger map is cut to the "
-                        "region in meta.json")
-    p.add_argument("--allow-non-scoring", action="store_true",
-                   help="score a target whose meta.json marks it non-scoring (historical rows)")
-    p.add_argument("--allow-failing-placement", action="store_true",
-                   help="score a target that fails its placement check")
-    add_floor_options(p)
-
-
 def run(args) -> int:
-    from segscore.cli._common import emit
+    from segscore.cli._common import show
+    from segscore.commands.target import compute
     from segscore.ink import targets
 
-    result = targets.score_target(args.prediction, args.target, origin=args.origin,
-                                  allow_non_scoring=args.allow_non_scoring,
-                                  allow_failing_placement=args.allow_failing_placement,
-                                  floors=not args.no_floors, seed=args.seed, tile_rows=args.tile_rows,
-                                  threads=args.threads)
-    emit(args, result, targets.format_scorecard(result))
+    result = compute(args)
+    show(args, result, targets.format_scorecard(result))
     return 0

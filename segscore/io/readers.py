@@ -147,6 +147,45 @@ def open_npy(path) -> Source:
 MAX_DECODED_PX = 1 << 31
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def check_png(data: bytes, name) -> dict:
+    """Walk a PNG's chunks before any decoder sees it: the signature, every chunk's length and
+    CRC, an IHDR first and an IEND last, and the declared size (at most :data:`MAX_DECODED_PX`).
+    Returns ``{"width", "height", "bit_depth", "color_type"}``; a damaged file is refused in one
+    line (a decoder would print its own warnings, or read a damaged file in part)."""
+    import zlib
+
+    fix = "the file is truncated or corrupt: write it again"
+    if not data.startswith(PNG_SIGNATURE):
+        raise ScoreError(f"{name}: not a PNG (no PNG signature); give a PNG, TIFF, .npy, NIfTI or zarr")
+    pos, info, ended = 8, None, False
+    while pos + 12 <= len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind = data[pos + 4:pos + 8]
+        end = pos + 12 + n
+        if n > 0x7FFFFFFF or end > len(data):
+            raise ScoreError(f"{name}: a PNG chunk runs past the end of the file; {fix}")
+        if zlib.crc32(data[pos + 4:pos + 8 + n]) != int.from_bytes(data[pos + 8 + n:end], "big"):
+            raise ScoreError(f"{name}: a PNG chunk fails its checksum (CRC); {fix}")
+        if info is None:
+            if kind != b"IHDR" or n != 13:
+                raise ScoreError(f"{name}: the PNG does not start with its header (IHDR); {fix}")
+            w, h = int.from_bytes(data[pos + 8:pos + 12], "big"), int.from_bytes(data[pos + 12:pos + 16], "big")
+            info = {"width": w, "height": h, "bit_depth": data[pos + 16], "color_type": data[pos + 17]}
+        if kind == b"IEND":
+            ended = True
+            break
+        pos = end
+    if info is None or not ended:
+        raise ScoreError(f"{name}: the PNG ends before its last chunk (IEND); {fix}")
+    if info["width"] < 1 or info["height"] < 1 or info["width"] * info["height"] > MAX_DECODED_PX:
+        raise ScoreError(f"{name}: its header declares {info['width']} x {info['height']} pixels, which cannot be "
+                         f"decoded whole (at most {MAX_DECODED_PX:,}); save a map this large as TIFF, .npy or zarr")
+    return info
+
+
 def _pillow_array(img) -> np.ndarray:
     """The pixels of a Pillow image as numbers: grey palettes through their palette, colour
     palettes as their indices (a label image), alpha dropped."""
@@ -175,6 +214,11 @@ def open_pillow(path) -> Source:
     from PIL import Image
 
     _require_exists(path)
+    with open(path, "rb") as fh:
+        head = fh.read(len(PNG_SIGNATURE))
+    if head == PNG_SIGNATURE:
+        with open(path, "rb") as fh:
+            check_png(fh.read(), _name(path))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)

@@ -52,15 +52,20 @@ def read_meta(folder, *, required: bool = False) -> dict:
 
 def read_png(path) -> np.ndarray:
     """A PNG decoded whole, with imagecodecs (about twice Pillow's speed), else the reader."""
-    from segscore.io.readers import read_image
+    from segscore.io.readers import check_png, read_image
 
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: no such file or folder; check the path") from None
+    info = check_png(data, path)  # damaged files refused here, before a decoder prints warnings
+    if info["color_type"] == 3:  # a palette: Pillow reads it through the palette
+        return read_image(path)
     try:
         import imagecodecs
 
-        with open(path, "rb") as fh:
-            return imagecodecs.png_decode(fh.read())
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file or folder; check the path") from None
+        return imagecodecs.png_decode(data)
     except Exception:  # noqa: BLE001 - no imagecodecs, or a PNG it cannot read: Pillow decides
         return read_image(path)
 

@@ -34,10 +34,11 @@ def as_labels(image, what: str = "labels") -> np.ndarray:
         if arr.size and (arr.min() < 0 or np.any(arr != np.floor(arr))):
             raise ScoreError(f"{what}: holds fractional or negative values; a label image "
                              "holds non-negative integer ids (is this a probability map?)")
-        if arr.size and arr.max() >= 2.0 ** 64:
-            raise ScoreError(f"{what}: holds ids of {float(arr.max()):g}, beyond 64-bit integers; a label image "
+        top = float(arr.max()) if arr.size else 0.0  # a Python float: no cast of 2**64 into a float16
+        if top >= 2.0 ** 64:
+            raise ScoreError(f"{what}: holds ids of {top:g}, beyond 64-bit integers; a label image "
                              "holds integer ids below 2**64")
-        return arr.astype(np.uint64 if arr.size and arr.max() >= 2 ** 63 else np.int64)
+        return arr.astype(np.uint64 if top >= 2.0 ** 63 else np.int64)
     raise ScoreError(f"{what}: holds {arr.dtype} values; a label image holds integer ids")
 
 

@@ -1,0 +1,95 @@
+"""What runs on a worker: one job (a thread here, or a task on a dask worker), and the warm-up."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import traceback
+from datetime import datetime, timezone
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def warm_worker(families) -> list[str]:
+    """Compile or load the kernels of ``families`` in this process (once per worker)."""
+    from segscore.families import warm
+
+    return warm(list(families))
+
+
+def execute(task: dict) -> dict:
+    """Run one job and return ``{status, result, error, seconds, finished}``, never raising:
+    ``scored`` with the result dict (JSON-ready), ``refused`` with the refusal's one line, or
+    ``crashed`` with the exception's one line and its ``traceback``.
+
+    ``task``: ``command`` and ``args`` (parsed, inputs resolved, outputs pointed into ``folder``)
+    with ``argv`` (the job's words), or ``call`` ``(family, args, kwargs)``; ``folder`` the job's
+    output folder (emptied first), ``threads`` the job's threads when it names none,
+    ``executor`` for a family call (a distributed client)."""
+    from segscore.commands._errors import refusal
+    from segscore.io.results import jsonable
+
+    t0 = time.perf_counter()
+    out = {"status": "scored", "result": None, "error": None}
+    try:
+        folder = task.get("folder")
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+            os.makedirs(folder, exist_ok=True)
+        if task.get("call") is not None:
+            result = _call(task)
+        else:
+            from segscore.families import command
+
+            args = task["args"]
+            if task.get("threads") and hasattr(args, "threads") and args.threads is None:
+                args.threads = task["threads"]
+            if folder and getattr(args, "slug", None):  # the job's own ledger, in its folder
+                from segscore.io import ledger
+
+                if not ledger.run_path(args.slug, args.root).exists():
+                    ledger.init_run(args.slug, args.root)
+            result = command(task["command"]).load("compute")(args, argv=task.get("argv"))
+        out["result"] = jsonable(result)
+    except Exception as exc:  # noqa: BLE001 - every job ends in a row; the batch goes on
+        message = refusal(exc)
+        if message is None:
+            out.update(status="crashed", error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                       .rstrip(": "), traceback=traceback.format_exc())
+        else:
+            out.update(status="refused", error=message)
+        out["result"] = None
+    out["seconds"] = time.perf_counter() - t0
+    out["finished"] = _now()
+    return out
+
+
+def _call(task):
+    import inspect
+
+    from segscore.families import family
+
+    name, args, kwargs = task["call"]
+    fn = family(name).load("score")
+    kwargs = dict(kwargs)
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if task.get("executor") is not None and "executor" in params and "executor" not in kwargs:
+        kwargs["executor"] = task["executor"]  # a dask array is reduced tile by tile on the cluster
+    if task.get("threads") and "threads" in params and "threads" not in kwargs and "executor" not in kwargs:
+        kwargs["threads"] = task["threads"]
+    return fn(*args, **kwargs)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024

@@ -1,0 +1,189 @@
+"""A job: one scoring call, parsed by its command's own argument definitions."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from segscore.errors import ScoreError
+
+#: an id is a folder name under DIR/outputs/: no separators, not "." or ".."
+_ID = re.compile(r"^[^/\\\x00-\x1f]{1,200}$")
+
+
+class JobError(ScoreError):
+    """A job that cannot be parsed: the message says what and the fix (the manifest adds
+    ``MANIFEST:LINE:`` in front)."""
+
+
+class _JobParser(argparse.ArgumentParser):
+    """argparse that raises :class:`JobError` instead of printing and exiting."""
+
+    def exit(self, status=0, message=None):
+        raise JobError((message or "").strip() or f"{self.prog}: cannot be parsed")
+
+    def error(self, message):
+        raise JobError(f"{self.prog}: {message}; see `segscore {self.prog} --help`")
+
+
+_PARSERS: dict[str, argparse.ArgumentParser] = {}
+
+
+def parser_for(name: str) -> argparse.ArgumentParser:
+    """The argparse parser of the batch command ``name`` (built once, from the registry)."""
+    from segscore.families import command
+
+    spec = command(name)
+    if spec.name not in _PARSERS:
+        p = _JobParser(prog=spec.name, add_help=False)
+        spec.load("arguments")(p)
+        _PARSERS[spec.name] = p
+    return _PARSERS[spec.name]
+
+
+def option_dests(name: str, options) -> dict[str, str]:
+    """``{option string: argparse dest}`` of ``options`` (``"-o"``, ``"--json-out"``) of a command."""
+    p = parser_for(name)
+    found = {}
+    for action in p._actions:
+        for o in action.option_strings:
+            if o in options:
+                found[o] = action.dest
+    return found
+
+
+@dataclass
+class Job:
+    """One job. ``job`` is its text as written (the resume key, with ``id`` and the input
+    fingerprints); ``args`` its parsed arguments with the inputs resolved; ``inputs`` the files
+    and folders it reads; ``call`` ``(family, args, kwargs)`` for a job given as arrays."""
+
+    id: str
+    job: str
+    family: str
+    command: str | None = None
+    tags: dict = field(default_factory=dict)
+    args: argparse.Namespace | None = None
+    argv: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)
+    call: tuple | None = None
+    where: str = ""  # MANIFEST:LINE, for messages
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        """``{option: dest}`` of the output options this job sets."""
+        from segscore.families import command
+
+        if self.command is None:
+            return {}
+        dests = option_dests(self.command, command(self.command).outputs)
+        return {o: d for o, d in dests.items() if getattr(self.args, d, None) not in (None, False)}
+
+
+def is_remote(path: str) -> bool:
+    """A URL (``https://``, ``s3://``): read through its store, never joined to a folder."""
+    return "://" in path
+
+
+def resolve(value, base):
+    """``value`` (a path, a list of paths or None) with relative paths joined to ``base``."""
+    if value is None or base is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(resolve(v, base) for v in value)
+    text = os.fspath(value)
+    if is_remote(text) or os.path.isabs(text):
+        return text
+    return os.path.normpath(os.path.join(os.fspath(base), os.path.expanduser(text)))
+
+
+def _paths(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [os.fspath(v) for v in value]
+    return [os.fspath(value)]
+
+
+def default_id(text: str) -> str:
+    command = text.split(None, 1)[0] if text.strip() else "job"
+    return f"{command}-{hashlib.sha1(text.encode()).hexdigest()[:10]}"
+
+
+def check_id(job_id) -> str:
+    if not isinstance(job_id, str):
+        job_id = str(job_id)
+    if job_id != job_id.strip() or not _ID.match(job_id) or job_id in (".", ".."):
+        raise JobError(f"id {job_id!r} cannot name a folder; use letters, digits and . _ - (no '/', not empty)")
+    return job_id
+
+
+def parse_job(text: str, *, id=None, tags=None, base=None) -> Job:  # noqa: A002 - the manifest's own word
+    """Parse the job ``text`` (a command line without ``segscore``) by its command's argument
+    definitions; relative input paths resolve against ``base`` (the manifest's folder; None:
+    as given). Raises :class:`JobError` saying what is wrong and the fix."""
+    from segscore.families import COMMANDS, command
+
+    if not isinstance(text, str) or not text.strip():
+        raise JobError("no job; write the command line without `segscore`, e.g. `curve P.png --gt G.png`")
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise JobError(f"the job cannot be split into words ({exc}); close its quotes") from None
+    try:
+        spec = command(argv[0])
+    except KeyError:
+        raise JobError(f"{argv[0]!r} is not a batch command; start the job with one of: "
+                       f"{', '.join(COMMANDS)}") from None
+    args = parser_for(spec.name).parse_args(argv[1:])
+    for dest in spec.inputs:
+        setattr(args, dest, resolve(getattr(args, dest, None), base))
+    for dest in option_dests(spec.name, spec.outputs).values():  # outside a batch folder: beside the manifest
+        dest = "root" if dest == "slug" else dest
+        if isinstance(getattr(args, dest, None), str):
+            setattr(args, dest, resolve(getattr(args, dest), base))
+    inputs = [p for dest in spec.inputs for p in _paths(getattr(args, dest, None))]
+    job_id = check_id(default_id(text) if id in (None, "") else id)
+    return Job(id=job_id, job=text, family=spec.family, command=spec.name, tags=dict(tags or {}), args=args,
+               argv=argv, inputs=inputs)
+
+
+def describe(value) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"<{type(value).__name__} {tuple(shape)} {getattr(value, 'dtype', '')}>"
+    return repr(value) if isinstance(value, (str, int, float, bool, type(None))) else f"<{type(value).__name__}>"
+
+
+def array_job(item: dict, index: int) -> Job:
+    """A job given in Python as ``{"family": NAME, "args": [...], "kwargs": {...}, "id", "tags"}``:
+    the family's score function (``segscore.families``) called with arrays (a dask array too)."""
+    from segscore.families import FAMILIES
+
+    name = item.get("family")
+    if name not in FAMILIES:
+        raise JobError(f"family {name!r} is not registered; families: {', '.join(FAMILIES)}")
+    args = list(item.get("args") or [])
+    kwargs = dict(item.get("kwargs") or {})
+    text = f"{name}(" + ", ".join([describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in kwargs.items()]) + ")"
+    job_id = check_id(item.get("id") or f"{name}-{index}")
+    return Job(id=job_id, job=text, family=name, tags=dict(item.get("tags") or {}), call=(name, args, kwargs))
+
+
+def in_job_folder(job: Job, folder) -> argparse.Namespace:
+    """``job``'s arguments with every output option pointed into ``folder`` (its name kept), and
+    a ``--slug`` ledger rooted there."""
+    args = copy.copy(job.args)
+    for option, dest in job.outputs.items():
+        if dest == "slug":
+            args.root = os.fspath(folder)
+            continue
+        value = os.fspath(getattr(args, dest))
+        name = os.path.basename(value.rstrip("/")) or dest
+        setattr(args, dest, os.path.join(os.fspath(folder), name))
+    return args

@@ -1,0 +1,59 @@
+"""``segscore batch MANIFEST --out DIR``: run a manifest of scoring jobs, resumably.
+
+Exit 0 when every job scored (now or in an earlier run), 2 when some were refused (the count on
+stderr) or the manifest was, 1 when a job crashed (a bug: its traceback on stderr) or the batch
+itself failed.
+"""
+
+from __future__ import annotations
+
+HELP = "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, resumably"
+
+
+def add_arguments(p) -> None:
+    from segscore.commands._options import positive_int
+
+    p.add_argument("manifest", metavar="MANIFEST",
+                   help="the jobs: CSV (id,job[,tags...]), a JSON list, JSON Lines, or a grid "
+                        '{"template": "target {pred} {target}", "grid": {...}}; each job is a segscore command '
+                        "line without `segscore`; relative paths are the manifest folder's")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="results folder: results.jsonl (one line per finished job), results.csv, outputs/ID/")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--processes", type=positive_int, metavar="N",
+                       help="run on a local dask cluster of N worker processes (one thread each unless --threads)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on a running dask.distributed cluster")
+    p.add_argument("--threads", type=positive_int, metavar="N",
+                   help="jobs at once in this process (default: the CPUs, at most 8); with --processes: threads "
+                        "per worker")
+    p.add_argument("--force", action="store_true", help="rescore every job, also those scored already")
+    p.add_argument("--hash", action="store_true", help="fingerprint every input with sha256 too (reads it whole)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+
+
+def run(args) -> int:
+    import sys
+
+    from segscore.batch.runner import run as run_batch
+
+    if not (args.processes or args.scheduler):
+        from segscore.kernels._jit import start_without_blas_probe
+
+        start_without_blas_probe()  # this process runs the kernels: start numba lean, before the threads
+
+    def crashed(job, tb):
+        sys.stderr.write(f"segscore batch: job {job.id} crashed (a bug, please report it):\n{tb}")
+
+    result = run_batch(args.manifest, out=args.out, threads=args.threads, processes=args.processes,
+                       scheduler=args.scheduler, force=args.force, hash=args.hash, on_crash=crashed,
+                       progress=None if args.quiet or not sys.stderr.isatty() else sys.stderr)
+    counts = result.counts()
+    if counts["crashed"]:
+        sys.stderr.write(f"segscore batch: {counts['crashed']} of {len(result.rows)} jobs crashed; see "
+                         f"{args.out}/results.jsonl\n")
+        return 1
+    if counts["refused"]:
+        sys.stderr.write(f"segscore batch: {counts['refused']} of {len(result.rows)} jobs refused; their errors "
+                         f"are in {args.out}/results.jsonl\n")
+        return 2
+    return 0

@@ -1,0 +1,17 @@
+"""Each scoring command's argument definitions and compute part, shared by ``cli/`` and ``batch/``.
+
+One module per command (``auc``, ``target``, ``curve``, ...) defines
+
+- ``add_arguments(parser)``: the command's options, for ``segscore CMD`` and for a batch job
+  written as the same command line (``auc MAP.tif --labels L.zarr ...``);
+- ``compute(args, *, progress=None, argv=None) -> dict``: parsed arguments to the result dict
+  the command prints with ``--json``. It writes the files the output options name (``--json-out``,
+  ``--csv``, ``-o``, ``--evidence``, the ledger of ``--slug``) and prints nothing; ``argv`` is the
+  command line recorded by the ledger (default: this process's);
+- ``warnings(result) -> list[str]`` where the command warns (the CLI prints them on stderr).
+
+The text output, the exit code 3 of a check and the progress bar are the CLI's
+(``segscore.cli.CMD``), which is parse -> compute -> emit. ``segscore.families.COMMANDS`` names
+these functions for the batch runner, which never imports ``segscore.cli``. Nothing here
+imports more than ``argparse`` until ``compute`` runs.
+"""

@@ -1,0 +1,27 @@
+"""``check``: prize pre-check (window cap, train/predict overlap). The CLI exits 3 on a violation."""
+
+from __future__ import annotations
+
+
+def add_arguments(p) -> None:
+    from segscore.commands._options import add_output_options, number
+
+    p.add_argument("--window-px", type=number(float, lo=0, hi=1e9, lo_open=True), required=True,
+                   help="side of the model's input window in pixels")
+    p.add_argument("--scan-um", type=number(float, lo=0, hi=1e6, lo_open=True), required=True,
+                   help="scan resolution in micrometres per pixel")
+    p.add_argument("--regions-json", metavar="FILE",
+                   help='{"train_regions": [{"y0", "x0", "h", "w", "volume"?}], "predict_region": {...}}')
+    add_output_options(p)
+
+
+def compute(args, *, progress=None, argv=None) -> dict:
+    """The check's result; ``result["compliant"]`` is False when it found a violation."""
+    from segscore.commands._options import write_outputs
+    from segscore.ink import compliance
+
+    regions = compliance.load_regions(args.regions_json) if args.regions_json else None
+    wp = int(args.window_px) if float(args.window_px).is_integer() else args.window_px
+    result = compliance.check(wp, args.scan_um, regions)
+    write_outputs(args, result)
+    return result

@@ -1,0 +1,24 @@
+"""``columns`` (alias ``score-columns``): a grid-resolution map on a column target."""
+
+from __future__ import annotations
+
+
+def add_arguments(p) -> None:
+    from segscore.commands._options import add_floor_options, nonnegative_int
+
+    p.add_argument("prediction", help="probability map at grid resolution: .npy float in [0, 1], 8-bit PNG, TIFF "
+                                      "or zarr; the full grid or a sub-extent with --origin")
+    p.add_argument("target", help="column target folder holding columns.json, meta.json and valid_mask.png")
+    p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"), default=(0, 0),
+                   help="grid coordinate of the prediction's pixel (0, 0) (default 0 0)")
+    add_floor_options(p)
+
+
+def compute(args, *, progress=None, argv=None) -> dict:
+    from segscore.columns import score_columns
+    from segscore.commands._options import write_outputs
+
+    result = score_columns(args.prediction, args.target, tuple(args.origin), floors=not args.no_floors,
+                           seed=args.seed, tile_rows=args.tile_rows, threads=args.threads)
+    write_outputs(args, result)
+    return result

@@ -1,0 +1,19 @@
+"""``fibers-aggregate CARD.json ...``: mean ERL over fiber scorecards of one size class."""
+
+from __future__ import annotations
+
+
+def add_arguments(p) -> None:
+    from segscore.commands._options import add_output_options
+
+    p.add_argument("cards", nargs="+", metavar="CARD.json", help="scorecards written by `segscore fibers --json-out`")
+    add_output_options(p)
+
+
+def compute(args, *, progress=None, argv=None) -> dict:
+    from segscore.commands._options import write_outputs
+    from segscore.fibers.card import aggregate_fiber_scores, load_cards
+
+    out = aggregate_fiber_scores(load_cards(args.cards), names=args.cards)
+    write_outputs(args, out)
+    return out

@@ -1,0 +1,51 @@
+"""``holdout``: score a folder of predictions on a versioned held-out set, or verify its digests."""
+
+from __future__ import annotations
+
+
+def add_arguments(p) -> None:
+    from segscore.commands._options import add_output_options, number, share
+
+    p.add_argument("manifest", help="the held-out set's JSON manifest {name, version, fields: [{image, truth, sha256}]}")
+    p.add_argument("--predictions", metavar="DIR", help="folder of predicted label images, named after the truth's")
+    p.add_argument("--baseline", metavar="DIR", help="folder of the vanilla model's predictions: adds vanilla and delta")
+    p.add_argument("--verify", action="store_true", help="check every truth mask against its sha256; exit 3 on any problem")
+    p.add_argument("--iou", type=share, default=0.5, help="IoU at which precision, recall, F1 are matched (default 0.5)")
+    p.add_argument("--tolerances", type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3], metavar="PX",
+                   help="boundary tolerances in pixels (default 1 2 3)")
+    add_output_options(p, csv=True)
+
+
+def compute(args, *, progress=None, argv=None) -> dict:
+    """The scorecard, or with ``--verify`` ``{holdout, holdout_version, n_fields, problems, notes}``
+    (the CLI exits 3 when ``problems`` is not empty)."""
+    from segscore.commands._options import write_outputs
+    from segscore.errors import ScoreError
+    from segscore.io.results import atomic_write
+    from segscore.objects import holdout as H
+
+    if args.verify:
+        hs = H.load_holdout(args.manifest)
+        problems = H.verify_holdout(hs)
+        result = {"holdout": hs.name, "holdout_version": hs.version, "n_fields": len(hs.fields), "problems": problems,
+                  "notes": {}}
+        write_outputs(args, result)
+        return result
+    if not args.predictions:
+        raise ScoreError("give --predictions DIR to score, or --verify to check the digests")
+    result = H.score_holdout_files(args.manifest, args.predictions, baseline=args.baseline, threshold=args.iou,
+                                   boundary_tolerances=tuple(args.tolerances))
+    if args.csv:  # the CSV is the scorecard table
+        rows = result.get("rows") or [
+            {"metric": k, "finetuned": v, "vanilla": None, "delta": None, "holdout": result["holdout"],
+             "holdout_version": result["holdout_version"],
+             "reason": (f"finetuned is null: {result['notes'].get('finetuned.' + k, 'undefined')}"
+                        if v is None else None)}
+            for k, v in result["finetuned"].items() if k != "notes"]
+        atomic_write(args.csv, H.scorecard_csv(rows))
+    write_outputs(args, result)
+    return result
+
+
+def warnings(result: dict) -> list[str]:
+    return list(result.get("digest_problems") or [])

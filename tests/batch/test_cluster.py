@@ -1,0 +1,46 @@
+"""`--processes 1` and `--processes 2` (distributed.LocalCluster on 127.0.0.1) give the rows threads give."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.batch.helpers import workspace, write_csv
+
+pytest.importorskip("distributed")
+
+
+def _by_id(out):
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return {r["id"]: {k: r[k] for k in ("job", "family", "tags", "status", "result", "error", "inputs")} for r in rows}
+
+
+def test_one_and_two_worker_processes_give_identical_rows(tmp_path, cli):
+    import segscore
+
+    jobs = workspace(tmp_path / "ws", n_curves=4)
+    jobs["refused"] = "curve nothing.png --gt gt.png"
+    manifest = write_csv(tmp_path / "ws" / "jobs.csv", jobs, {k: {"model": k[:3]} for k in jobs})
+    segscore.warm()  # the numba cache is built before worker processes load it
+    assert cli("batch", manifest, "--out", tmp_path / "threads", "--quiet")[0] == 2
+    code, out, err = cli("batch", manifest, "--out", tmp_path / "p1", "--processes", 1, "--quiet")  # its own cluster
+    assert (code, out) == (2, ""), err
+    assert err.strip().splitlines()[-1] == f"segscore batch: 1 of {len(jobs)} jobs refused; their errors are " \
+                                           f"in {tmp_path / 'p1'}/results.jsonl"
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1",
+                      silence_logs=logging.ERROR) as cluster:  # a running cluster, as --scheduler finds one
+        code, out, err = cli("batch", manifest, "--out", tmp_path / "p2", "--scheduler", cluster.scheduler_address,
+                             "--quiet")
+        assert (code, out) == (2, ""), err
+        from distributed import Client
+
+        with Client(cluster) as client:
+            assert len(client.scheduler_info()["workers"]) == 2  # still running: --scheduler closes no cluster
+    threads, one, two = (_by_id(tmp_path / d) for d in ("threads", "p1", "p2"))
+    assert one == two == threads
+    assert sum(r["status"] == "scored" for r in one.values()) == len(jobs) - 1
