@@ -81,7 +81,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     _command("placement", "ink", ("prediction", "target"), ("--json-out", "--evidence")),
     _command("check", "ink", ("regions_json",)),
     _command("columns", "columns", ("prediction", "target"), aliases=("score-columns",)),
-    _command("objects", "objects", ("truth", "prediction")),
+    _command("objects", "objects", ("truth", "prediction"), ("--json-out", "--per-object")),
     _command("holdout", "objects", ("manifest", "predictions", "baseline"), ("--json-out", "--csv")),
     _command("fibers", "fibers", ("paths",), aliases=("score-fibers",)),
     _command("fibers-aggregate", "fibers", ("cards",)),
@@ -154,6 +154,7 @@ def _warm_objects() -> None:
         for dtype in (np.uint8, np.uint16, np.int32, np.uint32, np.int64):
             t = rng.integers(0, 4, shape).astype(dtype)
             score_segmentation(t, t)
+        score_segmentation(t, t, surface=True, per_object=True)  # the surface kernels (--surface)
 
 
 def _warm_fibers() -> None:

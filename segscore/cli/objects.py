@@ -28,6 +28,19 @@ def format_result(r: dict) -> str:
             lines.append(f"boundary {t}: precision {f(r['boundary_precision_' + t])}  "
                          f"recall {f(r['boundary_recall_' + t])}  F1 {f(r[k])}")
     lines.append(f"splits {r['splits']}  merges {r['merges']}")
+    if "pq" in r:
+        lines.append(f"panoptic quality {f(r['pq'])} (SQ {f(r['sq'])} x RQ {f(r['rq'])}; Dice-based "
+                     f"{f(r['pq_dsc'])})")
+        bg = "truth background counted" if r.get("count_background") else "truth background left out"
+        lines.append(f"VOI split {f(r['voi_split'])}  merge {f(r['voi_merge'])} bits  adapted Rand error "
+                     f"{f(r['adapted_rand_error'])} (precision {f(r['adapted_rand_precision'])}  recall "
+                     f"{f(r['adapted_rand_recall'])}; {bg})")
+    if "hd95_pixel" in r:
+        sp = " x ".join(f"{v:g}" for v in r.get("spacing") or [])
+        lines.append(f"surface (spacing {sp}): per object hd95 {f(r['hd95_per_object'])}  assd "
+                     f"{f(r['assd_per_object'])}  nsd@{r['nsd_tolerance']:g} {f(r['nsd_per_object'])}")
+        lines.append(f"whole foreground: hd {f(r['hd_pixel'])}  hd95 {f(r['hd95_pixel'])}  assd "
+                     f"{f(r['assd_pixel'])}  nsd@{r['nsd_tolerance']:g} {f(r['nsd_pixel'])}")
     for k, why in r.get("notes", {}).items():
         lines.append(f"note: {k} is null: {why}")
     return "\n".join(lines)

@@ -15,6 +15,19 @@ def add_arguments(p) -> None:
                    help="boundary tolerances in pixels (default 1 2 3)")
     p.add_argument("--minimum-overlap", type=share, default=0.1,
                    help="share of a truth object that counts toward a split or merge (default 0.1)")
+    p.add_argument("--count-background", action="store_true",
+                   help="count the truth's background in VOI and the adapted Rand error (default: left out, "
+                        "as CREMI and scikit-image's adapted_rand_error do)")
+    p.add_argument("--surface", action="store_true",
+                   help="add surface distances: hd95, assd, nsd per matched object (means and _sd) and of the "
+                        "whole foreground (hd_pixel, hd95_pixel, assd_pixel, nsd_pixel), in the spacing's unit")
+    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+                   help="voxel spacing, one number per axis in array order (Z Y X or Y X; default 1 each)")
+    p.add_argument("--nsd-tolerance", type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",
+                   help="normalized surface Dice tolerance, in the spacing's unit (default 1.0)")
+    p.add_argument("--per-object", metavar="FILE.csv",
+                   help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
+                        "Dice, split, merged; hd95 and assd with --surface)")
     add_output_options(p)
     add_engine_options(p)
 
@@ -23,8 +36,17 @@ def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.objects.metrics import score_segmentation
 
+    per_object = getattr(args, "per_object", None)
     result = score_segmentation(args.truth, args.prediction, threshold=args.iou,
                                 boundary_tolerances=tuple(args.tolerances), minimum_overlap=args.minimum_overlap,
-                                tile_rows=args.tile_rows, threads=args.threads, progress=progress)
+                                tile_rows=args.tile_rows, threads=args.threads, progress=progress,
+                                count_background=getattr(args, "count_background", False),
+                                surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
+                                nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object))
+    rows = result.pop("per_object", None)
+    if per_object:
+        from segscore.io.results import write_csv
+
+        write_csv(per_object, rows or [])
     write_outputs(args, result)
     return result

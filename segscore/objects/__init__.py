@@ -15,6 +15,8 @@ _WHERE = {
     "dice": "metrics", "counts_and_areas": "metrics", "splits_and_merges": "metrics",
     "boundary_f1": "metrics", "score_segmentation": "metrics", "compare_against_baseline": "metrics",
     "DEFAULT_BOUNDARY_TOLERANCES": "metrics", "DEFAULT_MINIMUM_OVERLAP": "metrics",
+    "per_object_rows": "metrics", "PER_OBJECT_COLUMNS": "metrics",
+    "surface_distances": "surface", "directed_distances": "surface",
     "score_classifier": "classifier", "compare_classifier_against_baseline": "classifier",
     "HoldoutField": "holdout", "HoldoutSet": "holdout", "HoldoutScore": "holdout",
     "load_holdout": "holdout", "verify_holdout": "holdout", "score_holdout": "holdout",

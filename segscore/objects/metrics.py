@@ -11,8 +11,12 @@ area_error_abs_mean``; panoptic quality at the match IoU ``pq, sq, rq`` (stardis
 ``variation_of_information(truth, prediction)`` in that order) and ``adapted_rand_error,
 adapted_rand_precision, adapted_rand_recall`` (scikit-image's ``adapted_rand_error(truth,
 prediction)``), with the truth's background left out unless ``count_background`` (recorded);
-and ``notes`` ({metric: why it is null}). A ratio that does not exist (an empty truth or
-prediction, nothing matched) is None with a note, never 0 or NaN.
+with ``surface=True`` the surface distances in physical units ``hd95_per_object,
+assd_per_object, nsd_per_object`` (each with ``_sd``), ``hd_pixel, hd95_pixel, assd_pixel,
+nsd_pixel, nsd_tolerance, spacing`` (:mod:`segscore.objects.surface`); with ``per_object=True``
+the rows ``per_object`` (:func:`per_object_rows`); and ``notes`` ({metric: why it is null}). A
+ratio that does not exist (an empty truth or prediction, nothing matched) is None with a note,
+never 0 or NaN.
 """
 
 from __future__ import annotations
@@ -203,6 +207,22 @@ def _boundary_tile(t, p, own, tols) -> dict:
     return {"truth_boundary": n_t, "pred_boundary": n_p, "ph": ph, "th": th}
 
 
+def _surface_tile(t, p, own, offset) -> tuple:
+    """The surface voxels (:func:`segscore.objects.surface.label_surfaces`) of both label blocks'
+    owned rows, in image coordinates: the blocks carry a halo of at least one row, so an owned
+    voxel's neighbours are all read unless it lies on the image's own border."""
+    from segscore.objects.surface import label_surfaces
+
+    planar = t.ndim == 2
+    axis = 1 if planar else 0
+    out = []
+    for block in (t, p):
+        coords, ids, fg = label_surfaces(block[None] if planar else block, planar, axis, own.start, own.stop)
+        coords[:, axis] += offset
+        out += [coords, ids, fg]
+    return tuple(out)
+
+
 def _boundary_totals(parts, tols) -> dict:
     n_t = sum(b["truth_boundary"] for b in parts)
     n_p = sum(b["pred_boundary"] for b in parts)
@@ -226,7 +246,8 @@ def _boundary_counts(t, p, tolerances) -> dict:
 
 
 def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, contingency=True,
-                tile_rows=None, executor=None, threads=None, progress=None):
+                tile_rows=None, executor=None, threads=None, progress=None, surface: bool = False,
+                details: dict | None = None):
     """The contingency table and boundary counts of two label images, reduced tile by tile.
 
     ``truth`` and ``pred`` are paths (TIFF, ``.npy``, PNG, NIfTI, zarr; ``PATH.zarr/KEY``
@@ -235,6 +256,10 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
     largest tolerance + 1; arrays already in memory are one tile unless ``tile_rows`` is
     given. The table and the counts are exact integer sums, so the result does not depend on
     the tiles, the executor or the threads. Returns ``(table or None, boundary counts)``.
+
+    ``details``, a dict, receives the images' ``shape``; with ``surface`` also ``surface``: the
+    surface voxels of every object of both images (:func:`segscore.objects.surface.collect`,
+    about 21 bytes per surface voxel, gathered tile by tile: no image is held whole).
     """
     from segscore.engine import reduce
     from segscore.io.readers import open_labels
@@ -251,22 +276,38 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
                              "score a prediction on its truth's grid")
         per_row = int(np.prod(ts.shape[1:], dtype=np.int64))  # pixels per position of axis 0
         windows = None
+        auto = tile_rows is None
         if tile_rows is None and isinstance(ts, ArraySource) and isinstance(ps, ArraySource) \
                 and executor in (None, "threads", "synchronous"):
             windows = [tuple(slice(0, n) for n in ts.shape)]  # in memory already: one tile
         elif tile_rows is None:  # bands of about TILE_PX elements, at least 4 halos deep
             tile_rows = max(4 * halo, TILE_PX // max(per_row, 1), 1)
+        if surface and auto and executor in (None, "threads"):  # surface distances: a band per thread at least
+            from segscore.engine.executor import default_workers
+
+            workers = int(threads or default_workers())
+            if workers > 1 and ts.shape[0] >= 8 * halo * workers:  # (results do not depend on the bands)
+                windows, tile_rows = None, min(tile_rows or ts.shape[0], -(-int(ts.shape[0]) // workers))
         names = (ts.name, ps.name)
+        if surface and len(ts.shape) not in (2, 3):
+            raise ScoreError(f"surface distances of shape {ts.shape}: expected 2D or 3D label images")
+        if details is not None:
+            details["shape"] = tuple(int(n) for n in ts.shape)
 
         def chunk(tile, tb, pb):
             t = as_labels(tb, names[0])
             p = as_labels(pb, names[1])
             own = tile.own[0]
             table = table_of(t[own], p[own], tile.window[0].start * per_row) if contingency else None
-            return {"tables": [table] if contingency else [], "boundary": [_boundary_tile(t, p, own, tols)]}
+            out = {"tables": [table] if contingency else [], "boundary": [_boundary_tile(t, p, own, tols)],
+                   "surface": []}
+            if surface:
+                out["surface"].append(_surface_tile(t, p, own, tile.offset))
+            return out
 
         def combine(a, b):
-            return {"tables": a["tables"] + b["tables"], "boundary": a["boundary"] + b["boundary"]}
+            return {"tables": a["tables"] + b["tables"], "boundary": a["boundary"] + b["boundary"],
+                    "surface": a["surface"] + b["surface"]}
 
         if windows is not None:  # the driver adds no halo to explicit windows: the whole image needs none
             out = reduce([ts, ps], chunk, combine, windows=windows, executor=executor, threads=threads,
@@ -274,7 +315,11 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
         else:
             out = reduce([ts, ps], chunk, combine, tile_rows=tile_rows, halo=halo, executor=executor,
                          threads=threads, progress=progress)
-    out = out or {"tables": [], "boundary": []}
+    out = out or {"tables": [], "boundary": [], "surface": []}
+    if surface and details is not None:
+        from segscore.objects.surface import collect
+
+        details["surface"] = collect(out["surface"])
     table = None
     if contingency:
         tables = out["tables"]
@@ -396,23 +441,50 @@ def _panoptic_from_sums(s: dict, notes: dict) -> dict:
 def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, minimum_overlap=DEFAULT_MINIMUM_OVERLAP,
                table=None, tile_rows=None, executor=None, threads=None, progress=None,
-               count_background: bool = False) -> dict:
+               count_background: bool = False, surface: bool = False, spacing=None,
+               nsd_tolerance: float = 1.0) -> dict:
     """The additive summary of one field every scorecard metric derives from (pooled by
     :func:`metrics_from_sums` for one field or summed over a held-out set).
 
     ``truth`` and ``pred`` may be arrays or paths of any size: they are reduced tile by tile
-    (:func:`stream_pair`)."""
+    (:func:`stream_pair`). ``surface``: add the surface distances (``summary["surface"]``,
+    :mod:`segscore.objects.surface`)."""
+    return _field_parts(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
+                        boundary_tolerances=boundary_tolerances, minimum_overlap=minimum_overlap, table=table,
+                        tile_rows=tile_rows, executor=executor, threads=threads, progress=progress,
+                        count_background=count_background, surface=surface, spacing=spacing,
+                        nsd_tolerance=nsd_tolerance)[0]
+
+
+def _field_parts(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
+                 boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, minimum_overlap=DEFAULT_MINIMUM_OVERLAP,
+                 table=None, tile_rows=None, executor=None, threads=None, progress=None,
+                 count_background: bool = False, surface: bool = False, spacing=None,
+                 nsd_tolerance: float = 1.0) -> tuple:
+    """``(field summary, parts)``: parts are the ``table``, the ``match`` at ``threshold``, the
+    images' ``shape``, the checked ``spacing`` (None when not given and ``surface`` is off)
+    and, with ``surface``, the surface values of each matched pair (``per_pair``)."""
     threshold = float(threshold)
     thresholds = tuple(float(x) for x in iou_thresholds)
     if not thresholds:
         raise ScoreError("give at least one IoU threshold for the AP sweep")
+    if surface:
+        from segscore.objects.surface import check_tolerance
+
+        nsd_tolerance = check_tolerance(nsd_tolerance)
+    details = {}
     tab, boundary = stream_pair(truth, pred, boundary_tolerances=tuple(boundary_tolerances),
                                 contingency=table is None, tile_rows=tile_rows, executor=executor,
-                                threads=threads, progress=progress)
+                                threads=threads, progress=progress, surface=surface, details=details)
     tab = table if table is not None else tab
     matches = sweep(tab, thresholds + ((threshold,) if threshold not in thresholds else ()))
     m = matches[threshold]
-    return {
+    parts = {"table": tab, "match": m, "shape": details.get("shape"), "spacing": None, "per_pair": None}
+    if surface or spacing is not None:
+        from segscore.objects.surface import check_spacing
+
+        parts["spacing"] = check_spacing(spacing, len(details["shape"]))
+    sums = {
         "match_iou": threshold,
         "thresholds": list(thresholds),
         "n_truth": tab.n_truth, "n_pred": tab.n_pred,
@@ -425,13 +497,19 @@ def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHO
         "information": _information_sums(tab, bool(count_background)),
         "count_background": bool(count_background),
     }
+    if surface:
+        from segscore.objects.surface import surface_sums
+
+        sums["surface"], parts["per_pair"] = surface_sums(tab, m, details["surface"], parts["spacing"],
+                                                          nsd_tolerance, threads)
+    return sums, parts
 
 
 def add_sums(a: dict, b: dict) -> dict:
     """Two fields' summaries added (same settings)."""
     if a["thresholds"] != b["thresholds"] or a["match_iou"] != b["match_iou"] \
             or a["boundary"]["tolerances"] != b["boundary"]["tolerances"] \
-            or a.get("count_background") != b.get("count_background"):
+            or a.get("count_background") != b.get("count_background") or ("surface" in a) != ("surface" in b):
         raise ScoreError("fields scored with different settings cannot be pooled")
 
     def add(x, y):
@@ -441,8 +519,12 @@ def add_sums(a: dict, b: dict) -> dict:
             return [add(u, v) for u, v in zip(x, y)]
         return x + y
 
-    settings = ("match_iou", "thresholds", "count_background")
+    settings = ("match_iou", "thresholds", "count_background", "surface")
     out = add({k: v for k, v in a.items() if k not in settings}, {k: v for k, v in b.items() if k not in settings})
+    if "surface" in a:
+        from segscore.objects.surface import add_surface_sums
+
+        out["surface"] = add_surface_sums(a["surface"], b["surface"])
     out["count_background"] = a.get("count_background", False)
     out["boundary"]["tolerances"] = a["boundary"]["tolerances"]
     out["match_iou"], out["thresholds"] = a["match_iou"], a["thresholds"]
@@ -484,6 +566,10 @@ def metrics_from_sums(s: dict) -> dict:
     out.update(_panoptic_from_sums(s, notes))
     out.update(_information_from_sums(s["information"], notes))
     out["count_background"] = s["count_background"]
+    if "surface" in s:
+        from segscore.objects.surface import surface_from_sums
+
+        out.update(surface_from_sums(s["surface"], notes))
     out["notes"] = notes
     return out
 
@@ -491,23 +577,118 @@ def metrics_from_sums(s: dict) -> dict:
 def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                        boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
                        minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None, tile_rows=None,
-                       executor=None, threads=None, progress=None, count_background: bool = False) -> dict:
+                       executor=None, threads=None, progress=None, count_background: bool = False,
+                       surface: bool = False, spacing=None, nsd_tolerance: float = 1.0,
+                       per_object: bool = False) -> dict:
     """Every segmentation metric of the scorecard on one 2D or 3D field (one streamed pass for
     the contingency table and the boundary counts). ``truth`` is the ground truth; both may
     be arrays (NumPy, memory-mapped, zarr, dask) or paths (TIFF, ``.npy``, PNG, NIfTI, zarr).
     ``threshold`` is the IoU at which precision, recall, F1, Dice and the area errors are
     matched, reported as ``match_iou``. Engine options (``tile_rows``, ``executor``,
-    ``threads``, ``progress``): see :func:`segscore.engine.reduce`; none changes a result."""
-    return metrics_from_sums(field_sums(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
-                                        boundary_tolerances=boundary_tolerances,
-                                        minimum_overlap=minimum_overlap, table=table, tile_rows=tile_rows,
-                                        executor=executor, threads=threads, progress=progress,
-                                        count_background=count_background))
+    ``threads``, ``progress``): see :func:`segscore.engine.reduce`; none changes a result.
+
+    ``surface=True`` adds surface distances in physical units (definitions:
+    :mod:`segscore.objects.surface`): ``hd95_per_object``, ``assd_per_object``,
+    ``nsd_per_object`` (means over the pairs matched at ``threshold``, each with a ``_sd``,
+    ddof 0; each pair measured on its two objects' surface voxels only), the whole-foreground
+    ``hd_pixel``, ``hd95_pixel``, ``assd_pixel``, ``nsd_pixel`` (the masks ``truth != 0`` and
+    ``pred != 0``), ``nsd_tolerance`` (τ, in the spacing's unit) and ``spacing`` (one voxel
+    size per axis in array order, default 1 per axis). The surface voxels are gathered in the
+    same streamed pass (tile by tile, in at least one band per thread), so nothing is held whole
+    but them: about 21 bytes per surface voxel of every object of both images, then about 40
+    per surface voxel and one bit per voxel of each surface's bounding box while distances are
+    measured (a few MB for a 2048² pair with 2,000 objects, about 100 MB for a 256³ pair with
+    3,000); the default scorecard (``surface=False``) does none of this.
+
+    ``per_object=True`` adds ``per_object``: a list of rows (:func:`per_object_rows`) from the
+    same table and matching. ``spacing`` without ``surface`` only scales ``volume_truth``.
+    """
+    sums, parts = _field_parts(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
+                               boundary_tolerances=boundary_tolerances, minimum_overlap=minimum_overlap,
+                               table=table, tile_rows=tile_rows, executor=executor, threads=threads,
+                               progress=progress, count_background=count_background, surface=surface,
+                               spacing=spacing, nsd_tolerance=nsd_tolerance)
+    out = metrics_from_sums(sums)
+    if parts["spacing"] is not None and "spacing" not in out:
+        notes = out.pop("notes")
+        out["spacing"] = list(parts["spacing"])
+        out["notes"] = notes
+    if per_object:
+        notes = out.pop("notes")
+        out["per_object"] = per_object_rows(parts["table"], parts["match"], minimum_overlap=minimum_overlap,
+                                            spacing=parts["spacing"], per_pair=parts["per_pair"])
+        out["notes"] = notes
+    return out
+
+
+#: columns of :func:`per_object_rows` (``hd95`` and ``assd`` only with surface distances)
+PER_OBJECT_COLUMNS = ("truth_id", "pred_id", "voxels_truth", "voxels_pred", "volume_truth", "iou", "dice",
+                      "hd95", "assd", "split", "merged", "reason")
+
+
+def per_object_rows(table: ContingencyTable, match: Match, *, minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP,
+                    spacing=None, per_pair=None) -> list:
+    """One row per truth object (ascending id), then one per unmatched prediction (ascending id).
+
+    Columns (:data:`PER_OBJECT_COLUMNS`): ``truth_id``, ``pred_id`` (its match, or the
+    unmatched prediction); ``voxels_truth``, ``voxels_pred`` (voxel counts); ``volume_truth``
+    (``voxels_truth`` times the voxel volume, the product of ``spacing``; 1 per axis when not
+    given); ``iou`` and ``dice`` (2·IoU/(1+IoU)) of the matched pair; ``hd95`` and ``assd`` of the
+    pair (only when ``per_pair`` holds surface values); ``split`` (two or more predictions each
+    cover ``minimum_overlap`` of the truth object; None on a prediction's row); ``merged`` (a
+    truth row: a prediction covering ``minimum_overlap`` of it also covers that much of another
+    truth object; a prediction's row: it covers that much of two or more truth objects);
+    ``reason``: why the matched columns are None (unmatched truth: a false negative; unmatched
+    prediction: a false positive), None on a matched row. Values that do not apply are None.
+    """
+    threshold = match.threshold
+    vox = float(np.prod(spacing)) if spacing is not None else 1.0
+    covers = table.pair_n / table.truth_area[table.pair_t] >= float(minimum_overlap)
+    per_truth = np.bincount(table.pair_t[covers], minlength=table.n_truth)
+    per_pred = np.bincount(table.pair_p[covers], minlength=table.n_pred)
+    pred_merges = per_pred >= 2
+    truth_merged = np.zeros(table.n_truth, bool)
+    sel = covers & pred_merges[table.pair_p]
+    truth_merged[table.pair_t[sel]] = True
+    idx = _chosen_index(table, match)
+    iou = table.iou[idx] if idx.size else np.zeros(0)
+    match_of = np.full(table.n_truth, -1, np.int64)
+    slot = np.full(table.n_truth, -1, np.int64)
+    match_of[table.pair_t[idx]] = table.pair_p[idx]
+    # per_pair values follow the match's pair order, which is idx's order (sorted by truth, pred)
+    slot[table.pair_t[idx]] = np.arange(idx.size)
+    surface = per_pair is not None
+    t_ids, p_ids = table.truth_ids.tolist(), table.pred_ids.tolist()
+    t_area, p_area = table.truth_area.tolist(), table.pred_area.tolist()
+    rows = []
+    for i in range(table.n_truth):
+        j, k = int(match_of[i]), int(slot[i])
+        row = {"truth_id": t_ids[i], "pred_id": p_ids[j] if j >= 0 else None, "voxels_truth": t_area[i],
+               "voxels_pred": p_area[j] if j >= 0 else None, "volume_truth": t_area[i] * vox,
+               "iou": float(iou[k]) if k >= 0 else None,
+               "dice": float(2 * iou[k] / (1 + iou[k])) if k >= 0 else None}
+        if surface:
+            row["hd95"] = float(per_pair["hd95"][k]) if k >= 0 else None
+            row["assd"] = float(per_pair["assd"][k]) if k >= 0 else None
+        row.update(split=bool(per_truth[i] >= 2), merged=bool(truth_merged[i]),
+                   reason=None if k >= 0 else f"no prediction matched at IoU >= {threshold:g} (a false negative)")
+        rows.append(row)
+    matched_pred = np.zeros(table.n_pred, bool)
+    matched_pred[table.pair_p[idx]] = True
+    for j in np.flatnonzero(~matched_pred).tolist():
+        row = {"truth_id": None, "pred_id": p_ids[j], "voxels_truth": None, "voxels_pred": p_area[j],
+               "volume_truth": None, "iou": None, "dice": None}
+        if surface:
+            row["hd95"] = row["assd"] = None
+        row.update(split=None, merged=bool(pred_merges[j]),
+                   reason=f"matched no truth object at IoU >= {threshold:g} (a false positive)")
+        rows.append(row)
+    return rows
 
 
 #: keys describing the data or the settings; they have no meaningful difference
 NOT_A_SCORE = frozenset({"match_iou", "n_fields", "n_truth", "n_pred", "count_error", "threshold", "n",
-                         "n_positive", "count_background"})
+                         "n_positive", "count_background", "nsd_tolerance", "spacing"})
 
 
 def delta_of(a: dict, b: dict, drop=NOT_A_SCORE) -> dict:
@@ -537,7 +718,7 @@ def compare_against_baseline(truth, finetuned, vanilla, **kwargs) -> dict:
 
     a = score_segmentation(truth, finetuned, **kwargs)
     b = score_segmentation(truth, vanilla, **kwargs)
-    delta = delta_of(a, b, drop={"match_iou", "n_truth"})
+    delta = delta_of(a, b, drop={"match_iou", "n_truth", "nsd_tolerance", "spacing"})
     notes = {f"delta.{k}": f"{'finetuned' if a[k] is None else 'vanilla'}.{k} is null"
              for k, v in delta.items() if v is None}
     return lift_notes({"finetuned": a, "vanilla": b, "delta": delta, "notes": notes})

@@ -1,0 +1,705 @@
+"""Surface voxels of label images and exact nearest surface-to-surface distances.
+
+Surface
+    A surface voxel of object ``l`` is a voxel labelled ``l`` with a face neighbour (4 in 2D,
+    6 in 3D) that is not ``l`` or lies outside the image: the image border counts as
+    background, as in ``mask & ~scipy.ndimage.binary_erosion(mask)`` with the cross-shaped
+    structure and scipy's default ``border_value=0`` (curvicost's ``hd95``, MONAI's
+    ``get_mask_edges``, panoptica). It is also a *foreground* surface voxel when one of those
+    neighbours is background (0) or outside the image: the surface of the binary mask
+    ``labels != 0``. A non-empty mask always has a surface voxel.
+
+Distances
+    Nearest distances from query voxels to a set of surface voxels are exact Euclidean
+    distances in physical units, ``sqrt((dz*sz)**2 + (dy*sy)**2 + (dx*sx)**2)`` with integer
+    voxel differences ``d*`` and the spacing ``s*`` (summed in that order). Most queries lie
+    within a few voxels of the other surface: they probe a bit map of the set's bounding box at
+    the offsets of a ball of :data:`REACH` voxel sizes, nearest first. The others ask a k-d tree
+    over the cells (:data:`CELL` voxels a side) the set's voxels fall in (median splits on the
+    physically widest axis, leaves of at most :data:`LEAF` cells, pruned by each node's and
+    cell's bounding box): about ``log(n)`` per query whatever the distance, so a far outlier
+    costs little more than a near voxel. Memory is a few arrays per surface voxel and one bit
+    per voxel of the bounding box: no distance map is ever made.
+
+Inputs are 3D arrays; a 2D image is passed as ``image[None]`` with ``planar=True`` (the
+first axis is then no spatial axis and has no neighbours).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from segscore.kernels._jit import jit
+
+#: voxels a side of the grid cells a k-d tree is built over
+CELL = 4
+#: most cells in one k-d tree leaf
+LEAF = 4
+#: radius of the bit-map search, in units of the smallest voxel size (beyond it: the k-d tree)
+REACH = 4.5
+
+
+# ---------------------------------------------------------------- surface voxels
+
+@jit
+def _code(v, w, code):
+    """Fold neighbour value ``w`` of a voxel of label ``v`` into its code (see :func:`_scan`)."""
+    if w == 0:
+        return 2
+    if w != v and code == 0:
+        return 1
+    return code
+
+
+@jit
+def _scan(labels, planar, axis, lo, hi, fill, coords, ids, foreground):
+    """Count (and with ``fill``, store) the surface voxels of the owned range; one row
+    (fixed first two indices) at a time, its four neighbour rows read once."""
+    A, B, C = labels.shape
+    a0, a1 = (lo, hi) if axis == 0 else (0, A)
+    b0, b1 = (lo, hi) if axis == 1 else (0, B)
+    n = 0
+    for a in range(a0, a1):
+        for b in range(b0, b1):
+            row = labels[a, b]
+            z_in = planar or (a > 0 and a < A - 1)  # all axis-0 neighbours inside the block
+            y_in = b > 0 and b < B - 1
+            r0 = labels[a - 1, b] if (not planar and a > 0) else row
+            r1 = labels[a + 1, b] if (not planar and a < A - 1) else row
+            r2 = labels[a, b - 1] if b > 0 else row
+            r3 = labels[a, b + 1] if b < B - 1 else row
+            for c in range(C):
+                v = row[c]
+                if v == 0:
+                    continue
+                if (z_in and y_in and c > 0 and c < C - 1 and row[c - 1] == v and row[c + 1] == v
+                        and r2[c] == v and r3[c] == v and (planar or (r0[c] == v and r1[c] == v))):
+                    continue  # interior: every face neighbour is the same object
+                if fill:
+                    if not (z_in and y_in and c > 0 and c < C - 1):
+                        code = 2  # on the border
+                    else:
+                        code = _code(v, row[c - 1], 0)
+                        code = _code(v, row[c + 1], code)
+                        code = _code(v, r2[c], code)
+                        code = _code(v, r3[c], code)
+                        if not planar:
+                            code = _code(v, r0[c], code)
+                            code = _code(v, r1[c], code)
+                    coords[n, 0] = a
+                    coords[n, 1] = b
+                    coords[n, 2] = c
+                    ids[n] = np.uint64(v)
+                    foreground[n] = 1 if code == 2 else 0
+                n += 1
+    return n
+
+
+@jit
+def surface_count(labels, planar, axis, lo, hi):
+    """Number of surface voxels (of their objects) of ``labels`` whose index along ``axis``
+    (0 or 1) lies in ``lo:hi``.
+
+    Parameters
+    ----------
+    labels : (A, B, C) array of a non-negative integer dtype (0 is background).
+    planar : bool, True for a 2D image passed as (1, Y, X).
+    axis, lo, hi : the owned range of a tile (``0, 0, A`` for the whole block).
+
+    Notes
+    -----
+    The block's edges are taken as the image border: a tiled caller reads a halo of at least
+    one row beyond its owned range. Shapes and ranges are not checked.
+    """
+    return _scan(labels, planar, axis, lo, hi, False, np.empty((0, 3), np.int32), np.empty(0, np.uint64),
+                 np.empty(0, np.uint8))
+
+
+@jit
+def surface_fill(labels, planar, axis, lo, hi, coords, ids, foreground):
+    """Fill the surface voxels counted by :func:`surface_count`, in C order.
+
+    Parameters
+    ----------
+    labels, planar, axis, lo, hi : as for :func:`surface_count`.
+    coords : (n, 3) int32 output, block coordinates of each surface voxel.
+    ids : (n,) uint64 output, its label.
+    foreground : (n,) uint8 output, 1 where it is also a surface voxel of ``labels != 0``
+        (a face neighbour is background or outside the block).
+
+    Returns the number filled.
+
+    Notes
+    -----
+    ``n`` must be :func:`surface_count`'s count for the same arguments; not checked.
+    """
+    return _scan(labels, planar, axis, lo, hi, True, coords, ids, foreground)
+
+
+@jit
+def group_rows(coords, group, start, out):
+    """Copy the rows of ``coords`` (n, 3) into ``out`` (n, 3) grouped by ``group`` (n,) int64,
+    keeping their order within a group (a counting sort): group ``g`` fills
+    ``out[start[g]:start[g + 1]]``, ``start`` (G + 1,) int64 being the running sum of the
+    group sizes.
+
+    Notes
+    -----
+    ``start`` must match ``group``'s counts; not checked.
+    """
+    pos = start[:-1].copy()
+    for i in range(group.shape[0]):
+        g = group[i]
+        k = pos[g]
+        out[k, 0] = coords[i, 0]
+        out[k, 1] = coords[i, 1]
+        out[k, 2] = coords[i, 2]
+        pos[g] = k + 1
+
+
+# ---------------------------------------------------------------- k-d tree over cells of points
+
+@jit
+def cell_items(pts, lo, dims, sorted_pts):
+    """Sort ``pts`` (n >= 1, 3) int32 into the cells of a grid over their bounding box (origin
+    ``lo``, extent ``dims``, both (3,) int64) and describe the non-empty cells.
+
+    Cells are :data:`CELL` voxels a side (one along an axis of extent 1), doubled until the grid
+    has at most ``4 n + 64`` cells, so a sparse set in a large box needs no large grid.
+    ``sorted_pts`` (n, 3) int32 receives the points grouped by cell (C order of cells, the
+    points' order kept within one). Returns ``items`` (m, 8) int64, one row per non-empty cell:
+    its points' bounding box (``lo`` 3, ``hi`` 3, inclusive) and their range in ``sorted_pts``.
+
+    Notes
+    -----
+    ``lo`` and ``dims`` must bound the points; not checked.
+    """
+    n = pts.shape[0]
+    c = np.empty(3, np.int64)
+    for d in range(3):
+        c[d] = CELL if dims[d] > 1 else 1
+    g = np.empty(3, np.int64)
+    while True:
+        for d in range(3):
+            g[d] = (dims[d] + c[d] - 1) // c[d]
+        if g[0] * g[1] * g[2] <= 4 * n + 64:
+            break
+        for d in range(3):
+            if dims[d] > 1:
+                c[d] *= 2
+    total = g[0] * g[1] * g[2]
+    start = np.zeros(total + 1, np.int64)
+    cid = np.empty(n, np.int64)
+    for i in range(n):
+        k = (((np.int64(pts[i, 0]) - lo[0]) // c[0]) * g[1] + (np.int64(pts[i, 1]) - lo[1]) // c[1]) * g[2] \
+            + (np.int64(pts[i, 2]) - lo[2]) // c[2]
+        cid[i] = k
+        start[k + 1] += 1
+    m = 0
+    for k in range(total):
+        if start[k + 1] > 0:
+            m += 1
+        start[k + 1] += start[k]
+    pos = start[:-1].copy()
+    for i in range(n):
+        k = cid[i]
+        j = pos[k]
+        sorted_pts[j, 0] = pts[i, 0]
+        sorted_pts[j, 1] = pts[i, 1]
+        sorted_pts[j, 2] = pts[i, 2]
+        pos[k] = j + 1
+    items = np.empty((m, 8), np.int64)
+    r = 0
+    for k in range(total):
+        a, b = start[k], start[k + 1]
+        if b == a:
+            continue
+        for d in range(3):
+            items[r, d] = sorted_pts[a, d]
+            items[r, 3 + d] = sorted_pts[a, d]
+        for i in range(a + 1, b):
+            for d in range(3):
+                v = np.int64(sorted_pts[i, d])
+                if v < items[r, d]:
+                    items[r, d] = v
+                if v > items[r, 3 + d]:
+                    items[r, 3 + d] = v
+        items[r, 6] = a
+        items[r, 7] = b
+        r += 1
+    return items
+
+
+@jit
+def _select(items, lo, hi, k, axis):
+    """Reorder the rows ``items[lo:hi]`` so that row ``k`` holds the k-th smallest box centre
+    (``lo + hi``) along ``axis``, rows with smaller or equal ones before it and larger or equal
+    ones after (quickselect, median-of-three pivots; rows swapped in place)."""
+    hi = hi - 1
+    while hi > lo:
+        m = (lo + hi) // 2
+        x = items[lo, axis] + items[lo, axis + 3]
+        y = items[m, axis] + items[m, axis + 3]
+        z = items[hi, axis] + items[hi, axis + 3]
+        if x > y:
+            x, y = y, x
+        if y > z:
+            y = z
+        if x > y:
+            y = x
+        pivot = y
+        i, j = lo, hi
+        while i <= j:
+            while items[i, axis] + items[i, axis + 3] < pivot:
+                i += 1
+            while items[j, axis] + items[j, axis + 3] > pivot:
+                j -= 1
+            if i <= j:
+                for d in range(8):
+                    t = items[i, d]
+                    items[i, d] = items[j, d]
+                    items[j, d] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return
+
+
+@jit
+def tree_capacity(m):
+    """Node slots a tree of ``m`` items can need (leaves hold more than LEAF // 2 items)."""
+    return 2 * (m // ((LEAF + 1) // 2) + 1)
+
+
+@jit
+def build_tree(items, spacing, node_lo, node_hi, node_left, box_lo, box_hi):
+    """Build a k-d tree over the rows of ``items`` (:func:`cell_items`), reordering them in place.
+
+    Parameters
+    ----------
+    items : (m, 8) int64, m >= 1; on return in tree order: node ``k`` holds the rows
+        ``node_lo[k]:node_hi[k]``.
+    spacing : (3,) float64 voxel size per axis (the split axis is the physically widest).
+    node_lo, node_hi, node_left : (cap,) int64 outputs (``cap`` = :func:`tree_capacity`);
+        ``node_left[k]`` is the first child (the second is ``node_left[k] + 1``), -1 at a leaf.
+    box_lo, box_hi : (cap, 3) int64 outputs, each node's bounding box (inclusive).
+
+    Returns the number of nodes.
+
+    Notes
+    -----
+    Sizes are not checked. Splits are at the median, so the depth is about log2(m / LEAF).
+    """
+    m = items.shape[0]
+    node_lo[0] = 0
+    node_hi[0] = m
+    count = 1
+    k = 0
+    while k < count:
+        lo, hi = node_lo[k], node_hi[k]
+        for d in range(3):
+            box_lo[k, d] = items[lo, d]
+            box_hi[k, d] = items[lo, 3 + d]
+        for i in range(lo + 1, hi):
+            for d in range(3):
+                if items[i, d] < box_lo[k, d]:
+                    box_lo[k, d] = items[i, d]
+                if items[i, 3 + d] > box_hi[k, d]:
+                    box_hi[k, d] = items[i, 3 + d]
+        if hi - lo <= LEAF:
+            node_left[k] = -1
+        else:
+            axis = 0
+            widest = -1.0
+            for d in range(3):
+                w = (box_hi[k, d] - box_lo[k, d]) * spacing[d]
+                if w > widest:
+                    widest = w
+                    axis = d
+            mid = (lo + hi) // 2
+            _select(items, lo, hi, mid, axis)
+            node_left[k] = count
+            node_lo[count] = lo
+            node_hi[count] = mid
+            node_lo[count + 1] = mid
+            node_hi[count + 1] = hi
+            count += 2
+        k += 1
+    return count
+
+
+@jit
+def _gap_d2(q0, q1, q2, l0, l1, l2, h0, h1, h2, s0, s1, s2):
+    """Squared physical distance from a voxel to a box (0 inside): never more than the
+    distance to any voxel of the box, as computed by :func:`nearest_d2`."""
+    g0 = l0 - q0 if q0 < l0 else (q0 - h0 if q0 > h0 else 0)
+    g1 = l1 - q1 if q1 < l1 else (q1 - h1 if q1 > h1 else 0)
+    g2 = l2 - q2 if q2 < l2 else (q2 - h2 if q2 > h2 else 0)
+    d0 = np.float64(g0) * s0
+    d1 = np.float64(g1) * s1
+    d2 = np.float64(g2) * s2
+    return d0 * d0 + d1 * d1 + d2 * d2
+
+
+@jit
+def nearest_d2(pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing, queries, out):
+    """Squared physical distance from each query voxel to the nearest point of a tree.
+
+    Parameters
+    ----------
+    pts : (n, 3) int32 the points grouped by cell (``sorted_pts`` of :func:`cell_items`).
+    items, node_lo, node_hi, node_left, box_lo, box_hi : the tree (:func:`build_tree`).
+    spacing : (3,) float64.
+    queries : (q, 3) int32 voxel coordinates.
+    out : (q,) float64 output.
+
+    Notes
+    -----
+    The tree must hold at least one point; not checked. A node or cell is skipped when its
+    box is no nearer than the best point found, so the result is the exact minimum of the
+    distances as computed here (the box bound never exceeds a point's own value).
+    """
+    s0, s1, s2 = spacing[0], spacing[1], spacing[2]
+    stack = np.empty(256, np.int64)
+    bound = np.empty(256, np.float64)
+    for q in range(queries.shape[0]):
+        q0, q1, q2 = np.int64(queries[q, 0]), np.int64(queries[q, 1]), np.int64(queries[q, 2])
+        best = np.inf
+        sp = 1
+        stack[0] = 0
+        bound[0] = 0.0
+        while sp > 0:
+            sp -= 1
+            k = stack[sp]
+            if bound[sp] >= best:
+                continue
+            left = node_left[k]
+            if left < 0:
+                for it in range(node_lo[k], node_hi[k]):
+                    if _gap_d2(q0, q1, q2, items[it, 0], items[it, 1], items[it, 2], items[it, 3], items[it, 4],
+                               items[it, 5], s0, s1, s2) >= best:
+                        continue
+                    for i in range(items[it, 6], items[it, 7]):
+                        d0 = np.float64(q0 - pts[i, 0]) * s0
+                        d1 = np.float64(q1 - pts[i, 1]) * s1
+                        d2 = np.float64(q2 - pts[i, 2]) * s2
+                        v = d0 * d0 + d1 * d1 + d2 * d2
+                        if v < best:
+                            best = v
+            else:
+                r = left + 1
+                bl = _gap_d2(q0, q1, q2, box_lo[left, 0], box_lo[left, 1], box_lo[left, 2], box_hi[left, 0],
+                             box_hi[left, 1], box_hi[left, 2], s0, s1, s2)
+                br = _gap_d2(q0, q1, q2, box_lo[r, 0], box_lo[r, 1], box_lo[r, 2], box_hi[r, 0], box_hi[r, 1],
+                             box_hi[r, 2], s0, s1, s2)
+                # the nearer child is popped first
+                near, far = (left, r) if bl <= br else (r, left)
+                bn, bf = (bl, br) if bl <= br else (br, bl)
+                if bf < best:
+                    stack[sp] = far
+                    bound[sp] = bf
+                    sp += 1
+                if bn < best:
+                    stack[sp] = near
+                    bound[sp] = bn
+                    sp += 1
+        out[q] = best
+
+
+@jit
+def near_offsets(spacing, planar, reach):
+    """``(offsets, d2)``: every integer offset whose physical length is at most ``reach``
+    (physical units), sorted by squared length ``d2`` (computed as the distances are); in-plane
+    only when ``planar``."""
+    r = np.empty(3, np.int64)
+    for d in range(3):
+        r[d] = int(np.floor(reach / spacing[d])) + 1  # one more: no offset left out is near the radius
+    if planar:
+        r[0] = 0
+    n = (2 * r[0] + 1) * (2 * r[1] + 1) * (2 * r[2] + 1)
+    offs = np.empty((n, 3), np.int64)
+    d2 = np.empty(n, np.float64)
+    k = 0
+    lim = reach * reach
+    for a in range(-r[0], r[0] + 1):
+        for b in range(-r[1], r[1] + 1):
+            for c in range(-r[2], r[2] + 1):
+                d0 = np.float64(-a) * spacing[0]
+                d1 = np.float64(-b) * spacing[1]
+                d2_ = np.float64(-c) * spacing[2]
+                v = d0 * d0 + d1 * d1 + d2_ * d2_
+                if v <= lim:
+                    offs[k, 0] = a
+                    offs[k, 1] = b
+                    offs[k, 2] = c
+                    d2[k] = v
+                    k += 1
+    # insertion sort by length (a few hundred offsets; numba's argsort costs seconds to compile)
+    for i in range(1, k):
+        v = d2[i]
+        o0, o1, o2 = offs[i, 0], offs[i, 1], offs[i, 2]
+        j = i - 1
+        while j >= 0 and d2[j] > v:
+            d2[j + 1] = d2[j]
+            offs[j + 1, 0] = offs[j, 0]
+            offs[j + 1, 1] = offs[j, 1]
+            offs[j + 1, 2] = offs[j, 2]
+            j -= 1
+        d2[j + 1] = v
+        offs[j + 1, 0] = o0
+        offs[j + 1, 1] = o1
+        offs[j + 1, 2] = o2
+    return offs[:k], d2[:k]
+
+
+@jit
+def nearest_distances(pts, spacing, queries, out):
+    """Physical distance from each of ``queries`` (m, 3) int32 to the nearest of ``pts``
+    (n >= 1, 3) int32, into ``out`` (m,) float64.
+
+    Two steps, both exact. First a bit map of ``pts`` over their bounding box (one bit per
+    voxel of the box) is probed at the integer offsets of a small ball around each query,
+    nearest first (:func:`near_offsets`, radius :data:`REACH` smallest voxel sizes): the first hit
+    is the nearest point whenever it lies within that radius, since every point outside the
+    ball is farther. The queries left (their nearest point is farther, or outside the box)
+    are answered by a k-d tree over the cells the points fall in (:func:`cell_items`,
+    :func:`build_tree`, :func:`nearest_d2`), built only if any is.
+
+    Notes
+    -----
+    ``pts`` must not be empty; not checked.
+    """
+    n = pts.shape[0]
+    m = queries.shape[0]
+    lo = np.empty(3, np.int64)
+    hi = np.empty(3, np.int64)
+    for d in range(3):
+        lo[d] = pts[0, d]
+        hi[d] = pts[0, d]
+    for i in range(n):
+        for d in range(3):
+            v = np.int64(pts[i, d])
+            if v < lo[d]:
+                lo[d] = v
+            if v > hi[d]:
+                hi[d] = v
+    A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
+    bits = np.zeros((A * B * C + 7) // 8, np.uint8)
+    for i in range(n):
+        f = ((np.int64(pts[i, 0]) - lo[0]) * B + (np.int64(pts[i, 1]) - lo[1])) * C + (np.int64(pts[i, 2]) - lo[2])
+        bits[f >> 3] |= np.uint8(1 << (f & 7))
+    min_sp = min(spacing[0], min(spacing[1], spacing[2]))
+    offs, off_d2 = near_offsets(spacing, A == 1 and _all_planar(queries, lo[0]), REACH * min_sp)
+    K = offs.shape[0]
+    missed = np.empty(m, np.int64)
+    n_missed = 0
+    for q in range(m):
+        q0 = np.int64(queries[q, 0]) - lo[0]
+        q1 = np.int64(queries[q, 1]) - lo[1]
+        q2 = np.int64(queries[q, 2]) - lo[2]
+        hit = -1
+        reach2 = off_d2[K - 1] if K else -1.0
+        if _gap_d2(q0, q1, q2, 0, 0, 0, A - 1, B - 1, C - 1, spacing[0], spacing[1], spacing[2]) > reach2:
+            K_q = 0  # the box itself is beyond the ball: no probe can hit
+        else:
+            K_q = K
+        for k in range(K_q):
+            a = q0 + offs[k, 0]
+            b = q1 + offs[k, 1]
+            c = q2 + offs[k, 2]
+            if a < 0 or a >= A or b < 0 or b >= B or c < 0 or c >= C:
+                continue
+            f = (a * B + b) * C + c
+            if bits[f >> 3] & np.uint8(1 << (f & 7)):
+                hit = k
+                break
+        if hit >= 0:
+            out[q] = np.sqrt(off_d2[hit])
+        else:
+            missed[n_missed] = q
+            n_missed += 1
+    if n_missed == 0:
+        return
+    dims = np.empty(3, np.int64)
+    dims[0], dims[1], dims[2] = A, B, C
+    sorted_pts = np.empty((n, 3), pts.dtype)
+    items = cell_items(pts, lo, dims, sorted_pts)
+    cap = tree_capacity(items.shape[0])
+    node_lo = np.empty(cap, np.int64)
+    node_hi = np.empty(cap, np.int64)
+    node_left = np.empty(cap, np.int64)
+    box_lo = np.empty((cap, 3), np.int64)
+    box_hi = np.empty((cap, 3), np.int64)
+    build_tree(items, spacing, node_lo, node_hi, node_left, box_lo, box_hi)
+    far = np.empty((n_missed, 3), queries.dtype)
+    for i in range(n_missed):
+        for d in range(3):
+            far[i, d] = queries[missed[i], d]
+    d2 = np.empty(n_missed, np.float64)
+    nearest_d2(sorted_pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing, far, d2)
+    for i in range(n_missed):
+        out[missed[i]] = np.sqrt(d2[i])
+
+
+@jit
+def _all_planar(queries, z):
+    for i in range(queries.shape[0]):
+        if queries[i, 0] != z:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- summaries of distances
+
+@jit
+def _lerp(a, b, g):
+    """numpy's linear interpolation (``numpy.lib._function_base_impl._lerp``)."""
+    diff = b - a
+    if g >= 0.5:
+        return b - diff * (1.0 - g)
+    return a + diff * g
+
+
+@jit
+def _virtual_index(n, q):
+    """numpy's "linear" percentile position: ``(i, j, g)`` with the value ``lerp(d[i], d[j], g)``."""
+    vi = (n - 1) * (q / 100.0)
+    prev = np.floor(vi)
+    g = vi - prev
+    i = min(max(int(prev), 0), n - 1)
+    return i, min(i + 1, n - 1), g
+
+
+@jit
+def percentile_sorted(d, q):
+    """numpy's ``np.percentile(d, q)`` (method "linear") of an ascending ``d`` (n >= 1,),
+    with numpy's arithmetic: virtual index ``(n - 1) * (q / 100)``, and the interpolation
+    ``b - (b - a) * (1 - g)`` when its weight ``g >= 0.5``, ``a + (b - a) * g`` otherwise."""
+    i, j, g = _virtual_index(d.shape[0], q)
+    return _lerp(d[i], d[j], g)
+
+
+@jit
+def percentile(d, q):
+    """:func:`percentile_sorted` of an unsorted ``d`` (n >= 1,), by selection (``d`` is
+    reordered in place)."""
+    n = d.shape[0]
+    i, j, g = _virtual_index(n, q)
+    a = _kth(d, i)
+    b = a
+    if j > i:
+        b = d[j]
+        for k in range(j + 1, n):
+            if d[k] < b:
+                b = d[k]
+    return _lerp(a, b, g)
+
+
+@jit
+def _kth(d, k):
+    """The k-th smallest of ``d`` (reordered in place: smaller or equal before ``k``, larger
+    or equal after)."""
+    lo, hi = 0, d.shape[0] - 1
+    while hi > lo:
+        m = (lo + hi) // 2
+        x, y, z = d[lo], d[m], d[hi]
+        if x > y:
+            x, y = y, x
+        if y > z:
+            y = z
+        if x > y:
+            y = x
+        pivot = y
+        i, j = lo, hi
+        while i <= j:
+            while d[i] < pivot:
+                i += 1
+            while d[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = d[i]
+                d[i] = d[j]
+                d[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            break
+    return d[k]
+
+
+@jit
+def summarize(da, db, tolerance, out):
+    """``out`` (8,) float64 from the two directed distance arrays (both non-empty; reordered
+    in place): hd, hd95, pooled sum, pooled count, voxels within ``tolerance`` (both
+    directions), max(da), max(db), and the mean of the two directed means (panoptica's ASSD).
+
+    hd95 is the larger of the two directed 95th percentiles (:func:`percentile`). Sums run
+    in the arrays' order, before any reordering.
+
+    Notes
+    -----
+    Empty inputs are not checked.
+    """
+    na, nb = da.shape[0], db.shape[0]
+    sa = 0.0
+    ca = 0
+    ma = da[0]
+    for i in range(na):
+        sa += da[i]
+        if da[i] <= tolerance:
+            ca += 1
+        if da[i] > ma:
+            ma = da[i]
+    sb = 0.0
+    cb = 0
+    mb = db[0]
+    for i in range(nb):
+        sb += db[i]
+        if db[i] <= tolerance:
+            cb += 1
+        if db[i] > mb:
+            mb = db[i]
+    out[0] = max(ma, mb)
+    out[1] = max(percentile(da, 95.0), percentile(db, 95.0))
+    out[2] = sa + sb
+    out[3] = na + nb
+    out[4] = ca + cb
+    out[5] = ma
+    out[6] = mb
+    out[7] = 0.5 * (sa / na + sb / nb)
+
+
+@jit
+def pair_summaries(t_pts, t_start, p_pts, p_start, pair_t, pair_p, spacing, tolerance, out):
+    """:func:`summarize` of each object pair, from grouped surface voxels.
+
+    Parameters
+    ----------
+    t_pts : (n_t, 3) int32 surface voxels of the truth objects, grouped by object: object
+        ``i`` holds ``t_pts[t_start[i]:t_start[i + 1]]``.
+    t_start : (n_objects + 1,) int64.
+    p_pts, p_start : the same for the predicted objects.
+    pair_t, pair_p : (k,) int64 the pairs' object indices (each object with a surface).
+    spacing : (3,) float64;  tolerance : float64.
+    out : (k, 8) float64 output, one :func:`summarize` row per pair.
+
+    Notes
+    -----
+    Objects without surface voxels are not checked for.
+    """
+    for k in range(pair_t.shape[0]):
+        a = t_pts[t_start[pair_t[k]]:t_start[pair_t[k] + 1]]
+        b = p_pts[p_start[pair_p[k]]:p_start[pair_p[k] + 1]]
+        da = np.empty(a.shape[0], np.float64)
+        db = np.empty(b.shape[0], np.float64)
+        nearest_distances(b, spacing, a, da)
+        nearest_distances(a, spacing, b, db)
+        summarize(da, db, tolerance, out[k])
