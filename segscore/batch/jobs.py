@@ -123,6 +123,29 @@ def check_id(job_id) -> str:
     return job_id
 
 
+def check_tags(tags) -> dict:
+    """Tags as a dict of JSON values: text, numbers (finite), true/false, null, or lists and
+    objects of them; anything else is a :class:`JobError` (a row must stay valid JSON)."""
+    import math
+
+    def ok(v):
+        if isinstance(v, float):
+            return math.isfinite(v)
+        if isinstance(v, (str, int, bool, type(None))):
+            return True
+        if isinstance(v, (list, tuple)):
+            return all(ok(x) for x in v)
+        if isinstance(v, dict):
+            return all(isinstance(k, str) and ok(x) for k, x in v.items())
+        return False
+
+    tags = dict(tags or {})
+    for k, v in tags.items():
+        if not ok(v):
+            raise JobError(f"tag {k!r} is {v!r}; give text, a finite number, true/false or null")
+    return tags
+
+
 def parse_job(text: str, *, id=None, tags=None, base=None) -> Job:  # noqa: A002 - the manifest's own word
     """Parse the job ``text`` (a command line without ``segscore``) by its command's argument
     definitions; relative input paths resolve against ``base`` (the manifest's folder; None:
@@ -149,7 +172,7 @@ def parse_job(text: str, *, id=None, tags=None, base=None) -> Job:  # noqa: A002
             setattr(args, dest, resolve(getattr(args, dest), base))
     inputs = [p for dest in spec.inputs for p in _paths(getattr(args, dest, None))]
     job_id = check_id(default_id(text) if id in (None, "") else id)
-    return Job(id=job_id, job=text, family=spec.family, command=spec.name, tags=dict(tags or {}), args=args,
+    return Job(id=job_id, job=text, family=spec.family, command=spec.name, tags=check_tags(tags), args=args,
                argv=argv, inputs=inputs)
 
 
@@ -172,7 +195,7 @@ def array_job(item: dict, index: int) -> Job:
     kwargs = dict(item.get("kwargs") or {})
     text = f"{name}(" + ", ".join([describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in kwargs.items()]) + ")"
     job_id = check_id(item.get("id") or f"{name}-{index}")
-    return Job(id=job_id, job=text, family=name, tags=dict(item.get("tags") or {}), call=(name, args, kwargs))
+    return Job(id=job_id, job=text, family=name, tags=check_tags(item.get("tags")), call=(name, args, kwargs))
 
 
 def in_job_folder(job: Job, folder) -> argparse.Namespace:

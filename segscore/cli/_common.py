@@ -65,6 +65,8 @@ def run_command(func, args) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): nothing more to say (an OSError: first)
+        return 0
     except Exception as exc:  # noqa: BLE001 - a refusal is one line; anything else is a bug: show it
         message = refusal(exc)
         if message is None:

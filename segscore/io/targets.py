@@ -60,8 +60,8 @@ def read_png(path) -> np.ndarray:
     except FileNotFoundError:
         raise InputFileError(f"{path}: no such file or folder; check the path") from None
     info = check_png(data, path)  # damaged files refused here, before a decoder prints warnings
-    if info["color_type"] == 3:  # a palette: Pillow reads it through the palette
-        return read_image(path)
+    if info["color_type"] in (3, 4, 6) or info["bit_depth"] < 8:  # palette, alpha, 1-4 bit: one reading
+        return read_image(path)  # of those (Pillow's, as every other reader's): grey levels, alpha dropped
     try:
         import imagecodecs
 
