@@ -40,3 +40,14 @@ def test_out_of_range_is_a_one_line_usage_error(cli, command, option, value):
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith(f"segscore {command}: argument {option}") and "--help" in lines[0], lines[0]
+
+
+def test_a_closed_output_pipe_is_not_a_crash():
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "segscore", "check", "--window-px", "64", "--scan-um", "9",
+                          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the command writes (`segscore ... | head -0`)
+    err = p.stderr.read().decode()
+    assert p.wait() == 0 and "Traceback" not in err

@@ -80,6 +80,10 @@ def test_grid_expands_globs_and_lists(folder):
     ("j.json", '{\n "template": "target {pred} T",\n "grid": {"pred": "nothing/*.png"}}', "j.json:2",
      "matches nothing"),
     ("j.json", '{"template": "target {pred} {tgt}", "grid": {"pred": ["a"]}}', "j.json:1", "{tgt}"),
+    ("j.json", '[\n  {"id": "a", "job": "check --window-px 64 --scan-um 9", "x": NaN}\n]', "j.json:2",
+     "tag 'x' is nan"),
+    ("j.jsonl", '{"id": "a", "job": "check --window-px 64 --scan-um 9", "tags": {"y": Infinity}}\n', "j.jsonl:1",
+     "tag 'y' is inf"),
 ])
 def test_a_bad_row_names_its_line(tmp_path, cli, name, text, where, what):
     (tmp_path / name).write_text(text)
