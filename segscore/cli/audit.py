@@ -118,6 +118,12 @@ def add_arguments(p) -> None:
     g.add_argument("--processes", type=number(int, lo=1, hi=512), metavar="N",
                    help="run the cases on a local dask.distributed cluster of N worker processes (127.0.0.1)")
     g.add_argument("--scheduler", metavar="ADDRESS", help="run the cases on an existing dask.distributed cluster")
+    p.add_argument("--profile", nargs="+", metavar="PRED",
+                   help="end with 'which metric should I report?' for these predictions of one method (profiled "
+                        "against --gt, as `segscore profile` does)")
+    p.add_argument("--gt", metavar="GT", help="the reference mask the --profile predictions are scored against")
+    p.add_argument("--profile-json", metavar="FILE",
+                   help="the same answer from an earlier `segscore profile --json-out FILE`")
     p.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
     p.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
     p.add_argument("--csv", metavar="FILE", help="also write the findings table as CSV")
@@ -303,9 +309,32 @@ def _csv(path, findings):
     atomic_write(path, buf.getvalue())
 
 
+def _profile_of(args):
+    """The profile ``--profile PRED... --gt GT`` makes, or the one ``--profile-json`` names; None."""
+    if args.profile_json:
+        from segscore.errors import ScoreError
+        from segscore.io.results import read_json
+
+        prof = read_json(args.profile_json, fix="give the JSON `segscore profile --json-out FILE` wrote")
+        if not isinstance(prof, dict) or "mean" not in prof:
+            raise ScoreError(f"{args.profile_json}: not a profile (no \"mean\"); give the JSON `segscore profile "
+                             "--json-out FILE` wrote")
+        return prof
+    if args.profile:
+        from segscore.curvilinear.profiling import profile
+
+        return profile(args.gt, args.profile, prune_px=5 if args.prune_px is None else args.prune_px)
+    return None
+
+
 def run(args) -> int:
     from segscore.cli._common import emit, fail
 
+    if args.profile and args.profile_json:
+        return fail(args, "--profile and --profile-json: give one (predictions to profile, or a profile's JSON)")
+    if bool(args.profile) != bool(args.gt):
+        return fail(args, "--profile PRED... needs --gt GT (the reference they are profiled against), and --gt "
+                          "is only for --profile")
     if args.cases:
         given = [name for name, on in (
             ("MASK arguments", bool(args.masks)), ("--prune-px", args.prune_px is not None),
@@ -338,7 +367,18 @@ def run(args) -> int:
                        redraw_floor=not args.no_redraw_floor, erl=not args.no_erl, include_cases=args.include_cases,
                        threads=args.threads, processes=args.processes, scheduler=args.scheduler,
                        progress=_progress(args))
+    prof = _profile_of(args)
+    text = None if args.json else format_report(result)
+    if prof is not None:
+        from segscore.curvilinear.advice import format_recommendation, recommend
+
+        from segscore.io.results import lift_notes
+
+        rec = recommend(result, prof)
+        result = lift_notes({**result, "recommendation": rec})
+        if text is not None:
+            text += "\n\nWhich metric should I report? (for the profiled predictions)\n" + format_recommendation(rec)
     if args.csv:
         _csv(args.csv, result["findings"])
-    emit(args, result, None if args.json else format_report(result))
+    emit(args, result, text)
     return 0

@@ -320,3 +320,28 @@ def test_cases_from_a_bare_table_keep_the_contract_and_name_the_file(cli, tmp_pa
     (tmp_path / "t.json").write_text(json.dumps(rows))
     code, out, err = cli("audit", "--cases", tmp_path / "t.json")
     one_line_error(code, out, err, "t.json: cases[4].dice")
+
+
+def test_audit_ends_with_what_to_report_for_profiled_predictions(cli, tmp_path):
+    from segscore.curvilinear import perturb
+    from tests.curvilinear.helpers import vessel_tree
+
+    gts = []
+    for s in range(3):
+        np.save(tmp_path / f"gt{s}.npy", vessel_tree((96, 96), seed=s))
+        gts.append(tmp_path / f"gt{s}.npy")
+    broken, _ = perturb(vessel_tree((96, 96), seed=0), "break", 0.3, seed=1)
+    np.save(tmp_path / "pred.npy", broken)
+    args = ["audit", *gts, "--severities", "0.1,0.3", "--radius-scales", "0.85", "--boundary-fracs", "0.05",
+            "--n-boot", "50", "--min-units", "3", "--min-cases", "3", "--quiet"]
+    code, out, err = cli(*args, "--profile", tmp_path / "pred.npy", "--gt", gts[0], "--json-out", tmp_path / "a.json")
+    assert code == 0, err
+    assert "Which metric should I report?" in out and "Unexplained" in out
+    rec = json.loads((tmp_path / "a.json").read_text())["recommendation"]
+    assert rec["error_types"] and rec["error_types"][0]["operator"] == "break"
+    code, _, err = cli("profile", tmp_path / "pred.npy", "--gt", gts[0], "--json-out", tmp_path / "p.json", "--quiet")
+    assert code == 0, err
+    code, out2, err = cli(*args, "--profile-json", tmp_path / "p.json")
+    assert code == 0 and out2.split("Which metric")[1] == out.split("Which metric")[1]
+    code, out, err = cli(*args, "--profile", tmp_path / "pred.npy")
+    assert code == 2 and "needs --gt" in err and len(err.strip().splitlines()) == 1
