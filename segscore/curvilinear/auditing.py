@@ -280,15 +280,21 @@ class UserCost:
         fn = _LOADED.get(key)
         if fn is None:
             module = None
-            if self.module is not None:
-                try:
-                    module = _import(self.module)
-                except ImportError:
-                    if self.path is None:
-                        raise
-            if module is None:
-                module = _exec_file(Path(self.path), self.spec)
-            fn = _LOADED[key] = getattr(module, self.function)
+            try:  # again on a worker: the same one-line refusals as when the option was read
+                if self.module is not None:
+                    try:
+                        module = _import(self.module)
+                    except ImportError:
+                        if self.path is None:
+                            raise
+                if module is None:
+                    module = _exec_file(Path(self.path), self.spec)
+                fn = _LOADED[key] = getattr(module, self.function)
+            except ScoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the user's module, loaded where the case runs
+                raise ScoreError(f"--cost-fn {self.spec}: loading it where the cases run raised "
+                                 f"{type(exc).__name__}; {_FIX_FN}") from None
         return fn
 
     def value(self, mask, where: str) -> float:
@@ -344,9 +350,11 @@ def _exec_file(path: Path, spec: str):
     if mspec is None or mspec.loader is None:
         raise ScoreError(f"--cost-fn {spec}: {path} cannot be loaded as a Python module; {_FIX_FN}")
     module = importlib.util.module_from_spec(mspec)
+    sys.modules[mname] = module  # as an import would: dataclasses and pickling look the module up
     try:
         mspec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001
+        sys.modules.pop(mname, None)
         raise ScoreError(f"--cost-fn {spec}: running {path} raised {type(exc).__name__}: "
                          f"{(str(exc).strip().splitlines() or [''])[0]}; fix the module") from None
     return module

@@ -614,12 +614,11 @@ def read_cases(path) -> CaseTable:
         raise ScoreError(f"{p}: \"cases\" is a {type(cases).__name__}; {_FIX}")
     table = _Table(cases, where)  # validates unit, operator, acted
     if fmt == "curvicost":
-        for i, c in enumerate(cases):
-            if "acted" in c:
-                continue
+        for i, c in enumerate(cases):  # every case: the ladder's declined cases are matched on these
             for key in ("severity", "seed"):
-                if key in c and (isinstance(c[key], bool) or not isinstance(c[key], (int, float))):
-                    raise ScoreError(f"{p}: cases[{i}].{key} is {c[key]!r}; fix: a number")
+                if key in c and c[key] is not None and (isinstance(c[key], bool) or not isinstance(c[key], (int, float))
+                                                         or not math.isfinite(c[key])):
+                    raise ScoreError(f"{p}: cases[{i}].{key} is {c[key]!r}; fix: a finite number")
         cases = [dict(c, acted=c.get("acted", True)) for c in cases] + _declined(doc, cases)
     del table
     return CaseTable(cases, source=where, format=fmt, costs=costs)
@@ -638,11 +637,12 @@ def _declined(doc, cases):
     have = {(c["unit"], c["operator"], c.get("severity"), c.get("seed")) for c in cases}
     units = sorted({c["unit"] for c in cases})
     out = []
+    seeds = [x for x in seeds if isinstance(x, int) and not isinstance(x, bool)] or [0]
     for op, levels in sev.items():
-        if not isinstance(levels, list):
+        if not isinstance(levels, list) or op not in OPERATORS:  # a rung of no known operator: no case
             continue
         for s in levels:
-            if isinstance(s, bool) or not isinstance(s, (int, float)):
+            if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
                 continue
             for seed in (seeds if op != "radius" else seeds[:1]):
                 for u in units:

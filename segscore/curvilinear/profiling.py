@@ -54,6 +54,8 @@ Differences from curvicost 0.3.1 (tests/curvilinear/test_profile.py pins each):
 
 from __future__ import annotations
 
+import math
+
 import os
 from dataclasses import dataclass, field
 
@@ -233,6 +235,8 @@ def _check_calibration(calibration) -> dict:
             vals = tuple(float(s) for s in sevs)
         except (TypeError, ValueError):
             raise ScoreError(f"calibration[{op!r}]: must be a list of numbers, got {sevs!r}") from None
+        if not all(math.isfinite(v) for v in vals):
+            raise ScoreError(f"calibration[{op!r}]: must be finite numbers, got {sevs!r}")
         out[op] = vals
     return out
 

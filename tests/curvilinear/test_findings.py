@@ -443,3 +443,25 @@ def _refusal(p):
     except ScoreError as e:
         return str(e)
     raise AssertionError(f"{p} was read")
+
+
+def test_malformed_curvicost_ladders_and_cases_are_refused_or_skipped(tmp_path):
+    """A list where a severity or seed belongs is one line naming the file; ladder rungs of no
+    known operator, non-finite levels and odd seeds add no declined case."""
+    import json as _json
+
+    from segscore.curvilinear.findings import read_cases
+    from segscore.errors import ScoreError
+
+    case = {"unit": "a.png", "operator": "break", "severity": 0.05, "seed": 0, "acted": True,
+            "traceable_frac": 0.9, "dice": 0.95}
+    doc = {"cases": [dict(case, severity=[0.05])], "ladder": {"severities": {"break": [0.05]}, "seeds": [0]}}
+    (tmp_path / "bad.json").write_text(_json.dumps(doc))
+    with pytest.raises(ScoreError, match=r"bad\.json: cases\[0\]\.severity") as err:
+        read_cases(tmp_path / "bad.json")
+    assert "\n" not in str(err.value)
+    doc = {"cases": [case], "ladder": {"severities": {"break": [0.05, 1e400], "bogus": [0.1]}, "seeds": [[0], 0]}}
+    (tmp_path / "odd.json").write_text(_json.dumps(doc).replace("Infinity", "1e400"))
+    table = read_cases(tmp_path / "odd.json")
+    assert all(c["operator"] in ("break", "bridge", "truncate", "radius", "boundary") for c in table)
+    assert all(math.isfinite(c["severity"]) for c in table)
