@@ -48,9 +48,19 @@ def progress_printer(args, label: str):
     return show
 
 
-def fail(args, message: str, code: int = 2) -> int:
+def _say(args, message: str) -> None:
     sys.stderr.write(f"segscore {getattr(args, 'command', '')}: {message}\n".replace("segscore : ", "segscore: "))
+
+
+def fail(args, message: str, code: int = 2) -> int:
+    _say(args, message)
     return code
+
+
+def warn(args, messages) -> None:
+    """Each message as one ``segscore CMD: warning: ...`` line on stderr (the score stands)."""
+    for m in messages:
+        _say(args, f"warning: {m}")
 
 
 def run_command(func, args) -> int:

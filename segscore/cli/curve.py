@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 
 from segscore.commands.curve import add_arguments  # noqa: F401
 
@@ -51,11 +50,10 @@ def format_row(row: dict) -> str:
 
 
 def run(args) -> int:
-    from segscore.cli._common import show
+    from segscore.cli._common import show, warn
     from segscore.commands.curve import compute, warnings
 
     row = compute(args)
-    for w in warnings(row):
-        sys.stderr.write(f"segscore curve: warning: {w}\n")
+    warn(args, warnings(row))
     show(args, row, format_row(row))
     return 0

@@ -8,14 +8,11 @@ HELP = "build a fiber target folder from WEBKNOSSOS .nml traces and a reference 
 
 
 def run(args) -> int:
-    import sys
-
-    from segscore.cli._common import show
+    from segscore.cli._common import show, warn
     from segscore.commands.fibers_target import compute, warnings
     from segscore.fibers.build import format_summary
 
     result = compute(args)
-    for w in warnings(result):
-        sys.stderr.write(f"segscore fibers-target: warning: {w}\n")
+    warn(args, warnings(result))
     show(args, result, format_summary(result))
     return 0

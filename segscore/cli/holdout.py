@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from segscore.commands.holdout import add_arguments  # noqa: F401
 
 HELP = "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests"
@@ -34,7 +32,7 @@ def format_table(result: dict) -> str:
 
 
 def run(args) -> int:
-    from segscore.cli._common import show
+    from segscore.cli._common import fail, show, warn
     from segscore.commands.holdout import compute, warnings
 
     result = compute(args)
@@ -46,10 +44,9 @@ def run(args) -> int:
         show(args, result, text)
         if problems:  # as `segscore check` does: one line on stderr per problem, exit 3
             for problem in problems:
-                sys.stderr.write(f"segscore holdout: {args.manifest}: {problem}\n")
+                fail(args, f"{args.manifest}: {problem}", 3)
             return 3
         return 0
-    for line in warnings(result):
-        sys.stderr.write(f"segscore holdout: warning: {line}\n")
+    warn(args, warnings(result))
     show(args, result, format_table(result))
     return 0
