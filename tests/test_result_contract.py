@@ -359,3 +359,55 @@ def test_lift_notes_moves_nested_notes_to_dotted_paths():
                    "notes": {"top": "t", "forward.auc": "no ink", "rows.0.x": "why"}}
     assert part == {"auc": None, "notes": {"auc": "no ink"}}  # the parts are not changed
     assert lift_notes({"a": 1}) == {"a": 1, "notes": {}}
+
+
+# ------------------------------------------------------------------ the Result dict (notebooks)
+
+def _results_of_each_family(tmp_path):
+    """One public call per family, on tiny arrays: (name, result)."""
+    from segscore.curvilinear.scoring import score as curve_score
+    from segscore.ink.auc import score_array
+    from segscore.objects.metrics import score_segmentation
+    from segscore.objects.surface import surface_distances
+
+    rng = np.random.default_rng(3)
+    pred = rng.random((32, 32)).astype(np.float32)
+    ink = rng.random((32, 32)) < 0.3
+    mask = np.ones((32, 32), bool)
+    truth = np.zeros((32, 32), np.int32)
+    truth[4:12, 4:12], truth[18:28, 16:30] = 1, 2
+    m = np.zeros((24, 24), bool)
+    m[12, 2:22] = True
+    return [("auc", score_array(pred, ink, mask)), ("objects", score_segmentation(truth, truth)),
+            ("surface", surface_distances(truth > 0, np.zeros_like(truth))), ("curve", curve_score(m, m))]
+
+
+def test_results_are_dicts_that_show_themselves(tmp_path):
+    import pickle
+
+    from segscore.io.results import Result
+
+    for name, r in _results_of_each_family(tmp_path):
+        assert type(r) is Result, name
+        plain = json.loads(dumps(r))
+        assert r == plain and isinstance(r, dict), name  # still the plain dict, still JSON
+        back = pickle.loads(pickle.dumps(r))
+        assert type(back) is Result and back == r, name
+        text = repr(r)
+        assert text.startswith("Result(") and len(text) < 800 and "note" in text, (name, text)
+        html = r._repr_html_()
+        assert html.startswith("<table>") and html.count("<tr>") >= 2, name
+        for key, why in r["notes"].items():  # every note shows beside its field
+            assert f"<code>{key}</code>" in html and why.replace("&", "&amp;").replace("<", "&lt;")[:20] in html
+
+
+def test_result_repr_names_scalars_and_counts_notes():
+    from segscore.io.results import REPR_FIELDS, Result
+
+    r = Result({"auc": 0.123456789, "name": "<x>", "part": {"a": 1}, "notes": {"part.b": "why"},
+                **{f"f{i}": i for i in range(REPR_FIELDS + 2)}})
+    text = repr(r)
+    assert "auc=0.123457" in text and "name=<x>" in text and "4 more" in text and "parts: part" in text
+    assert "1 note)" in text
+    html = r._repr_html_()
+    assert "&lt;x&gt;" in html and "<code>part.b</code>" in html  # escaped; a note without its field still shown

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 
 COLUMN_FLOORS = {
     "constant_0_5": "p = 0.5 everywhere",
@@ -340,6 +341,7 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     return out
 
 
+@as_result
 def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
                         threads=None, name="the prediction", band_rows=None, workers=None) -> dict:
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
@@ -367,6 +369,7 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
     return lift_notes(out)
 
 
+@as_result
 def score_columns(prediction, target_dir, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
                   threads=None, band_rows=None, workers=None) -> dict:
     """Score a prediction file (or array) against a column target folder. Returns the scorecard:

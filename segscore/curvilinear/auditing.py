@@ -89,6 +89,7 @@ from typing import Callable
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 
 __all__ = ["audit", "audit_from_cases", "case_seed", "load_cost_fn", "UserCost", "resolve_ladder",
            "summarise_floor", "OPERATORS", "DEFAULT_SEVERITIES", "STUDY_SEVERITIES", "DEFAULT_SEEDS",
@@ -858,6 +859,7 @@ def _floor_null_reason(key, floors):
     return f"{key} has no value on any redraw" + ("" if floors else " in the case table's file")
 
 
+@as_result
 def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales=None, boundary_fracs=None,
           seeds=None, n_boot=None, costs=COSTS, cost_fns=(), cost_sided="two", min_units=MIN_UNITS,
           min_cases=MIN_CASES, redraw_floor=True, erl=True, include_cases=False, threads=None, processes=None,
@@ -942,6 +944,7 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
                      cost_sided=sided, references=[n for n, _ in refs])
 
 
+@as_result
 def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CASES, n_boot=None,
                      include_cases=False) -> dict:
     """The audit's result recomputed from an earlier audit's cases, scoring nothing.

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 
 __all__ = ["profile", "prepare_profile", "prepare_signature", "signature", "format_profile", "ProfileReference", "SIGNATURE_FIELDS",
            "SCALE", "CALIBRATION", "OPERATORS", "UNEXPLAINED_FLAG"]
@@ -420,6 +421,7 @@ def _list(names, k: int = 3) -> str:
     return ", ".join(names[:k]) + (f" and {len(names) - k} more" if len(names) > k else "")
 
 
+@as_result
 def profile(gt, preds, *, prune_px: float = 5, seed: int = 0, seeds: int = 3, names=None, threads: int | None = None,
             calibration=None, reference: ProfileReference | None = None) -> dict:
     """Express each prediction's disagreement with the reference ``gt`` as shares of the five

@@ -31,6 +31,7 @@ from segscore.curvilinear.graph import (SkeletonGraph, SkeletonRadius, build_gra
                                         skeletonize)
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 
 #: the row's keys, in order (curvicost's names), then the run's own fields
 METRIC_KEYS = ("dice", "iou", "cldice", "betti0_gt", "betti0_pred", "betti0_error", "erl", "erl_frac",
@@ -197,6 +198,7 @@ def _frac(num, den, key, notes, why):
     return None
 
 
+@as_result
 def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
           all_metrics: bool = False) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.

@@ -27,6 +27,7 @@ from segscore.fibers import floors as _floors
 from segscore.fibers.floors import FLOORS
 from segscore.fibers.score import score_labels
 from segscore.fibers.target import MAX_TOLERANCE, FiberTarget, load_target
+from segscore.io.results import as_result
 
 #: ScrollGT's fiber scoring version this module reproduces: runs read in stored edge-row order
 #: (meta.json without ``floors_scoring_version`` means 1)
@@ -71,6 +72,7 @@ def _published(meta) -> dict:
     return {k: v for k, v in floors.items() if k == "oracle" or k.startswith("floor_")}
 
 
+@as_result
 def score_fibers(target, labels=None, *, floor: str | None = None, recompute_floors: bool = False,
                  prediction_name: str | None = None) -> dict:
     """Score ``labels`` (path or array) or the floor ``floor`` against a fiber target.
@@ -234,6 +236,7 @@ def format_card(card: dict) -> str:
     return "\n".join(lines)
 
 
+@as_result
 def aggregate_fiber_scores(cards, *, names=None) -> dict:
     """Plain means of ERL and merge-penalized ERL over cards of one size class.
 

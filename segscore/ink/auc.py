@@ -29,6 +29,7 @@ from segscore.io.sources import as_source
 from segscore.errors import ScoreError, VerifyError  # noqa: F401  (VerifyError: kit's name)
 from segscore.ink.quantize import MIN_FLOAT_LEVELS, quantize_values  # noqa: F401
 from segscore.io.grid import MAX_AXIS_MISMATCH, check_crop, label_grid  # noqa: F401
+from segscore.io.results import as_result
 
 DEFAULT_LEVEL = "2"
 #: side of a bootstrap block: 1 mm at 9.366 um per pixel
@@ -240,6 +241,7 @@ def _default_executor(arrays, executor):
 # public API
 
 
+@as_result
 def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=None, executor=None,
                 threads=None, workers=None):
     """AUC of a 2D map against same-shape boolean ``ink`` and ``mask`` already on its grid.
@@ -329,6 +331,7 @@ def labels_on_map(labels, mask, level, surface_shape, crop, map_shape):
         return np.asarray(ink)[idx] > 0, np.asarray(sup)[idx] > 0
 
 
+@as_result
 def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, crop=None, surface_shape=None,
                 keep_zero=False, inner=0, bootstrap=0, block_px=BLOCK_PX, compare=None, seed=0, *,
                 tile_rows=None, executor=None, threads=None, progress=None, workers=None):

@@ -16,6 +16,7 @@ import math
 import numbers
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 
 MAX_WINDOW_MM = 0.5
 MAX_WINDOW_PX = 64
@@ -75,6 +76,7 @@ def validate_regions(data, where: str = "regions") -> dict:
             "predict_region": _region(data["predict_region"], f"{where}: predict_region")}
 
 
+@as_result
 def check(window_px, scan_um, regions=None) -> dict:
     """Run both checks. ``regions`` is a dict (see :func:`validate_regions`) or None.
 

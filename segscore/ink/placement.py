@@ -27,6 +27,7 @@ import os
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 
 __all__ = ["probe", "probe_target", "evidence_image", "write_evidence", "format_probe", "DEFAULT_GATE_PX"]
 
@@ -89,6 +90,7 @@ def _xcorr(a: np.ndarray, b: np.ndarray, workers: int) -> np.ndarray:
     return fft.irfft2(fa, s=a.shape, workers=workers)
 
 
+@as_result
 def probe(prediction, label, mask=None, *, radius: int = DEFAULT_RADIUS, gate_px: float = DEFAULT_GATE_PX,
           tile_px: int = TILE_PX, tile_radius: int = TILE_RADIUS, min_ink: float = MIN_INK, tiles: bool = True,
           threads: int | None = None, workers: int | None = None) -> dict:
@@ -218,6 +220,7 @@ def _target_gate(meta: dict):
     return float(g) if isinstance(g, (int, float)) and not isinstance(g, bool) else None
 
 
+@as_result
 def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIUS, gate_px=None,
                  tile_radius: int = TILE_RADIUS, evidence=None, evidence_threshold: float = 0.5,
                  threads=None, workers=None) -> dict:

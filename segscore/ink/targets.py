@@ -60,6 +60,7 @@ class Target:
 
 
 # the target folder is read by segscore.io.targets (the names stay importable from here)
+from segscore.io.results import as_result
 from segscore.io.targets import read_gray as _gray  # noqa: E402
 from segscore.io.targets import read_meta as _read_meta  # noqa: E402
 from segscore.io.targets import read_png, target_file  # noqa: E402,F401
@@ -200,6 +201,7 @@ def _card(ink_h, bg_h, kind):
     return card
 
 
+@as_result
 def score_map(prediction, label, mask=None, *, name: str = "the prediction", tile_rows=None, executor=None,
               threads=None, band_rows=None, workers=None) -> dict:
     """The metrics card of an in-memory or file map against a same-shape ``label`` (ink where
@@ -328,6 +330,7 @@ def _prewarm():
     return t
 
 
+@as_result
 def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = False,
                  allow_failing_placement: bool = False, floors: bool = True, seed: int = 0, tile_rows=None,
                  executor=None, threads=None, band_rows=None, workers=None) -> dict:

@@ -178,3 +178,74 @@ def flatten(result, prefix: str = "") -> dict:
     else:
         out[prefix[:-1]] = result
     return out
+
+
+# ------------------------------------------------------------------ the result dict in notebooks
+
+#: how many scalar fields ``repr(result)`` shows before "..."
+REPR_FIELDS = 8
+
+
+def _shown(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if v is None:
+        return "null"
+    text = str(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class Result(dict):
+    """A family's result: a plain ``dict`` (equal to one, JSON-serializable, picklable; every
+    key the JSON has) that shows itself briefly. ``repr`` names the scalar top-level fields
+    (the first :data:`REPR_FIELDS`) and counts the nested parts and notes; in Jupyter
+    ``_repr_html_`` renders every field, flattened (``forward.auc``), as a table with its
+    note beside it. ``dict(result)`` or ``json.loads(dumps(result))`` give the plain dict."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        scalars = [(k, v) for k, v in self.items()
+                   if k != "notes" and (v is None or isinstance(v, (bool, int, float, str)))]
+        nested = [k for k, v in self.items() if k != "notes" and isinstance(v, (dict, list, tuple))]
+        parts = [f"{k}={_shown(v)}" for k, v in scalars[:REPR_FIELDS]]
+        if len(scalars) > REPR_FIELDS:
+            parts.append(f"... {len(scalars) - REPR_FIELDS} more")
+        if nested:
+            parts.append("parts: " + ", ".join(nested[:6]) + (", ..." if len(nested) > 6 else ""))
+        notes = self.get("notes") or {}
+        parts.append(f"{len(notes)} note{'' if len(notes) == 1 else 's'}")
+        return "Result(" + "; ".join(parts) + ")"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        notes = self.get("notes") if isinstance(self.get("notes"), dict) else {}
+        body = {k: v for k, v in self.items() if k != "notes"}
+        rows = []
+        fields = flatten(body)
+        for key, value in fields.items():
+            why = notes.get(key, "")
+            rows.append(f"<tr><td><code>{escape(key)}</code></td><td>{escape(_shown(value))}</td>"
+                        f"<td>{escape(str(why))}</td></tr>")
+        for key, why in notes.items():  # notes on parts that are not single fields
+            if key not in fields:
+                rows.append(f"<tr><td><code>{escape(key)}</code></td><td></td><td>{escape(str(why))}</td></tr>")
+        return ("<table><thead><tr><th>field</th><th>value</th><th>note</th></tr></thead><tbody>"
+                + "".join(rows) + "</tbody></table>")
+
+    def __reduce__(self):
+        return (Result, (dict(self),))
+
+
+def as_result(fn):
+    """Decorator for a family's public scoring function: its dict comes back as a :class:`Result`
+    (anything else, a dataclass say, unchanged)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        return Result(out) if isinstance(out, dict) and not isinstance(out, Result) else out
+
+    return wrapper

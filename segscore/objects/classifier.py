@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 from segscore.metrics.ranking import auc, average_precision, histograms_of_scores
 
 COUNTS = ("threshold", "n", "n_positive", "tp", "fp", "tn", "fn")
@@ -56,6 +57,7 @@ def ece(y, s, bins=10):
     return float(np.sum(np.abs(conf[used] - acc[used])) / y.size)
 
 
+@as_result
 def score_classifier(labels, scores, *, threshold: float = 0.5, calibration_bins: int = 10) -> dict:
     """Every classifier metric of the scorecard at a STATED threshold (module docstring)."""
     y, s = _check(labels, scores)
@@ -101,6 +103,7 @@ def score_classifier(labels, scores, *, threshold: float = 0.5, calibration_bins
             "brier": float(np.mean((s - y) ** 2)), "ece": ece(y, s, int(calibration_bins)), "notes": notes}
 
 
+@as_result
 def compare_classifier_against_baseline(labels, finetuned, vanilla, **kwargs) -> dict:
     """Two classifiers on the same labels: ``{"finetuned", "vanilla", "delta"}``.
 

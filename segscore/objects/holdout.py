@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from segscore.errors import InputFileError, ScoreError
+from segscore.io.results import as_result
 from segscore.io.schema import Field, validate
 
 #: the metrics the scorecard chart draws, in order (absent ones are skipped, never drawn as 0)
@@ -443,6 +444,7 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
     return score_holdout(pairs(), name=holdout.name, version=holdout.version, **kwargs)
 
 
+@as_result
 def score_holdout_files(manifest, predictions, *, baseline=None, **kwargs) -> dict:
     """Score a folder of predictions (and optionally a baseline folder) on a manifest's set.
 

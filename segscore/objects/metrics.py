@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 from segscore.objects.matching import (DEFAULT_IOU_THRESHOLDS, Match, _chosen_index, _ratio, ap_key,
                                        match_table, sweep)
 from segscore.objects.table import ContingencyTable, check_pair, table_for
@@ -574,6 +575,7 @@ def metrics_from_sums(s: dict) -> dict:
     return out
 
 
+@as_result
 def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                        boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
                        minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None, tile_rows=None,
@@ -707,6 +709,7 @@ def delta_of(a: dict, b: dict, drop=NOT_A_SCORE) -> dict:
     return out
 
 
+@as_result
 def compare_against_baseline(truth, finetuned, vanilla, **kwargs) -> dict:
     """Score two predictions of the same field: ``{"finetuned", "vanilla", "delta"}``.
 

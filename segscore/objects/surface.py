@@ -50,6 +50,7 @@ import numbers
 import numpy as np
 
 from segscore.errors import ScoreError
+from segscore.io.results import as_result
 
 #: keys :func:`surface_distances` returns
 KEYS = ("hd", "hd95", "assd", "nsd", "nsd_tolerance", "spacing", "notes")
@@ -195,6 +196,7 @@ def _two_surfaces(a, b, spacing, threads=None):
     return sa, sb, sp
 
 
+@as_result
 def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None) -> dict:
     """Surface distances between two binary masks (non-zero = foreground), 2D or 3D.
 
