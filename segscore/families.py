@@ -50,7 +50,8 @@ class Command:
     flat row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
     relative ones resolve against the manifest's folder and each is fingerprinted) and the options
     naming what it writes (``outputs``: in a job, under ``DIR/outputs/ID/``; ``--slug`` puts the
-    ledger there)."""
+    ledger there), and its leaderboard cells (``headline``: what ``segscore report`` shows of a
+    result, each number beside its floors or control)."""
 
     name: str
     family: str
@@ -60,33 +61,43 @@ class Command:
     outputs: tuple[str, ...] = ("--json-out",)
     row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row
     aliases: tuple[str, ...] = ()
+    #: "module:function" result -> the leaderboard's cells (``segscore.batch.report.Cell``: name,
+    #: value, role headline/floor/control/oracle/interval/derived/setting, the headline it sits
+    #: beside); the default shows the result's top-level numbers
+    headline: str = "segscore.batch.report:scalars_headline"
 
     def load(self, what: str):
         module, attr = getattr(self, what).split(":")
         return getattr(importlib.import_module(module), attr)
 
 
-def _command(name, family_name, inputs=(), outputs=("--json-out",), aliases=()) -> Command:
+def _command(name, family_name, inputs=(), outputs=("--json-out",), aliases=(), headline=None) -> Command:
     module = "segscore.commands." + name.replace("-", "_")
     return Command(name, family_name, f"{module}:add_arguments", f"{module}:compute", tuple(inputs), tuple(outputs),
-                   aliases=tuple(aliases))
+                   aliases=tuple(aliases),
+                   headline=f"segscore.batch.report:{headline}" if headline else Command.headline)
 
 
 #: every command a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
 #: parts are not split from their CLI modules)
 COMMANDS: dict[str, Command] = {c.name: c for c in (
-    _command("auc", "ink", ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug")),
-    _command("demo", "ink", (), ("--json-out", "--keep")),
-    _command("target", "ink", ("prediction", "target"), aliases=("score",)),
-    _command("placement", "ink", ("prediction", "target"), ("--json-out", "--evidence")),
-    _command("check", "ink", ("regions_json",)),
-    _command("columns", "columns", ("prediction", "target"), aliases=("score-columns",)),
-    _command("objects", "objects", ("truth", "prediction"), ("--json-out", "--per-object")),
-    _command("holdout", "objects", ("manifest", "predictions", "baseline"), ("--json-out", "--csv")),
-    _command("fibers", "fibers", ("paths",), aliases=("score-fibers",)),
-    _command("fibers-aggregate", "fibers", ("cards",)),
+    _command("auc", "ink", ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug"),
+             headline="auc_headline"),
+    _command("demo", "ink", (), ("--json-out", "--keep"), headline="auc_headline"),
+    _command("target", "ink", ("prediction", "target"), aliases=("score",), headline="target_headline"),
+    _command("placement", "ink", ("prediction", "target"), ("--json-out", "--evidence"),
+             headline="placement_headline"),
+    _command("check", "ink", ("regions_json",), headline="check_headline"),
+    _command("columns", "columns", ("prediction", "target"), aliases=("score-columns",),
+             headline="columns_headline"),
+    _command("objects", "objects", ("truth", "prediction"), ("--json-out", "--per-object"),
+             headline="objects_headline"),
+    _command("holdout", "objects", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"),
+             headline="holdout_headline"),
+    _command("fibers", "fibers", ("paths",), aliases=("score-fibers",), headline="fibers_headline"),
+    _command("fibers-aggregate", "fibers", ("cards",), headline="fibers_aggregate_headline"),
     _command("fibers-target", "fibers", ("nml", "mask"), ("--json-out", "--out")),
-    _command("curve", "curvilinear", ("prediction", "gt"), ("--json-out", "--csv")),
+    _command("curve", "curvilinear", ("prediction", "gt"), ("--json-out", "--csv"), headline="curve_headline"),
     _command("perturb", "curvilinear", ("mask",), ("-o", "--info-json")),
 )}
 

@@ -13,6 +13,11 @@ here or on a ``distributed`` cluster and, given ``out``, appends one line per fi
     res = run("jobs.csv", out="results")        # or a list of job lines, or client=Client(...)
     res.to_frame()                              # pandas: one row per job, result.* columns
 
+:func:`report` turns a results folder into a leaderboard (:mod:`segscore.batch.report`)::
+
+    from segscore.batch import report
+    print(report("results", by=["model", "target"]).to_markdown())
+
 ``segscore.batch`` never imports ``segscore.cli``; dask and distributed are imported only when a
 cluster is used, pandas only by ``to_frame``.
 """
@@ -21,6 +26,11 @@ from __future__ import annotations
 
 from segscore.batch.jobs import Job, parse_job
 from segscore.batch.manifest import ManifestError, load_manifest
+# imported here, not on first use: the module shares the function's name, and a lazy export would
+# let `import segscore.batch.report` (the registry's headline functions live there) shadow the
+# function with the module. It imports the standard library only; its outputs import the rest.
+from segscore.batch.report import Report, ReportError, report
 from segscore.batch.runner import BatchResult, run
 
-__all__ = ["BatchResult", "Job", "ManifestError", "load_manifest", "parse_job", "run"]
+__all__ = ["BatchResult", "Job", "ManifestError", "Report", "ReportError", "load_manifest", "parse_job", "report",
+           "run"]

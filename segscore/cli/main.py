@@ -36,7 +36,7 @@ COMMANDS = {
     "fibers-target": "segscore.cli.fibers_target",
 }
 #: commands that run other commands' jobs (no family's: the registry names them, see segscore.families)
-RUNNERS = {"batch": "segscore.cli.batch"}
+RUNNERS = {"batch": "segscore.cli.batch", "report": "segscore.cli.report"}
 #: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe
 KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "audit", "profile", "objects", "holdout", "fibers"}
 ALIASES: dict[str, str] = {
@@ -65,6 +65,7 @@ HELP = {
     "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
     "fibers-target": "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask",
     "batch": "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, resumably",
+    "report": "leaderboard of a batch results folder: each family's headline numbers beside its floors or control",
 }
 
 

@@ -1,0 +1,665 @@
+"""Leaderboards from a batch results folder: each family's headline numbers beside its floors.
+
+:func:`report` reads ``DIR/results.jsonl`` (the latest row of each id, as
+:meth:`segscore.batch.store.ResultsStore.latest` keeps it) and returns a :class:`Report`: one
+:class:`Table` per command (``target``, ``fibers``, ``auc`` ...: their headline numbers differ),
+one row per scored job, and the jobs that did not score (``refused``, ``crashed``) with their
+error lines, counted and never dropped::
+
+    from segscore.batch import report
+    rep = report("results", by=["model", "target"])
+    print(rep.to_markdown())
+    rep.to_csv("leaderboard.csv")
+    rep.bars("target")          # a leaderboard chart's data: each model's headline and its floors
+
+Layout. A table's first columns are its row keys: the ``by`` tag columns in the order given
+(default: every tag column present, in first-seen order; ``id`` where the jobs carry no tags).
+Rows are sorted by them in natural order (``m2`` before ``m10``; a job without the tag last), so
+rows of one model (with ``by=["model", "target"]``) stand together. Where the
+``by`` tags do not tell a table's rows apart (``by=["model"]`` and two targets per model), the
+remaining tags follow them, then the ``id`` if still needed: rows are never merged or averaged.
+Then each headline column, followed by the floors, controls, oracle and interval it is read
+beside, named ``HEADLINE [FLOOR]`` (``val_f1 [all_positive]``, ``erl [oracle]``).
+
+What a command's headline is comes from the registry only (``Command.headline`` in
+:mod:`segscore.families`): a function ``result dict -> list of Cell``; the functions for the
+registered commands are in this module. A null value is printed as ``—`` and its reason (the
+result's ``notes`` entry for the cell's dotted path) is listed under the table and carried in
+each row's ``notes``; a blank cell is a column that job's result does not have (no bootstrap
+asked, another command's column in the CSV).
+
+This module imports only the standard library at import time. ``segscore.batch`` exports the
+function :func:`report` under the module's own name, so ``import segscore.batch.report as m``
+gives the function: reach the module with ``from segscore.batch.report import Report, Cell`` or
+``importlib.import_module("segscore.batch.report")``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from segscore.errors import InputFileError, ScoreError
+
+#: what a cell is: a headline number, or what a headline is read beside
+ROLES = ("headline", "floor", "control", "oracle", "interval", "derived", "setting")
+#: the roles a leaderboard chart draws beside its headline bar
+REFERENCE_ROLES = ("floor", "control", "oracle")
+STATUSES = ("scored", "refused", "crashed")
+NULL = "—"
+_FIX = "give the --out folder of a `segscore batch` run"
+
+
+class ReportError(ScoreError):
+    """A results folder, a row or a ``by`` column the report cannot use (one line, the fix)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One number of a leaderboard row.
+
+    ``name``: the column; ``value``: a number, a bool or None; ``role``: one of :data:`ROLES`;
+    ``of``: the headline column this floor, control, oracle, interval or derived number is read
+    beside; ``ref``: its short name in a chart (``all_positive``, ``control``, ``oracle``);
+    ``path``: its dotted path in the result (the key of its reason in the result's ``notes``);
+    ``note``: why it is null when the result's notes do not say (an input not given)."""
+
+    name: str
+    value: object
+    role: str = "headline"
+    of: str | None = None
+    ref: str | None = None
+    path: str | None = None
+    note: str | None = None
+
+
+@dataclass
+class Column:
+    """A table column: its name, role and the headline it sits beside (see :class:`Cell`)."""
+
+    name: str
+    role: str = "headline"
+    of: str | None = None
+    ref: str | None = None
+
+
+@dataclass
+class Table:
+    """The leaderboard of one command: ``keys`` (the row-key columns), ``columns`` (the
+    numbers), ``rows`` (one dict per scored job: ``id, command, family, tags, key`` (its key
+    columns' values), ``values`` ({column: value}), ``notes`` ({column: why it is null}),
+    ``remarks`` (what the job's result says about the whole row: a non-scoring target))."""
+
+    command: str
+    family: str | None
+    keys: list
+    columns: list
+    rows: list = field(default_factory=list)
+
+    def headlines(self) -> list:
+        return [c.name for c in self.columns if c.role == "headline"]
+
+    def to_dict(self) -> dict:
+        return {"command": self.command, "family": self.family, "keys": list(self.keys),
+                "columns": [{"name": c.name, "role": c.role, "of": c.of, "ref": c.ref} for c in self.columns],
+                "rows": [dict(r) for r in self.rows]}
+
+
+class Report:
+    """A leaderboard: ``tables`` (one :class:`Table` per command, in the registry's order),
+    ``rows`` (every scored job's row, table by table), ``failed`` (each refused or crashed
+    job: ``id, command, family, tags, status, error``), ``by`` (the row-key tags), ``counts``."""
+
+    def __init__(self, tables, failed, *, by, source=None, total=None):
+        self.tables = list(tables)
+        self.failed = list(failed)
+        self.by = list(by)
+        self.source = source
+        self.total = sum(len(t.rows) for t in self.tables) + len(self.failed) if total is None else total
+
+    @property
+    def rows(self) -> list:
+        return [r for t in self.tables for r in t.rows]
+
+    @property
+    def counts(self) -> dict:
+        out = {"jobs": self.total, "scored": len(self.rows)}
+        out.update({s: sum(f["status"] == s for f in self.failed) for s in STATUSES[1:]})
+        return out
+
+    def table(self, command: str) -> Table:
+        for t in self.tables:
+            if t.command == command:
+                return t
+        raise KeyError(f"no {command!r} table; tables: {', '.join(t.command for t in self.tables) or 'none'}")
+
+    # ------------------------------------------------------------------ outputs
+
+    def to_dict(self) -> dict:
+        """The report as plain JSON-able data (what ``segscore report --json`` prints)."""
+        return {"source": None if self.source is None else str(self.source), "by": list(self.by),
+                "counts": self.counts, "tables": [t.to_dict() for t in self.tables],
+                "failed": [dict(f) for f in self.failed]}
+
+    def to_markdown(self) -> str:
+        """A markdown section per command, its null values' reasons under it, then the jobs
+        that did not score with their error lines."""
+        c = self.counts
+        lines = [f"# segscore report{'' if self.source is None else ': ' + str(self.source)}", "",
+                 f"{c['jobs']} jobs: {c['scored']} scored, {c['refused']} refused, {c['crashed']} crashed", ""]
+        for t in self.tables:
+            lines.append(f"## {t.command} ({t.family or 'unregistered'}): {len(t.rows)} "
+                         f"{'job' if len(t.rows) == 1 else 'jobs'}")
+            lines.append("")
+            names = list(t.keys) + [col.name for col in t.columns]
+            lines.append("| " + " | ".join(_md(n) for n in names) + " |")
+            lines.append("|" + "|".join("---" for _ in t.keys) + ("|" if t.keys else "")
+                         + "|".join("---:" for _ in t.columns) + "|")
+            notes = []
+            for r in t.rows:
+                cells = [_md(_key_text(v)) for v in r["key"]]
+                cells += [_md(_text(r["values"][col.name])) if col.name in r["values"] else "" for col in t.columns]
+                lines.append("| " + " | ".join(cells) + " |")
+                notes += [f"- {_label(r)}: {name} is null: {why}" for name, why in r["notes"].items()]
+                notes += [f"- {_label(r)}: {why}" for why in r.get("remarks") or ()]
+            if notes:
+                lines += ["", "notes (" + NULL + " is null):", *notes]
+            lines.append("")
+        if self.failed:
+            lines.append(f"## not scored: {len(self.failed)} of {self.total} jobs "
+                         f"({c['refused']} refused, {c['crashed']} crashed)")
+            lines.append("")
+            for f in self.failed:
+                tags = ", ".join(f"{k}={v}" for k, v in (f.get("tags") or {}).items())
+                lines.append(f"- {f['id']} ({f['command'] or '?'}, {f['status']}{'; ' + tags if tags else ''}): "
+                             f"{f['error'] or 'no error recorded'}")
+            lines.append("")
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+    def csv_rows(self) -> list:
+        """The table as flat rows, one per job (the scored ones table by table, then the others):
+        ``command, family``, the key tags, ``id, status, error``, every column, ``notes``
+        (``column: reason; ...``). A null is an empty field whose reason is in ``notes``."""
+        tags = list(self.by)
+        for r in self.rows + self.failed:
+            tags += [k for k in (r.get("tags") or {}) if k not in tags]
+        reserved = {"command", "family", "id", "status", "error", "notes"}
+        reserved |= {c.name for t in self.tables for c in t.columns}
+        out = []
+        for r in self.rows + self.failed:
+            row = {"command": r["command"], "family": r["family"]}
+            row.update({(f"tags.{k}" if k in reserved else k): (r.get("tags") or {}).get(k) for k in tags})
+            row.update(id=r["id"], status=r.get("status", "scored"), error=r.get("error"))
+            for t in self.tables:
+                row.update({c.name: None for c in t.columns if c.name not in row})
+            row.update(r.get("values") or {})
+            row["notes"] = "; ".join([f"{k}: {v}" for k, v in (r.get("notes") or {}).items()]
+                                     + list(r.get("remarks") or ())) or None
+            out.append(row)
+        return out
+
+    def to_csv(self, path=None) -> str:
+        """The CSV text of :meth:`csv_rows`; written to ``path`` atomically when given."""
+        from segscore.io.results import atomic_write, csv_text
+
+        text = csv_text(self.csv_rows())
+        if path is not None:
+            atomic_write(path, text)
+        return text
+
+    def to_json(self) -> str:
+        from segscore.io.results import dumps
+
+        return dumps(self.to_dict())
+
+    # ------------------------------------------------------------------ the chart's data
+
+    def bars(self, command: str | None = None, headline: str | None = None) -> list:
+        """What a leaderboard bar chart draws: per row of ``command``'s table (default: the first
+        table), the ``headline`` column's value (default: the table's first headline) and its
+        ``references`` (floors, controls, oracle: ``{ref: value}``), with the row's ``label``
+        (its key values joined by `` / ``), ``id`` and ``tags``."""
+        if not self.tables:
+            return []
+        t = self.table(command) if command is not None else self.tables[0]
+        heads = t.headlines()
+        name = headline if headline is not None else (heads[0] if heads else None)
+        if name not in heads:
+            raise KeyError(f"no headline {name!r} in the {t.command} table; headlines: {', '.join(heads)}")
+        refs = [c for c in t.columns if c.of == name and c.role in REFERENCE_ROLES]
+        return [{"label": _label(r), "id": r["id"], "tags": dict(r["tags"]), "command": t.command, "headline": name,
+                 "value": r["values"].get(name),
+                 "references": {c.ref or c.name: r["values"].get(c.name) for c in refs},
+                 "roles": {c.ref or c.name: c.role for c in refs}} for r in t.rows]
+
+    def __repr__(self) -> str:
+        c = self.counts
+        return (f"Report({c['jobs']} jobs: {c['scored']} scored in {len(self.tables)} tables, {c['refused']} "
+                f"refused, {c['crashed']} crashed)")
+
+
+# ---------------------------------------------------------------------------------------------
+# reading a results folder
+
+
+def read_rows(source) -> tuple[list, Path | None]:
+    """The latest row of each id from ``source`` (a results folder, its ``results.jsonl``, a
+    :class:`~segscore.batch.runner.BatchResult` or a list of rows) and the file read (or None).
+    A missing folder or file, or a damaged line, is a :class:`ReportError` naming it."""
+    if hasattr(source, "rows") and not isinstance(source, (str, os.PathLike)):
+        source = source.rows
+    if not isinstance(source, (str, os.PathLike)):
+        rows = list(source)
+        for i, row in enumerate(rows):
+            why = _not_a_row(row)
+            if why:
+                raise ReportError(f"row {i}: {why}; give rows of `segscore.batch.run` or results.jsonl")
+        return list({r["id"]: r for r in rows}.values()), None
+    path = Path(source)
+    jsonl = path if path.is_file() else path / "results.jsonl"
+    if not path.exists():
+        raise InputFileError(f"{path}: no such results folder; {_FIX}")
+    if not jsonl.is_file():
+        raise InputFileError(f"{jsonl}: no results.jsonl in this folder; {_FIX}, or run `segscore batch MANIFEST "
+                             f"--out {path}` first")
+    try:
+        data = jsonl.read_bytes()
+    except OSError as exc:
+        raise InputFileError(f"{jsonl}: cannot be read ({(exc.strerror or type(exc).__name__).lower()}); check its "
+                             f"permissions") from None
+    latest: dict = {}
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+            why = _not_a_row(row)
+        except ValueError:
+            why = "not JSON (a torn or edited line)"
+        if why:
+            raise ReportError(f"{jsonl}: line {number} is damaged: {why}; delete that line and rerun the "
+                              f"`segscore batch` command to rescore its job")
+        latest[row["id"]] = row
+    if not latest:
+        raise ReportError(f"{jsonl}: holds no finished jobs; run `segscore batch MANIFEST --out {path}` first")
+    return list(latest.values()), jsonl
+
+
+def _not_a_row(row) -> str | None:
+    if not isinstance(row, dict):
+        return f"a {type(row).__name__}, not a batch row"
+    if not isinstance(row.get("id"), str):
+        return "no id"
+    if row.get("status") not in STATUSES:
+        return f"status {row.get('status')!r} is not one of {', '.join(STATUSES)}"
+    if row.get("tags") is not None and not isinstance(row["tags"], dict):
+        return "tags is not an object"
+    return None
+
+
+def command_of(row: dict):
+    """The registered command (``segscore.families.Command``) that scored ``row``, or None:
+    the job's first word, a family name for a job given as arrays (``objects(<array>...)``),
+    else the row's family."""
+    import re
+
+    from segscore.families import FAMILIES, command
+
+    text = row.get("job") if isinstance(row.get("job"), str) else ""
+    name = re.split(r"[\s(]", text.strip(), maxsplit=1)[0] if text.strip() else ""
+    try:
+        return command(name)
+    except KeyError:
+        pass
+    for fam in (name, row.get("family")):
+        if fam in FAMILIES:
+            return command(FAMILIES[fam].commands[0])
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the report
+
+
+def report(source, *, by=None) -> Report:
+    """The leaderboard of a batch: ``source`` a results folder (``segscore batch --out DIR``),
+    its ``results.jsonl``, a ``BatchResult`` or a list of batch rows; ``by`` the tag columns
+    that key the rows (a list, or one comma-separated string; default: every tag column present).
+    Refuses (:class:`ReportError`, a ``ScoreError``) a missing folder, a damaged line and a
+    ``by`` column no row carries. Layout: the module docstring."""
+    rows, jsonl = read_rows(source)
+    tags_seen: list = []
+    for r in rows:
+        tags_seen += [k for k in (r.get("tags") or {}) if k not in tags_seen]
+    if isinstance(by, str):
+        by = [b.strip() for b in by.split(",")]
+    by = [b for b in (tags_seen if by is None else by) if b]
+    unknown = [b for b in by if b not in tags_seen]
+    if unknown:
+        where = jsonl if jsonl is not None else "the rows"
+        raise ReportError(f"--by {','.join(unknown)}: no such tag column in {where}; tag columns: "
+                          f"{', '.join(tags_seen) or 'none (the manifest gave no tags)'}")
+    tables: dict = {}
+    failed = []
+    for r in rows:
+        cmd = command_of(r)
+        name = cmd.name if cmd is not None else (str(r.get("job") or "").split() or ["?"])[0]
+        family = cmd.family if cmd is not None else r.get("family")
+        tags = dict(r.get("tags") or {})
+        result = r.get("result")
+        if r["status"] == "scored" and not isinstance(result, dict):
+            r = dict(r, status="crashed", error="a scored row without a result dict; rerun the job with --force")
+        if r["status"] != "scored":
+            failed.append({"id": r["id"], "command": name, "family": family, "tags": tags, "status": r["status"],
+                           "error": _first_line(r.get("error"))})
+            continue
+        cells = _headline_cells(cmd, result)
+        values, notes = {}, {}
+        result_notes = result.get("notes") if isinstance(result.get("notes"), dict) else {}
+        for c in cells:
+            values[c.name] = c.value
+            if c.value is None:
+                notes[c.name] = c.note or _note(result_notes, c.path) or "null (the result gives no reason)"
+        t = tables.get(name)
+        if t is None:
+            t = tables[name] = Table(name, family, [], [])
+        for c in cells:
+            if c.name not in {col.name for col in t.columns}:
+                _insert_column(t.columns, Column(c.name, c.role, c.of, c.ref))
+        t.rows.append({"id": r["id"], "command": name, "family": family, "tags": tags, "key": [],
+                       "values": values, "notes": notes, "remarks": _row_notes(result)})
+    from segscore.families import COMMANDS
+
+    rank = {name: i for i, name in enumerate(COMMANDS)}
+    ordered = sorted(tables.values(), key=lambda t: rank.get(t.command, len(rank)))  # stable: others as seen
+    for t in ordered:
+        _key_table(t, by)
+    return Report(ordered, failed, by=by, source=None if jsonl is None else jsonl.parent, total=len(rows))
+
+
+def _insert_column(columns: list, col: Column) -> None:
+    """Append ``col``; a floor or interval of a headline goes after that headline's others."""
+    if col.of is not None:
+        idx = [i for i, c in enumerate(columns) if c.name == col.of or c.of == col.of]
+        if idx:
+            columns.insert(idx[-1] + 1, col)
+            return
+    columns.append(col)
+
+
+def _key_table(t: Table, by: list) -> None:
+    """Choose ``t``'s key columns (``by``; then the other tags and the id where needed to tell
+    rows apart), fill each row's ``key`` and sort the rows by it."""
+    keys = list(by) if by else []
+    rest = []
+    for r in t.rows:
+        rest += [k for k in r["tags"] if k not in keys and k not in rest]
+
+    def unique(names):
+        seen = [tuple(_key_text(r["tags"].get(k)) if k != "id" else r["id"] for k in names) for r in t.rows]
+        return len(set(seen)) == len(seen)
+
+    if not keys or not unique(keys):
+        for k in rest:
+            keys.append(k)
+            if unique(keys):
+                break
+        if not keys or not unique(keys):
+            keys.append("id")
+    t.keys = keys
+    for r in t.rows:
+        r["key"] = [r["id"] if k == "id" else r["tags"].get(k) for k in keys]
+    t.rows.sort(key=lambda r: [_natural(v) for v in r["key"]])
+
+
+def _natural(value) -> tuple:
+    """A sort key: text with its digit runs as numbers (``m2`` before ``m10``); None last."""
+    import re
+
+    if value is None:
+        return (1, ())
+    parts = re.split(r"(\d+)", str(value))
+    return (0, tuple((0, int(p), p) if p.isdigit() else (1, 0, p) for p in parts))
+
+
+def _headline_cells(cmd, result: dict) -> list:
+    fn = cmd.load("headline") if cmd is not None else scalars_headline
+    cells = list(fn(result))
+    names = [c.name for c in cells]
+    if len(set(names)) != len(names):  # a bug in a headline function, not bad input
+        raise RuntimeError(f"headline of {cmd.name if cmd else '?'} names a column twice: {names}")
+    return cells
+
+
+def _note(notes: dict, path: str | None) -> str | None:
+    """The reason for ``path`` in a result's ``notes``, or for the nearest part holding it."""
+    while path:
+        if path in notes:
+            return str(notes[path])
+        path = path.rpartition(".")[0]
+    return None
+
+
+def _row_notes(result: dict) -> list:
+    out = []
+    if result.get("scoring_enabled") is False:
+        out.append("the target is marked non-scoring: a historical record, not a bar to beat")
+    if result.get("overrides"):
+        out.append("scored with " + ", ".join(f"--{o.replace('_', '-')}" for o in result["overrides"]))
+    return out
+
+
+def _first_line(text) -> str | None:
+    return None if text is None else (str(text).strip().splitlines() or [""])[0]
+
+
+def _label(r: dict) -> str:
+    return " / ".join(_key_text(v) for v in r["key"]) or r["id"]
+
+
+def _key_text(v) -> str:
+    return "" if v is None else str(v)
+
+
+def _text(v) -> str:
+    """A cell as text: floats to 4 decimals (1 from 1,000 on), ``—`` for null."""
+    if v is None:
+        return NULL
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:.1f}" if abs(v) >= 1000 else f"{v:.4f}"
+    return str(v)
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+# ---------------------------------------------------------------------------------------------
+# each command's headline: result dict -> [Cell] (named by segscore.families.Command.headline)
+
+
+def _get(result, path: str):
+    """``(value, present)`` at the dotted ``path`` of ``result`` (list items by index; a key
+    holding a dot, ``ap_0.5``, is matched whole, the longest first)."""
+    obj, parts = result, path.split(".")
+    while parts:
+        if isinstance(obj, dict):
+            for n in range(len(parts), 0, -1):
+                key = ".".join(parts[:n])
+                if key in obj:
+                    obj, parts = obj[key], parts[n:]
+                    break
+            else:
+                return None, False
+        elif isinstance(obj, (list, tuple)) and parts[0].isdigit() and int(parts[0]) < len(obj):
+            obj, parts = obj[int(parts[0])], parts[1:]
+        else:
+            return None, False
+    return obj, True
+
+
+def _cell(result, name, path, role="headline", of=None, ref=None, missing=None) -> Cell:
+    value, present = _get(result, path)
+    if present and isinstance(value, (dict, list, tuple, str)):
+        return Cell(name, None, role, of, ref, path, f"{path} is a {type(value).__name__}, not a number")
+    return Cell(name, value, role, of, ref, path, None if present else (missing or f"{path} is not in the result"))
+
+
+def _with_floors(result, name, key, floors, *, missing_floors, prefix="metrics") -> list:
+    cells = [_cell(result, name, f"{prefix}.{key}")]
+    for fl in floors:
+        cells.append(_cell(result, f"{name} [{fl}]", f"floors.{fl}.{key}", "floor", name, fl,
+                           missing=missing_floors if not isinstance(result.get("floors"), dict)
+                           else f"the result has no {fl} floor"))
+    return cells
+
+
+TARGET_FLOORS = ("all_positive", "constant_0_5", "uniform_random")
+COLUMNS_FLOORS = ("constant_0_5", "papyrus_mask", "uniform_random")
+
+
+def target_headline(result: dict) -> list:
+    """Ink target (``segscore target``): the F1 at the validated threshold (``val_f1``, else
+    the F1 field the result has), ``ap_prevalence_lift`` and ``roc_auc``, each beside the three
+    trivial predictors' floors (``all_positive``, ``constant_0_5``, ``uniform_random``)."""
+    metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
+    f1 = next((k for k in ("val_f1", "f1_at_0.5", "best_f1_any_threshold") if k in metrics), "val_f1")
+    cells = []
+    for key in (f1, "ap_prevalence_lift", "roc_auc"):
+        cells += _with_floors(result, key, key, TARGET_FLOORS,
+                              missing_floors="no floors in this result (scored with --no-floors)")
+    return cells
+
+
+def columns_headline(result: dict) -> list:
+    """Column target (``segscore columns``): column-vs-gutter AUC (per column and per pixel) and
+    the mean line-period peak, each beside the target's floors."""
+    floors = tuple(result["floors"]) if isinstance(result.get("floors"), dict) and result["floors"] \
+        else COLUMNS_FLOORS
+    cells = []
+    for key in ("col_gutter_auc", "col_gutter_pixel_auc", "line_period_peak_mean"):
+        cells += _with_floors(result, key, key, floors,
+                              missing_floors="no floors in this result (scored with --no-floors)")
+    return cells
+
+
+def auc_headline(result: dict) -> list:
+    """Ink AUC (``segscore auc``, ``demo``): the map's AUC beside its control's (the
+    reverse-depth map) and their gap; the bootstrap's 95 % interval when one was drawn; the
+    paired difference to a compared map and its interval with ``--compare``."""
+    no_control = "no --control map given" if "control" not in result else None
+    cells = [_cell(result, "map_auc", "forward.auc"),
+             _cell(result, "control_auc", "control.auc", "control", "map_auc", "control", missing=no_control)]
+    f, c = cells[0].value, cells[1].value
+    if isinstance(f, (int, float)) and isinstance(c, (int, float)):
+        cells.append(Cell("gap", round(float(f) - float(c), 12), "derived", "map_auc", "gap"))
+    else:
+        cells.append(Cell("gap", None, "derived", "map_auc", "gap",
+                          note=no_control or "map_auc or control_auc is null (see its note)"))
+    boot = result.get("bootstrap")
+    if isinstance(boot, dict):
+        cells += [_cell(result, "ci95_lo", "bootstrap.ci95.0", "interval", "map_auc", "ci95_lo"),
+                  _cell(result, "ci95_hi", "bootstrap.ci95.1", "interval", "map_auc", "ci95_hi")]
+        if isinstance(boot.get("compare"), dict):
+            cells += [_cell(result, "compare_difference", "bootstrap.compare.difference"),
+                      _cell(result, "compare_ci95_lo", "bootstrap.compare.ci95.0", "interval", "compare_difference",
+                            "ci95_lo"),
+                      _cell(result, "compare_ci95_hi", "bootstrap.compare.ci95.1", "interval", "compare_difference",
+                            "ci95_hi")]
+    return cells
+
+
+def fibers_headline(result: dict) -> list:
+    """Fibers (``segscore fibers``): ERL and merge-penalized ERL, each beside the
+    connected-components floor and the oracle."""
+    cells = []
+    for key in ("erl", "erl_merge_penalized"):
+        cells += [_cell(result, key, f"metrics.{key}"),
+                  _cell(result, f"{key} [connected_components]", f"floors.floor_connected_components.{key}", "floor",
+                        key, "connected_components", missing="the target has no connected-components floor"),
+                  _cell(result, f"{key} [oracle]", f"floors.oracle.{key}", "oracle", key, "oracle",
+                        missing="the target has no oracle row")]
+    return cells
+
+
+def fibers_aggregate_headline(result: dict) -> list:
+    """``segscore fibers-aggregate``: the mean ERLs over the cards, their number and size class."""
+    return [_cell(result, "erl_mean", "erl_mean"), _cell(result, "erl_merge_penalized_mean", "erl_merge_penalized_mean"),
+            _cell(result, "n", "n", "setting"), _cell(result, "size_class", "size_class", "setting")]
+
+
+OBJECTS_KEYS = ("f1", "precision", "recall", "ap_0.5", "ap_mean", "pq", "dice_per_object")
+
+
+def objects_headline(result: dict) -> list:
+    """Objects (``segscore objects``): the matching IoU, F1, precision, recall at it, the
+    segmentation AP (TP/(TP+FP+FN), not the PR area) at IoU 0.5 and its mean over the sweep,
+    PQ when present and per-object Dice. A scorecard has no floors."""
+    cells = [_cell(result, "match_iou", "match_iou", "setting")]
+    cells += [_cell(result, k, k) for k in OBJECTS_KEYS if k != "pq" or "pq" in result]
+    return cells
+
+
+HOLDOUT_KEYS = ("f1", "ap_mean", "dice_per_object")
+
+
+def holdout_headline(result: dict) -> list:
+    """Held-out set (``segscore holdout``): the pooled F1, mean AP and per-object Dice of the
+    predictions, each beside the baseline's (``--baseline``) as its control; with ``--verify``,
+    the number of digest problems."""
+    if "finetuned" not in result:
+        return [_count(result, "problems")]
+    cells = []
+    for k in HOLDOUT_KEYS:
+        cells += [_cell(result, k, f"finetuned.{k}"),
+                  _cell(result, f"{k} [vanilla]", f"vanilla.{k}", "control", k, "vanilla",
+                        missing="no --baseline predictions given")]
+    return cells
+
+
+CURVE_KEYS = ("dice", "cldice", "betti0_error", "erl_frac", "traceable_frac", "conductance_frac")
+
+
+def curve_headline(result: dict) -> list:
+    """Curvilinear (``segscore curve``): Dice, clDice, the Betti-0 error, ERL as a share of the
+    reference's, the traceable share of the reference's length and the Kirchhoff conductance
+    share. No floors."""
+    return [_cell(result, k, k) for k in CURVE_KEYS]
+
+
+def placement_headline(result: dict) -> list:
+    """Placement probe (``segscore placement``): the peak's offset beside the gate it must be
+    within, whether it passed, and the peak and zero-shift NCC."""
+    return [_cell(result, "offset_px", "offset_px"), _cell(result, "gate_px", "gate_px", "setting", "offset_px"),
+            _cell(result, "passed", "passed"), _cell(result, "peak_ncc", "peak_ncc"),
+            _cell(result, "ncc_at_zero", "ncc_at_zero", "control", "peak_ncc", "zero shift")]
+
+
+def check_headline(result: dict) -> list:
+    """Prize pre-check (``segscore check``): compliant or not, and the number of violations."""
+    return [_cell(result, "compliant", "compliant"), _count(result, "violations")]
+
+
+def _count(result: dict, key: str) -> Cell:
+    items = result.get(key)
+    if isinstance(items, list):
+        return Cell(key, len(items), path=key)
+    return Cell(key, None, path=key, note=f"{key} is not a list in the result")
+
+
+def scalars_headline(result: dict, limit: int = 8) -> list:
+    """The default headline: the result's top-level numbers and booleans, then those of its
+    ``metrics``, at most ``limit`` (a command registered without a headline of its own)."""
+    cells = []
+    for prefix, part in (("", result), ("metrics.", result.get("metrics"))):
+        if not isinstance(part, dict):
+            continue
+        for k, v in part.items():
+            if len(cells) < limit and k != "notes" and (v is None or isinstance(v, (bool, int, float))):
+                if not any(c.name == k for c in cells):
+                    cells.append(_cell(result, k, prefix + k))
+    return cells

@@ -1,0 +1,46 @@
+"""``segscore report RESULTS_DIR [--by model,target] [--csv FILE] [--json]``: a batch's leaderboard.
+
+Markdown on stdout (one table per command, each headline beside its floors or control; the jobs
+that did not score listed below with their error lines), ``--json`` the same as JSON,
+``--csv FILE`` the same table as CSV. Exit 0 when the report was made, also when some jobs were
+refused or crashed (their count on stderr); 2 for a missing folder, a missing or damaged
+``results.jsonl`` or an unknown ``--by`` column (one line on stderr naming it and the fix).
+"""
+
+from __future__ import annotations
+
+HELP = "leaderboard of a batch results folder: each family's headline numbers beside its floors or control"
+
+
+def add_arguments(p) -> None:
+    from segscore.commands._options import add_output_options
+
+    p.add_argument("results", metavar="RESULTS_DIR",
+                   help="the --out folder of `segscore batch` (its results.jsonl; the latest row of each id)")
+    p.add_argument("--by", metavar="TAG[,TAG...]",
+                   help="tag columns keying the rows, in this order (default: every tag column present); rows "
+                        "with equal keys are told apart by the other tags, then the id")
+    add_output_options(p, csv=True)
+
+
+def run(args) -> int:
+    import sys
+
+    from segscore.batch.report import report
+    from segscore.cli._common import show, warn
+
+    rep = report(args.results, by=args.by)
+    if args.csv:
+        rep.to_csv(args.csv)
+    result = rep.to_dict()
+    if args.json_out:
+        from segscore.io.results import write_json
+
+        write_json(args.json_out, result)
+    show(args, result, rep.to_markdown())
+    c = rep.counts
+    if rep.failed:
+        warn(args, [f"{len(rep.failed)} of {c['jobs']} jobs did not score ({c['refused']} refused, {c['crashed']} "
+                    f"crashed); listed {'in failed' if args.json else 'below the tables'} with their errors"])
+    sys.stderr.flush()
+    return 0
