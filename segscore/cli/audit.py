@@ -127,6 +127,10 @@ def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
     p.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
     p.add_argument("--csv", metavar="FILE", help="also write the findings table as CSV")
+    from segscore.figures import add_plot_option
+
+    add_plot_option(p, "the metric-versus-cost bars (per metric, rho per operator with its interval, coloured by "
+                       "label)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -335,6 +339,10 @@ def run(args) -> int:
     if bool(args.profile) != bool(args.gt):
         return fail(args, "--profile PRED... needs --gt GT (the reference they are profiled against), and --gt "
                           "is only for --profile")
+    if args.plot:
+        from segscore import figures
+
+        figures.require_matplotlib()  # before the work
     if args.cases:
         given = [name for name, on in (
             ("MASK arguments", bool(args.masks)), ("--prune-px", args.prune_px is not None),
@@ -378,7 +386,10 @@ def run(args) -> int:
         result = lift_notes({**result, "recommendation": rec})
         if text is not None:
             text += "\n\nWhich metric should I report? (for the profiled predictions)\n" + format_recommendation(rec)
+    fig = figures.audit_bars(result) if args.plot else None  # a refusal writes nothing
     if args.csv:
         _csv(args.csv, result["findings"])
     emit(args, result, text)
+    if fig is not None:
+        figures.save(fig, args.plot)
     return 0

@@ -21,6 +21,27 @@ def add_arguments(p) -> None:
                    help="tag columns keying the rows, in this order (default: every tag column present); rows "
                         "with equal keys are told apart by the other tags, then the id")
     add_output_options(p, csv=True)
+    from segscore.figures import add_plot_option
+
+    add_plot_option(p, "a leaderboard chart: each row's headline beside its floors or control (--plot-of picks it)")
+    p.add_argument("--plot-of", metavar="COMMAND[:HEADLINE]",
+                   help="the table and headline --plot draws (default: the first table's first headline), "
+                        "e.g. target:roc_auc")
+
+
+def leaderboard_rows(rep, of=None) -> tuple[list, str]:
+    """``Report.bars`` as the rows :func:`segscore.figures.leaderboard` draws (value and floors),
+    and the chart's title (``COMMAND: HEADLINE``)."""
+    command, _, headline = (of or "").partition(":")
+    try:
+        bars = rep.bars(command or None, headline or None)
+    except KeyError as exc:
+        from segscore.errors import ScoreError
+
+        raise ScoreError(f"--plot-of {of}: {exc.args[0]}") from None
+    rows = [{"model": b["label"], "target": b["command"], "value": b["value"], "floors": dict(b["references"])}
+            for b in bars]
+    return rows, (f"{bars[0]['command']}: {bars[0]['headline']}" if bars else "")
 
 
 def run(args) -> int:
@@ -30,6 +51,13 @@ def run(args) -> int:
     from segscore.cli._common import show, warn
 
     rep = report(args.results, by=args.by)
+    fig = None
+    if getattr(args, "plot", None):
+        from segscore import figures
+
+        figures.require_matplotlib()
+        rows, title = leaderboard_rows(rep, getattr(args, "plot_of", None))
+        fig = figures.leaderboard(rows, title=title)  # a refusal (no rows, all null) before anything is written
     if args.csv:
         rep.to_csv(args.csv)
     result = rep.to_dict()
@@ -37,6 +65,10 @@ def run(args) -> int:
         from segscore.io.results import write_json
 
         write_json(args.json_out, result)
+    if fig is not None:
+        from segscore import figures
+
+        figures.save(fig, args.plot)
     show(args, result, rep.to_markdown())
     c = rep.counts
     if rep.failed:

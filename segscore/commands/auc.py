@@ -27,6 +27,10 @@ def add_arguments(p) -> None:
     p.add_argument("--slug", help="attach the result as a check to the experiment SLUG in the ledger")
     p.add_argument("--name", default="label-auc", help="name of that check (default label-auc)")
     p.add_argument("--root", default="experiments", help="ledger folder (default experiments)")
+    from segscore.figures import add_plot_option
+
+    add_plot_option(p, "the bootstrap distribution of the AUC with its interval and the control's AUC (needs "
+                       "--bootstrap N or --compare MAP; with --compare, the paired difference beside it)")
     add_engine_options(p)
 
 
@@ -38,14 +42,27 @@ def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.io import ledger
     from segscore.io.results import flatten
 
+    plot = getattr(args, "plot", None)
+    if plot:  # refuse a figure that cannot be drawn before the work, not after
+        from segscore import figures
+        from segscore.errors import ScoreError
+
+        if not args.bootstrap and not args.compare:
+            raise ScoreError("--plot draws the bootstrap distribution of the AUC; add --bootstrap N (300 is "
+                             "plenty) or --compare MAP")
+        figures.require_matplotlib()
     if args.slug:  # refuse a missing experiment before the work, not after
         ledger.require_run(args.slug, args.root)
-    result = auc.score_files(
+    scored = auc.score_files(
         args.prediction, args.labels, args.mask, control=args.control, level=args.level, crop=args.crop,
         surface_shape=args.surface_shape, keep_zero=args.keep_zero, inner=args.inner, bootstrap=args.bootstrap,
         block_px=args.block_px, compare=args.compare, seed=args.seed, tile_rows=args.tile_rows,
-        threads=args.threads, progress=progress)
+        threads=args.threads, progress=progress, return_draws=bool(plot))
+    result, draws = scored if plot else (scored, None)
+    fig = figures.auc_draws(result, draws) if plot else None  # a refusal writes nothing
     write_outputs(args, result, csv_rows=[flatten(result)])
+    if fig is not None:
+        figures.save(fig, plot)
     if args.slug:
         ledger.add_check(args.slug, args.name, ["segscore", *(sys.argv[1:] if argv is None else argv)], result,
                          root=args.root)

@@ -15,6 +15,9 @@ def add_arguments(p) -> None:
     p.add_argument("--recompute-floors", action="store_true",
                    help="recompute every floor and the oracle from the target instead of reading meta.json")
     add_output_options(p)
+    from segscore.figures import add_plot_option
+
+    add_plot_option(p, "ERL and merge-penalized ERL against the floors and the oracle")
 
 
 def compute(args, *, progress=None, argv=None) -> dict:
@@ -31,6 +34,14 @@ def compute(args, *, progress=None, argv=None) -> dict:
                          f"target, or score a floor: segscore fibers --floor connected_components {args.paths[0]}")
     target = args.paths[-1]
     labels = args.paths[0] if len(args.paths) == 2 else None
+    plot = getattr(args, "plot", None)
+    if plot:
+        from segscore import figures
+
+        figures.require_matplotlib()  # before the work
     card = score_fibers(target, labels, floor=args.floor, recompute_floors=args.recompute_floors)
+    fig = figures.fiber_erl(card) if plot else None  # a refusal writes nothing
     write_outputs(args, card)
+    if fig is not None:
+        figures.save(fig, plot)
     return card

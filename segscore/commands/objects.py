@@ -29,6 +29,9 @@ def add_arguments(p) -> None:
                    help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
                         "Dice, split, merged; hd95 and assd with --surface)")
     add_output_options(p)
+    from segscore.figures import add_plot_option
+
+    add_plot_option(p, "AP (TP/(TP+FP+FN)) against the IoU threshold")
     add_engine_options(p)
 
 
@@ -37,6 +40,11 @@ def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.objects.metrics import score_segmentation
 
     per_object = getattr(args, "per_object", None)
+    plot = getattr(args, "plot", None)
+    if plot:
+        from segscore import figures
+
+        figures.require_matplotlib()  # before the work
     result = score_segmentation(args.truth, args.prediction, threshold=args.iou,
                                 boundary_tolerances=tuple(args.tolerances), minimum_overlap=args.minimum_overlap,
                                 tile_rows=args.tile_rows, threads=args.threads, progress=progress,
@@ -44,9 +52,12 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                 surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
                                 nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object))
     rows = result.pop("per_object", None)
+    fig = figures.objects_ap(result) if plot else None  # a refusal writes nothing
     if per_object:
         from segscore.io.results import write_csv
 
         write_csv(per_object, rows or [])
     write_outputs(args, result)
+    if fig is not None:
+        figures.save(fig, plot)
     return result

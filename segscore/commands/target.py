@@ -17,16 +17,28 @@ def add_arguments(p) -> None:
     p.add_argument("--allow-failing-placement", action="store_true",
                    help="score a target that fails its placement check")
     add_floor_options(p)
+    from segscore.figures import add_plot_option
+
+    add_plot_option(p, "the ROC and precision-recall curves with the floors")
 
 
 def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.ink import targets
 
-    result = targets.score_target(args.prediction, args.target, origin=args.origin,
+    plot = getattr(args, "plot", None)
+    if plot:
+        from segscore import figures
+
+        figures.require_matplotlib()  # before the work
+    scored = targets.score_target(args.prediction, args.target, origin=args.origin,
                                   allow_non_scoring=args.allow_non_scoring,
                                   allow_failing_placement=args.allow_failing_placement,
                                   floors=not args.no_floors, seed=args.seed, tile_rows=args.tile_rows,
-                                  threads=args.threads)
+                                  threads=args.threads, return_curves=bool(plot))
+    result, curves = scored if plot else (scored, None)
+    fig = figures.target_curves(result, curves) if plot else None  # a refusal writes nothing
     write_outputs(args, result)
+    if fig is not None:
+        figures.save(fig, plot)
     return result

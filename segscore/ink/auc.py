@@ -145,10 +145,10 @@ def _run(sources, names, view, *, keep_zero, inner, draws, block_px, seed, paire
     for i in range(len(sources)):
         ink_h, bg_h = res.hist[i]
         cards.append(_card(ink_h, bg_h, int(res.zeros[i]), keep_zero, inner))
-    boot = None
+    boot = arrays = None
     if draws:
-        boot = _bootstrap(res, paired, draws, block_px, seed)
-    return cards, boot, qs
+        boot, arrays = _bootstrap(res, paired, draws, block_px, seed)
+    return cards, boot, qs, arrays
 
 
 def _card(ink_h, bg_h, zeros, keep_zero, inner):
@@ -216,7 +216,12 @@ def _bootstrap(res, paired, draws, block_px, seed):
             "pixels": int(tot[:BOOT_BINS].sum() + tot[BOOT_BINS:2 * BOOT_BINS].sum()),
         }
     out["notes"] = notes
-    return out
+    arrays = {"map": map_draws, "compare": other_draws, "difference": map_draws - other_draws if paired else None}
+    return out, arrays
+
+
+#: the keys of the draws ``return_draws=True`` returns (:func:`score_files`, :func:`block_bootstrap`)
+DRAW_KEYS = ("map", "compare", "difference")
 
 
 def _public(card):
@@ -263,14 +268,14 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
                 raise ScoreError(f"{s.name}: {what} shape {s.shape} differs from the map's {src.shape}; give "
                                  f"{what} arrays of the map's shape")
         inner = _check_inner(inner, src.shape)
-        cards, _, _ = _run([src], ["the map"], IndexedView.identity([lab, msk]), keep_zero=keep_zero,
+        cards, _, _, _ = _run([src], ["the map"], IndexedView.identity([lab, msk]), keep_zero=keep_zero,
                            inner=inner, draws=0, block_px=None, seed=0, paired=False,
                            engine=_engine_opts(tile_rows, executor, threads, workers=workers))
     return _public(cards[0])
 
 
 def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0, other=None, keep_zero=False,
-                    inner=0, *, tile_rows=None, executor=None, threads=None, workers=None):
+                    inner=0, *, tile_rows=None, executor=None, threads=None, workers=None, return_draws=False):
     """Block-bootstrap interval of a map's AUC (and of its difference from ``other``).
 
     Blocks are ``block_px`` squares of the map's grid; the draws resample the blocks holding
@@ -279,6 +284,8 @@ def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0,
     out, unless ``keep_zero``) with the same draws, and ``compare`` carries the paired
     difference. Returns the ``bootstrap`` dict of the result, with its ``notes`` (why an
     interval is null: no draw held both classes).
+
+    ``return_draws=True`` returns ``(bootstrap, draws)``: ``draws`` as in :func:`score_files`.
 
     Raises ScoreError for fewer than 20 draws, a block under 1 px, a compared map of another
     shape, NaN or inf in a map, no scored pixel, or a mask with one class.
@@ -302,10 +309,11 @@ def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0,
                 raise ScoreError(f"{s.name}: {what} shape {s.shape} differs from the map's {src.shape}; give "
                                  f"{what} arrays of the map's shape")
         inner = _check_inner(inner, src.shape)
-        _, boot, _ = _run(sources, names, IndexedView.identity([lab, msk]), keep_zero=keep_zero, inner=inner,
-                          draws=int(draws), block_px=int(block_px), seed=int(seed), paired=other is not None,
-                          engine=_engine_opts(tile_rows, executor, threads, workers=workers))
-    return boot
+        _, boot, _, arrays = _run(sources, names, IndexedView.identity([lab, msk]), keep_zero=keep_zero,
+                                  inner=inner, draws=int(draws), block_px=int(block_px), seed=int(seed),
+                                  paired=other is not None, engine=_engine_opts(tile_rows, executor, threads,
+                                                                                workers=workers))
+    return (boot, arrays) if return_draws else boot
 
 
 def labels_on_map(labels, mask, level, surface_shape, crop, map_shape):
@@ -334,7 +342,7 @@ def labels_on_map(labels, mask, level, surface_shape, crop, map_shape):
 @as_result
 def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, crop=None, surface_shape=None,
                 keep_zero=False, inner=0, bootstrap=0, block_px=BLOCK_PX, compare=None, seed=0, *,
-                tile_rows=None, executor=None, threads=None, progress=None, workers=None):
+                tile_rows=None, executor=None, threads=None, progress=None, workers=None, return_draws=False):
     """Score a map file (and its control, and a compared map) against a segment's labels.
 
     ``prediction``, ``control`` and ``compare`` are 2D maps (TIFF, ``.npy``, PNG, zarr, or
@@ -349,6 +357,15 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
     ``executor`` ("threads", "synchronous", "dask" or a distributed Client), ``threads``
     (``workers``, its older name, still works), ``progress`` (a callable ``(done, total)``).
     None of them changes a result (see :func:`segscore.engine.reduce`).
+
+    ``return_draws=True`` returns ``(result, draws)`` instead, ``result`` unchanged and ``draws``
+    None without a bootstrap, else ``{"map", "compare", "difference"}``: the unrounded AUC of
+    each bootstrap draw (float64 arrays of ``bootstrap.draws`` values, NaN where a draw held
+    one class only; ``bootstrap.ci95`` is ``numpy.percentile`` 2.5 and 97.5 of the finite
+    ``map`` values, rounded), and with ``compare`` the compared map's draws and the paired
+    differences ``map - compare`` (``bootstrap.compare.ci95`` their percentiles); otherwise
+    those two are None. The arrays are for figures (:func:`segscore.figures.auc_draws`), not
+    for the JSON.
     """
     from segscore.io.readers import same_file
 
@@ -391,8 +408,9 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
             names.append(cmp_.name)
         inner = _check_inner(inner, src.shape)
         view = IndexedView([lab, msk], rows, cols)
-        cards, boot, qs = _run(sources, names, view, keep_zero=keep_zero, inner=inner, draws=draws,
-                               block_px=int(block_px), seed=int(seed), paired=compare is not None, engine=engine)
+        cards, boot, qs, arrays = _run(sources, names, view, keep_zero=keep_zero, inner=inner, draws=draws,
+                                       block_px=int(block_px), seed=int(seed), paired=compare is not None,
+                                       engine=engine)
 
     def given(x):
         return None if x is None else (os.fspath(x) if isinstance(x, (str, os.PathLike)) else f"<{type(x).__name__}>")
@@ -411,9 +429,10 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
         result["quantization"]["control"] = qs[1].rule
     if compare is not None:
         result["quantization"]["compare"] = qs[-1].rule
-    from segscore.io.results import lift_notes
+    from segscore.io.results import Result, lift_notes
 
-    return lift_notes(result)
+    result = lift_notes(result)
+    return (Result(result), arrays) if return_draws else result
 
 
 # ---------------------------------------------------------------------------------------------

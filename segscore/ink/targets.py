@@ -31,7 +31,7 @@ from segscore.errors import InputFileError, ScoreError
 from segscore.ink.cards import card_from_histograms, constant_card, p_levels_for
 
 __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors", "format_scorecard",
-           "map_kind", "uniform_rows", "RANGE_SLACK", "FLOOR_NAMES"]
+           "map_kind", "uniform_rows", "curves_from_histograms", "RANGE_SLACK", "FLOOR_NAMES", "CURVE_KEYS"]
 
 #: values this far outside [0, 1] are clipped (ScrollGT's tolerance); farther is refused
 RANGE_SLACK = 1e-6
@@ -233,16 +233,23 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", til
 def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=None, threads=None, band_rows=None,
                   workers=None) -> dict:
     """The three floors of a target whose ``codes`` (bit 0 ink, bit 1 scored) are given."""
-    engine = _engine(tile_rows, executor, threads, band_rows, workers)
+    return _floors_and_histograms(codes, seed=seed, engine=_engine(tile_rows, executor, threads, band_rows,
+                                                                   workers))[0]
+
+
+def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict):
+    """``(floor cards, {floor: (ink hist, bg hist, p_levels)})``: the histograms each card was
+    computed from (a constant floor's is one level holding every pixel)."""
     scored = (codes & 2) != 0
     pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
     neg = int(np.count_nonzero(scored)) - pos
-    out = {}
+    out, hists = {}, {}
     for name, p, what in (("all_positive", 1.0, "p = 1 everywhere"),
                           ("constant_0_5", 0.5, "p = 0.5 everywhere")):
         card = constant_card(pos, neg, p)
         card.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
         out[name] = card
+        hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
     h, w = codes.shape
     # float64 draws: smaller bands bound memory
     ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, check_range=False,
@@ -250,7 +257,34 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=
     card = _card(ink_h, bg_h, "float")
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card
-    return out
+    hists["uniform_random"] = (ink_h, bg_h, p_levels_for("float"))
+    return out, hists
+
+
+#: the arrays of one curve entry of :func:`score_target`'s ``return_curves``
+CURVE_KEYS = ("fpr", "tpr", "roc_thresholds", "precision", "recall", "pr_thresholds")
+
+
+def curves_from_histograms(ink, bg, p_levels) -> dict | None:
+    """The ROC and precision-recall curve points of a map whose pixels on level ``k``
+    (probability ``p_levels[k]``) are ``ink[k]`` ink and ``bg[k]`` background pixels: the same
+    histograms its card's ``roc_auc`` and ``average_precision`` come from, through
+    :func:`segscore.metrics.ranking.roc_curve` and :func:`~segscore.metrics.ranking.precision_recall_curve`
+    (every occupied level a point, nothing dropped). So ``numpy.trapezoid(tpr, fpr)`` is the card's
+    ``roc_auc`` and ``-sum(diff(recall) * precision[:-1])`` its ``average_precision`` (to rounding).
+
+    Returns ``{"fpr", "tpr", "roc_thresholds", "precision", "recall", "pr_thresholds"}`` (float64
+    arrays; ``roc_thresholds[0]`` is ``inf``, the point (0, 0) where nothing is called), or None
+    when the mask holds one class (the card's metrics are null then)."""
+    from segscore.metrics import ranking as R
+
+    ink = np.asarray(ink, dtype=np.int64)
+    bg = np.asarray(bg, dtype=np.int64)
+    roc = R.roc_curve(ink, bg, levels=p_levels)
+    pr = R.precision_recall_curve(ink, bg, levels=p_levels)
+    if roc is None or pr is None:
+        return None
+    return dict(zip(CURVE_KEYS, (*roc, *pr)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,10 +367,17 @@ def _prewarm():
 @as_result
 def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = False,
                  allow_failing_placement: bool = False, floors: bool = True, seed: int = 0, tile_rows=None,
-                 executor=None, threads=None, band_rows=None, workers=None) -> dict:
+                 executor=None, threads=None, band_rows=None, workers=None, return_curves: bool = False):
     """Score ``prediction`` (a path or an array) against a target folder (or a loaded
     :class:`Target`). Returns ``{"target", "prediction", "registration", "scoring_enabled",
     "metrics", "floors"}``.
+
+    ``return_curves=True`` returns ``(result, curves)`` instead, ``result`` unchanged and
+    ``curves`` ``{"prediction": points, "floors": {name: points}}`` (``floors`` empty without
+    floors), each ``points`` the ROC and precision-recall curves of
+    :func:`curves_from_histograms` from the very histograms the card was computed from, or None
+    where the card's metrics are null. The arrays are for figures
+    (:func:`segscore.figures.target_curves`), not for the JSON.
 
     ``notes`` (always present) maps each null metric's dotted path (``metrics.roc_auc``,
     ``floors.uniform_random.roc_auc``) to the reason.
@@ -404,11 +445,17 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
                                   allow_failing_placement and placement.get("passed") is False)) if on]
     if overrides:
         result["overrides"] = overrides
+    floor_hists = {}
     if floors:
-        result["floors"] = target_floors(tgt.codes, seed=seed, **engine)
-    from segscore.io.results import lift_notes
+        result["floors"], floor_hists = _floors_and_histograms(tgt.codes, seed=seed, engine=engine)
+    from segscore.io.results import Result, lift_notes
 
-    return lift_notes(result)
+    result = lift_notes(result)
+    if not return_curves:
+        return result
+    curves = {"prediction": curves_from_histograms(ink_h, bg_h, p_levels_for(kind)),
+              "floors": {name: curves_from_histograms(*h) for name, h in floor_hists.items()}}
+    return Result(result), curves
 
 
 def _cell(v):

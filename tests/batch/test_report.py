@@ -325,3 +325,21 @@ def test_the_report_function_survives_importing_its_module_and_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", "[]"]
+
+
+def test_report_plot_draws_the_leaderboard_of_a_headline(batch, cli, tmp_path):
+    out, _ = batch
+    rows = latest(out)
+    code, text, err = cli("report", out, "--plot", tmp_path / "board.svg", "--plot-of", "target:roc_auc")
+    assert code == 0, err
+    svg = (tmp_path / "board.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "target: roc_auc" in svg
+    from segscore.cli.report import leaderboard_rows
+
+    drawn, title = leaderboard_rows(report(out), "target:roc_auc")
+    assert title == "target: roc_auc" and [r["model"] for r in drawn] == ["m1 / a", "m2 / a"]
+    assert drawn[0]["value"] == rows["m1-a"]["result"]["metrics"]["roc_auc"]
+    assert set(drawn[0]["floors"]) == {"all_positive", "constant_0_5", "uniform_random"}
+    code, _, err = cli("report", out, "--plot", tmp_path / "x.png", "--plot-of", "target:nothing")
+    assert code == 2 and err.count("\n") == 1 and "--plot-of target:nothing" in err
+    assert not (tmp_path / "x.png").exists()

@@ -1,0 +1,43 @@
+"""Figures of results (the ``plot`` extra: ``pip install 'segscore[plot]'``).
+
+Each function takes a family's result (and, where the result dict does not hold them, the arrays
+the API returns on request) and returns a :class:`matplotlib.figure.Figure`; it never shows it
+and never touches pyplot's global state. matplotlib is imported inside the functions, so
+``import segscore.figures`` is free. An empty chart is refused with a one-line
+:class:`segscore.errors.ScoreError` (a null metric says so, with its note).
+
+============================  =====================================================================
+:func:`target_curves`         ink target: ROC and precision-recall curves with the floors
+                              (``score_target(..., return_curves=True)`` gives ``(result, curves)``)
+:func:`auc_bootstrap`         auc: the bootstrap distribution of the AUC, its 95 % interval, the
+                              control's AUC (``score_files(..., return_draws=True)``)
+:func:`auc_compare`           auc: the paired-difference distribution of ``--compare``
+:func:`auc_draws`             both of the above side by side (what ``segscore auc --plot`` draws)
+:func:`objects_ap`            objects: AP (TP / (TP + FP + FN)) against the IoU threshold
+:func:`fiber_erl`             fibers: ERL and merge-penalized ERL against the floors and the oracle
+:func:`audit_bars`            curvilinear audit: per metric, ρ per operator with its interval,
+                              coloured by label
+:func:`leaderboard`           a headline value per model beside its floors, from plain rows
+                              (:mod:`segscore.figures.board` documents the row shape)
+============================  =====================================================================
+
+:func:`save` writes a figure atomically, PNG or SVG by the suffix. On the command line,
+``--plot FILE.png|svg`` on ``auc``, ``target``, ``objects``, ``fibers`` and ``audit`` draws the
+figure after the result is written; the JSON and text output do not change.
+
+Layering: this package sits above the families (it may import them) and below the CLI and the
+batch; no family imports it.
+"""
+
+from __future__ import annotations
+
+from segscore.figures._base import FORMATS, add_plot_option, format_of, plot_file, require_matplotlib, save
+from segscore.figures.board import check_rows, leaderboard
+from segscore.figures.curvilinear import audit_bars
+from segscore.figures.fibers import fiber_erl
+from segscore.figures.ink import auc_bootstrap, auc_compare, auc_draws, target_curves
+from segscore.figures.objects import objects_ap
+
+__all__ = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
+           "leaderboard", "check_rows", "save", "format_of", "plot_file", "add_plot_option", "require_matplotlib",
+           "FORMATS"]

@@ -1,0 +1,114 @@
+"""What every figure shares: a headless Figure, refusals, the ``--plot`` option and the atomic write.
+
+Figures are :class:`matplotlib.figure.Figure` objects made directly (never ``pyplot``: no global
+state, no window, nothing shown); they render through matplotlib's Agg (PNG) and SVG canvases
+when saved. matplotlib is imported inside the functions, so importing this module is free.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+from pathlib import Path
+
+from segscore.errors import ScoreError
+
+#: file suffixes ``--plot`` accepts, and the format each writes
+FORMATS = {".png": "png", ".svg": "svg"}
+#: what to install when matplotlib is missing
+INSTALL = "pip install 'segscore[plot]'"
+
+#: one colour per role, reused across figures
+PREDICTION = "#2f6df6"
+FLOOR_COLOURS = ("#8c8c8c", "#d08a2e", "#6aa84f", "#a64d79", "#3d85c6", "#cc4125", "#674ea7")
+
+
+def require_matplotlib() -> None:
+    """Refuse (ScoreError, one line) when matplotlib is missing: call before the work."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ScoreError(f"figures need matplotlib, which is not installed; {INSTALL}")
+
+
+def new_figure(figsize, *, ncols: int = 1, nrows: int = 1):
+    """``(figure, axes list)``: a Figure of ``figsize`` inches with ``nrows x ncols`` axes, laid out
+    with matplotlib's constrained layout, not attached to pyplot."""
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, [ax for row in axes for ax in row]
+
+
+def is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+def null_reason(result: dict, path: str) -> str:
+    """The note a result carries for the null at ``path`` (the result contract), or a default."""
+    notes = result.get("notes") if isinstance(result, dict) else None
+    why = (notes or {}).get(path)
+    return str(why).splitlines()[0] if why else "the result gives no reason"
+
+
+def refuse_null(result: dict, path: str, what: str):
+    """Raise the one-line refusal of an empty chart: ``path`` is null in ``result``."""
+    raise ScoreError(f"cannot draw {what}: {path} is null ({null_reason(result, path)}); an empty chart would "
+                     "read as a score of zero")
+
+
+def format_of(path) -> str:
+    """``'png'`` or ``'svg'`` from the suffix of ``path``; ScoreError for any other suffix."""
+    suffix = Path(os.fspath(path)).suffix.lower()
+    if suffix not in FORMATS:
+        raise ScoreError(f"{os.fspath(path)}: a figure is written as .png or .svg (the format follows the suffix); "
+                         "name the file FILE.png or FILE.svg")
+    return FORMATS[suffix]
+
+
+def plot_file(text: str) -> str:
+    """An argparse type for ``--plot FILE.png|svg``: a bad suffix is a usage error (exit 2, one line)."""
+    import argparse
+
+    try:
+        format_of(text)
+    except ScoreError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a .png or .svg file name (the format follows the "
+                                         "suffix)") from None
+    return text
+
+
+
+def add_plot_option(parser, what: str) -> None:
+    """``--plot FILE.png|svg`` on a scoring command: ``what`` the figure shows."""
+    parser.add_argument("--plot", type=plot_file, metavar="FILE.png|svg",
+                        help=f"also draw {what} to FILE (PNG or SVG by the suffix; needs the plot extra: "
+                             f"{INSTALL})")
+
+
+def save(fig, path, *, dpi: int = 150) -> Path:
+    """Write ``fig`` to ``path`` in one step (temporary file in the same folder, fsync, rename), as
+    PNG or SVG by the suffix (:func:`format_of`). Returns the path."""
+    fmt = format_of(path)
+    path = Path(os.fspath(path))
+    folder = path.parent if str(path.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
+    # not mkstemp: its 0600 would outlive the rename; this file gets the umask's permissions
+    tmp = os.fspath(folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format=fmt, dpi=dpi)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
