@@ -298,7 +298,7 @@ def curve_masks(tmp_path):
 
 def test_curve_degenerate_reference(cli, curve_masks):
     r = run_json(cli, "curve", curve_masks / "stub.npy", "--gt", curve_masks / "stub.npy")
-    notes = check_contract(r, not_given=("voxel_size",))
+    notes = check_contract(r, not_given=("voxel_size", "spacing_unit", "prune_length"))
     assert {"conductance_frac", "conductance_twosided", "traceable_single_frac"} <= set(notes)
     code, out, _ = cli("curve", curve_masks / "stub.npy", "--gt", curve_masks / "stub.npy")
     assert code == 0 and f"note: conductance_frac is null: {notes['conductance_frac']}" in out.splitlines()
@@ -306,7 +306,7 @@ def test_curve_degenerate_reference(cli, curve_masks):
 
 def test_curve_empty_prediction_all_metrics(cli, curve_masks):
     r = run_json(cli, "curve", curve_masks / "empty.npy", "--gt", curve_masks / "gt.npy", "--all-metrics")
-    notes = check_contract(r, not_given=("voxel_size",))
+    notes = check_contract(r, not_given=("voxel_size", "spacing_unit", "prune_length"))
     assert set(notes) == {"cbdice_star", "betti_matching"} and r["traceable_frac"] == 0.0
     code, out, _ = cli("curve", curve_masks / "empty.npy", "--gt", curve_masks / "gt.npy")
     assert code == 0 and "note: the prediction is empty: every cost is 0" in out

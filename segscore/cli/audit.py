@@ -80,6 +80,9 @@ def add_arguments(p) -> None:
                         "--include-cases JSON or curvicost's audit --include-cases --json)")
     p.add_argument("--prune-px", type=length_px, default=None, metavar="N",
                    help="spur-pruning length in voxels (default 5; ~2 vessel radii)")
+    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+                   help="voxel spacing of every mask, one number per axis in array order (default: each mask "
+                        "file's header, NIfTI/OME-Zarr/TIFF, else 1 each); lengths, radii and conductance in its unit")
     p.add_argument("--study-ladder", action="store_true",
                    help="the study's ladder, 3 seeds and 2,000 resamples (explicit ladder options still override)")
     p.add_argument("--severities", type=_levels(0, 1, "a fraction of the eligible population"), metavar="LIST",
@@ -351,7 +354,8 @@ def run(args) -> int:
             ("--seeds", args.seeds is not None), ("--cost-fn", bool(args.cost_fn)),
             ("--cost-sided", args.cost_sided is not None), ("--no-redraw-floor", args.no_redraw_floor),
             ("--no-erl", args.no_erl), ("--threads", args.threads is not None),
-            ("--processes", args.processes is not None), ("--scheduler", args.scheduler is not None)) if on]
+            ("--processes", args.processes is not None), ("--scheduler", args.scheduler is not None),
+            ("--spacing", args.spacing is not None)) if on]
         if given:
             return fail(args, f"--cases re-reads scored cases and scores nothing, so {', '.join(given)} "
                               "cannot apply; fix: drop them, or audit the masks without --cases")
@@ -374,7 +378,7 @@ def run(args) -> int:
                        cost_sided=args.cost_sided or "two", min_units=args.min_units, min_cases=args.min_cases,
                        redraw_floor=not args.no_redraw_floor, erl=not args.no_erl, include_cases=args.include_cases,
                        threads=args.threads, processes=args.processes, scheduler=args.scheduler,
-                       progress=_progress(args))
+                       progress=_progress(args), spacing=args.spacing)
     prof = _profile_of(args)
     text = None if args.json else format_report(result)
     if prof is not None:

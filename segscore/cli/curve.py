@@ -31,9 +31,18 @@ def format_row(row: dict) -> str:
         lines.append(f"{lcell}   |  {rcell}".rstrip())
     pr = row.get("prune_radii")
     lines.append("")
-    lines.append(f"betti0 {row['betti0_gt']} -> {row['betti0_pred']}; reachable {row['traceable_length']} of "
-                 f"{row['traceable_length_ref']} reference-skeleton voxels; --prune-px {row['prune_px']:g}"
+    physical = row.get("spacing_source", "default") != "default" and any(v != 1 for v in row.get("spacing") or [])
+    unit = row.get("spacing_unit") or "spacing units"
+    unit = unit if isinstance(unit, str) else "/".join(map(str, unit))
+    what = f"{unit} of reference skeleton" if physical else "reference-skeleton voxels"
+    prune = (f"--prune-length {row['prune_length']:g}" if row.get("prune_length") is not None
+             else f"--prune-px {row['prune_px']:g}")
+    lines.append(f"betti0 {row['betti0_gt']} -> {row['betti0_pred']}; reachable {_fmt(row['traceable_length'])} of "
+                 f"{_fmt(row['traceable_length_ref'])} {what}; {prune}"
                  + (f" = {pr:.2f} vessel radii" if pr is not None else ""))
+    if row.get("spacing_source", "default") != "default":
+        lines.append(f"spacing {tuple(row['spacing'])} {unit} ({row['spacing_source']}): lengths, radii, conductance "
+                     f"and hd95 in that unit")
     same = [f"{k} {_fmt(row[k])}" for k in ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS if k in row]
     if same:
         lines.append("; ".join(same))
@@ -41,7 +50,8 @@ def format_row(row: dict) -> str:
     if extra:
         lines.append("; ".join(extra))
     if row.get("voxel_size"):
-        lines.append(f"voxel size {tuple(row['voxel_size'])} (recorded; lengths and radii are in voxels)")
+        lines.append(f"voxel size {tuple(row['voxel_size'])} (recorded as curvicost does"
+                     + ("; applied as the spacing)" if physical else "; lengths and radii are in voxels)"))
     if row.get("betti0_pred") == 0:
         lines.append("note: the prediction is empty: every cost is 0")
     for k, why in (row.get("notes") or {}).items():

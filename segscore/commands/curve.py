@@ -4,12 +4,13 @@ from __future__ import annotations
 
 
 def add_arguments(p) -> None:
-    from segscore.commands._options import add_output_options, length_px
+    from segscore.commands._options import add_output_options, add_spacing_options, length_px
 
     p.add_argument("prediction", help="the predicted binary mask: 2D or 3D PNG, TIFF, NIfTI or .npy")
     p.add_argument("--gt", required=True, help="the reference binary mask, same shape")
     p.add_argument("--prune-px", type=length_px, default=5, metavar="N",
                    help="spur-pruning length in voxels for both graphs (default 5; ~2-3 vessel radii)")
+    add_spacing_options(p)
     p.add_argument("--all-metrics", action="store_true",
                    help="also skeleton_recall, cbdice_star, hd95, betti_matching (null: needs a module curvicost does "
                         "not ship), apls and junction_f1 (curvicost's optional metrics; full distance maps, slower)")
@@ -39,7 +40,11 @@ def compute(args, *, progress=None, argv=None) -> dict:
     if gt.shape != pred.shape:
         raise ScoreError(f"{args.prediction}: shape {pred.shape} differs from the reference {args.gt}'s {gt.shape}; "
                          "resample one onto the other's grid")
-    row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox, all_metrics=args.all_metrics)
+    from segscore.io.spacing import resolve_spacing
+
+    spacing = resolve_spacing(getattr(args, "spacing", None), [args.gt, args.prediction], gt.ndim)
+    row = score(gt, pred, prune_px=args.prune_px, voxel_size=vox or pvox, all_metrics=args.all_metrics,
+                spacing=spacing, prune_length=getattr(args, "prune_length", None))
     write_outputs(args, row, csv_rows=[csv_row(row)])
     return row
 

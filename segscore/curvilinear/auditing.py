@@ -412,6 +412,7 @@ class _Options:
     metrics: tuple
     users: tuple  # UserCost
     need_radius: bool
+    spacing: tuple | None = None  # one voxel size per axis for every mask; None: each file's header, else 1
 
 
 @dataclass
@@ -439,13 +440,18 @@ def _prepare(name, mask, opts: _Options):
     from segscore.curvilinear.scoring import prepare_reference
 
     try:
-        ref = prepare_reference(mask, prune_px=opts.prune_px)
+        spacing = opts.spacing
+        if spacing is None and isinstance(name, str) and os.path.exists(name):
+            from segscore.io.spacing import read_spacing
+
+            spacing = read_spacing(name)
+        ref = prepare_reference(mask, prune_px=opts.prune_px, spacing=spacing)
         q = {u.name: u.value(mask, name) for u in opts.users}
         p = _Prepared(name, mask, ref, int(np.count_nonzero(mask)), q)
         if opts.need_radius:
             rm, _ = perturb(mask, "radius", 1.0, prune_px=opts.prune_px, name=name)
             p.radius_mask = rm
-            p.radius_ref = prepare_reference(rm, prune_px=opts.prune_px)
+            p.radius_ref = prepare_reference(rm, prune_px=opts.prune_px, spacing=spacing)
             p.radius_count = int(np.count_nonzero(rm))
             p.radius_q = {u.name: u.value(rm, f"{name} (its redraw at radius scale 1.0)") for u in opts.users}
         return p
@@ -863,7 +869,7 @@ def _floor_null_reason(key, floors):
 def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales=None, boundary_fracs=None,
           seeds=None, n_boot=None, costs=COSTS, cost_fns=(), cost_sided="two", min_units=MIN_UNITS,
           min_cases=MIN_CASES, redraw_floor=True, erl=True, include_cases=False, threads=None, processes=None,
-          scheduler=None, progress=None) -> dict:
+          scheduler=None, progress=None, spacing=None) -> dict:
     """Audit the metrics against the costs on reference masks (the module docstring).
 
     Parameters
@@ -882,6 +888,9 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
     include_cases : the case rows (and each redraw row) in the result.
     threads, processes, scheduler : where the cases run (module docstring).
     progress : ``progress(done, total)`` after every case.
+    spacing : one voxel size per axis for every mask (lengths, radii and conductance in its unit:
+        :func:`segscore.curvilinear.scoring.score`); default: the one each mask file's header
+        states (:func:`segscore.io.spacing.read_spacing`), else 1 per axis.
     """
     from segscore.curvilinear.scoring import AUDIT_METRICS
 
@@ -921,8 +930,15 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
         raise ScoreError("costs: none given; fix: name a built-in quantity or pass cost_fns")
     refs = _references(masks)
     metrics = tuple(m for m in AUDIT_METRICS if erl or m not in ERL_METRICS)
+    if spacing is not None:
+        try:
+            spacing = tuple(float(v) for v in spacing)
+        except (TypeError, ValueError):
+            raise ScoreError(f"spacing {spacing!r}: give one voxel size per axis in array order") from None
+        if not all(math.isfinite(v) and v > 0 for v in spacing):
+            raise ScoreError(f"spacing {list(spacing)}: every voxel size must be a positive finite number")
     opts = _Options(prune_px=prune_px, metrics=metrics, users=tuple(users),
-                    need_radius=bool(redraw_floor or lad["severities"].get("radius")))
+                    need_radius=bool(redraw_floor or lad["severities"].get("radius")), spacing=spacing)
     cases, floors, radii = _run(refs, lad, opts, bool(redraw_floor), threads=threads, processes=processes,
                                 scheduler=scheduler, progress=progress)
     from segscore import __version__
@@ -933,7 +949,8 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
              "prune_in_radii": float(np.median(fin)) if fin else None, "n_units": len(radii)}
     ladder_out = {"name": lad["name"], "severities": {op: list(v) for op, v in lad["severities"].items()},
                   "seeds": list(lad["seeds"]), "n_boot": lad["n_boot"], "prune_px": prune_px,
-                  "erl": bool(erl), "version": f"segscore {__version__}"}
+                  "erl": bool(erl), "version": f"segscore {__version__}",
+                  "spacing": list(spacing) if spacing is not None else "each mask's header, else 1 per axis"}
     labels = {c: COST_LABELS[c] for c in costs}
     labels.update({u.name: u.label for u in users})
     sided = {u.name: u.sided for u in users}

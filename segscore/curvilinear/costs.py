@@ -19,21 +19,25 @@ _SINK_D2 = int(np.ceil(SINK_MATCH_RADIUS**2)) - 1  # the largest integer squared
 _EPS = 1e-9
 
 
-def reach_multi(ref_rl, ref_coords, root_k, pred_pl) -> int:
-    """Reference-skeleton voxels in the prediction component reached from their own root."""
+def reach_multi(ref_rl, ref_coords, root_k, pred_pl, weights=None):
+    """Reference-skeleton voxels in the prediction component reached from their own root: their
+    count (int), or with ``weights`` (each voxel's physical length) the sum of their weights."""
     from segscore.kernels.reach import count_reached, root_labels
 
     C1 = len(root_k)
     wanted = root_k >= 0
     target = np.zeros(C1, dtype=np.int64)
     root_labels(ref_rl, pred_pl, ref_coords, root_k, wanted, target)
+    if weights is not None:
+        t = target[ref_rl]
+        return float(np.sum(weights[(t != 0) & (pred_pl == t)]))
     return int(count_reached(ref_rl, pred_pl, target))
 
 
-def reach_single(ref_rl, ref_coords, src_k, pred_pl) -> int:
+def reach_single(ref_rl, ref_coords, src_k, pred_pl, weights=None):
     """Reference-skeleton voxels (of any component) in the prediction component reached from
     the pinned source voxel ``src_k`` (or, where it is background, from the nearest surviving
-    voxel of the source's reference component)."""
+    voxel of the source's reference component); with ``weights``, the sum of their weights."""
     from segscore.kernels.reach import root_labels
 
     C1 = int(ref_rl.max()) + 1 if len(ref_rl) else 1
@@ -46,7 +50,9 @@ def reach_single(ref_rl, ref_coords, src_k, pred_pl) -> int:
     root_labels(ref_rl, pred_pl, ref_coords, root_k, wanted, target)
     lab = target[c]
     if lab == 0:
-        return 0
+        return 0 if weights is None else 0.0
+    if weights is not None:
+        return float(np.sum(weights[pred_pl == lab]))
     return int(np.count_nonzero(pred_pl == lab))
 
 
@@ -172,6 +178,8 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
         if e not in coords_cache:
             px = g.path[g.edge_ptr[e]:g.edge_ptr[e + 1]]
             xyz = np.array(np.unravel_index(px, shape), dtype=float).T
+            if g.spacing is not None:  # physical step lengths (radii are physical too: radius_on_skeleton)
+                xyz = xyz * np.asarray(g.spacing)
             dl = np.sqrt(((xyz[1:] - xyz[:-1]) ** 2).sum(axis=1))
             r = np.maximum(radius_at(px[1:]), 0.5)
             coords_cache[e] = dl / r ** 4

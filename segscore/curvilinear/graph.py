@@ -45,6 +45,7 @@ class SkeletonGraph:
     edge_alive: np.ndarray
     node_alive: np.ndarray
     pair_first: np.ndarray  # (E,) index of the first edge traced between the same two nodes
+    spacing: tuple | None = None  # voxel size per axis; None: unit (lengths in voxels)
 
     @property
     def n_nodes(self) -> int:
@@ -110,15 +111,49 @@ class SkeletonRadius:
         return self.val[np.searchsorted(self.idx, flat)]
 
 
-def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray) -> SkeletonRadius:
+def is_unit(spacing) -> bool:
+    """Whether ``spacing`` leaves lengths in voxels (None, or 1 on every axis)."""
+    return spacing is None or all(float(v) == 1.0 for v in spacing)
+
+
+def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray, spacing=None) -> SkeletonRadius:
     """The distance map of ``mask`` on the voxels of ``skel``.
 
     Equal there to ``scipy.ndimage.distance_transform_edt(mask)`` (the kernel
     :func:`segscore.kernels.edt.edt_at` computes the same exact minimum), at a fraction of the
-    cost and memory: the costs and operators read the radius only on skeleton voxels.
+    cost and memory: the costs and operators read the radius only on skeleton voxels. With a
+    non-unit ``spacing`` (one voxel size per axis) it is scipy's anisotropic transform
+    (``sampling=spacing``), in the spacing's unit.
     """
     idx = np.flatnonzero(skel.ravel())
-    return SkeletonRadius(idx, distance_at(mask, idx))
+    if is_unit(spacing):
+        return SkeletonRadius(idx, distance_at(mask, idx))
+    from scipy import ndimage
+
+    vals = ndimage.distance_transform_edt(mask, sampling=[float(v) for v in spacing]).ravel()[idx]
+    return SkeletonRadius(idx, np.asarray(vals, np.float64))
+
+
+#: half-width of the box whose skeleton voxels give a voxel's direction (length_weights)
+TANGENT_RADIUS = 3
+
+
+def length_weights(skel: np.ndarray, idx: np.ndarray, spacing) -> np.ndarray | None:
+    """Each skeleton voxel's physical length (:mod:`segscore.kernels.tangent`: 1 per voxel at
+    unit spacing, where None is returned and lengths stay voxel counts)."""
+    if is_unit(spacing):
+        return None
+    from segscore.kernels.tangent import chessboard_weights
+
+    sk3 = np.ascontiguousarray(skel, dtype=bool).reshape((1,) * (3 - skel.ndim) + skel.shape).view(np.uint8)
+    c = np.zeros((len(idx), 3), dtype=np.int64)
+    if len(idx):
+        c[:, 3 - skel.ndim:] = np.array(np.unravel_index(idx, skel.shape)).T
+    sp3 = np.ones(3)
+    sp3[3 - skel.ndim:] = [float(v) for v in spacing]
+    out = np.empty(len(idx))
+    chessboard_weights(sk3, c, sp3, TANGENT_RADIUS, out)
+    return out
 
 
 def distance_at(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -193,9 +228,12 @@ def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
     return d2, idx, tied
 
 
-def build_graph(skel: np.ndarray, radius, prune_px: float) -> SkeletonGraph:
-    """Trace ``skel`` into a :class:`SkeletonGraph` and prune spurs shorter than ``prune_px``;
-    ``radius`` (:func:`radius_on_skeleton`) covers the skeleton's voxels."""
+def build_graph(skel: np.ndarray, radius, prune_px: float, spacing=None, prune_length=None) -> SkeletonGraph:
+    """Trace ``skel`` into a :class:`SkeletonGraph` and prune spurs shorter than ``prune_px``
+    voxels (or, given, ``prune_length`` in the spacing's unit); ``radius``
+    (:func:`radius_on_skeleton`) covers the skeleton's voxels. With a non-unit ``spacing`` the
+    edge lengths are physical: each chain's Euclidean step lengths with the steps scaled by the
+    spacing (a loop without nodes: its voxel count times the mean spacing)."""
     from segscore.kernels import skelgraph as K
 
     shape = skel.shape
@@ -294,6 +332,11 @@ def build_graph(skel: np.ndarray, radius, prune_px: float) -> SkeletonGraph:
     if n_loops:
         edge_rad[len(edge_rad) - n_loops:] = mean_r[len(mean_r) - n_loops:]  # loops: unclamped mean
     edge_len = np.maximum(edge_len, 1e-6)
+    prune_by = edge_len
+    if not is_unit(spacing):
+        edge_len = physical_lengths(edge_len, edge_ptr, path_u, shape, spacing, n_loops)
+        if prune_length is not None:
+            prune_by, prune_px = edge_len, prune_length
 
     # first edge index between each unordered node pair (networkx adjacency order)
     a = np.minimum(edge_u, edge_v)
@@ -304,12 +347,38 @@ def build_graph(skel: np.ndarray, radius, prune_px: float) -> SkeletonGraph:
 
     alive = np.ones(len(edge_u), dtype=bool)
     if len(edge_u):
-        K.prune_spurs(edge_u, edge_v, edge_len, n_nodes, float(prune_px), alive)
+        K.prune_spurs(edge_u, edge_v, prune_by, n_nodes, float(prune_px), alive)
     node_pos = np.array(np.unravel_index(unpad(node_flat), shape), dtype=np.int64).T.reshape(-1, ndim)
     g = SkeletonGraph(shape=tuple(shape), node_pos=node_pos, node_radius=np.asarray(node_radius, float),
                       edge_u=edge_u, edge_v=edge_v, edge_len=edge_len, edge_rad=edge_rad, edge_ptr=edge_ptr,
                       path=path_u, edge_alive=alive, node_alive=np.ones(n_nodes, dtype=bool),
-                      pair_first=pair_first)
+                      pair_first=pair_first, spacing=None if is_unit(spacing) else tuple(float(v) for v in spacing))
     if len(edge_u):
         g.node_alive = g.degree() > 0
     return g
+
+
+def physical_lengths(edge_len, edge_ptr, path, shape, spacing, n_loops: int) -> np.ndarray:
+    """``edge_len`` (voxel units) scaled per edge by the ratio of its path's physical to its
+    voxel-unit Euclidean step lengths; the last ``n_loops`` edges (unordered loop voxels) by
+    the mean spacing."""
+    sp = np.asarray([float(v) for v in spacing])
+    out = np.array(edge_len, dtype=np.float64)
+    n_chain = len(out) - n_loops
+    if n_chain > 0:
+        end = int(edge_ptr[n_chain])
+        xyz = np.array(np.unravel_index(path[:end], shape), dtype=np.float64).T.reshape(-1, len(shape))
+        d = np.diff(xyz, axis=0)
+        vox = np.sqrt((d ** 2).sum(axis=1))
+        phys = np.sqrt(((d * sp) ** 2).sum(axis=1))
+        last = np.zeros(end, dtype=bool)  # a step from one edge's last voxel to the next edge's first is no step
+        last[np.asarray(edge_ptr[1:n_chain + 1]) - 1] = True
+        keep = ~last[:-1]
+        owner = np.repeat(np.arange(n_chain), np.diff(edge_ptr[:n_chain + 1]))[:-1]
+        v_sum = np.bincount(owner[keep], vox[keep], minlength=n_chain)
+        p_sum = np.bincount(owner[keep], phys[keep], minlength=n_chain)
+        ratio = np.where(v_sum > 0, p_sum / np.where(v_sum > 0, v_sum, 1.0), sp.mean())
+        out[:n_chain] *= ratio
+    if n_loops:
+        out[n_chain:] *= sp.mean()
+    return np.maximum(out, 1e-6)

@@ -88,18 +88,27 @@ def cldice(gt_skel, gt, pred_skel, pred) -> float:
     return cldice_of(overlap_counts(gt, pred, gt_skel, pred_skel))
 
 
-def erl(obj: np.ndarray, seg: np.ndarray) -> tuple[float, float]:
+def _run_lengths(keys_all, weights):
+    """Unique keys and, per key, its voxel count or (``weights``) its summed weight."""
+    if weights is None:
+        return np.unique(keys_all, return_counts=True)
+    keys, inv = np.unique(keys_all, return_inverse=True)
+    return keys, np.bincount(inv.ravel(), weights, minlength=len(keys))
+
+
+def erl(obj: np.ndarray, seg: np.ndarray, weights=None) -> tuple[float, float]:
     """(erl, merged_frac) from the object id (1..) and prediction segment (0 = none) of every
-    reference-skeleton voxel."""
+    reference-skeleton voxel; lengths are voxel counts, or with ``weights`` (each voxel's
+    physical length) sums of weights."""
     if len(obj) == 0:
         return 0.0, 0.0
     n_obj = int(obj.max()) + 1
-    L = np.bincount(obj, minlength=n_obj).astype(np.float64)
+    L = np.bincount(obj, weights, minlength=n_obj).astype(np.float64)
     keep = seg > 0
     o, s = obj[keep].astype(np.int64), seg[keep].astype(np.int64)
     if len(o) == 0:
         return 0.0, 0.0
-    keys, counts = np.unique(s * n_obj + o, return_counts=True)
+    keys, counts = _run_lengths(s * n_obj + o, None if weights is None else weights[keep])
     pairs = np.stack([keys // n_obj, keys % n_obj], axis=1)
     seg_ids, n_objs = np.unique(pairs[:, 0], return_counts=True)
     merged_segs = seg_ids[n_objs > 1]
@@ -113,7 +122,7 @@ def erl(obj: np.ndarray, seg: np.ndarray) -> tuple[float, float]:
     return value, float(L[bad].sum() / total)
 
 
-def erl_split(obj: np.ndarray, seg: np.ndarray) -> float:
+def erl_split(obj: np.ndarray, seg: np.ndarray, weights=None) -> float:
     """ERL without merge zeroing, from the object id (1..) and prediction segment (0 = none) of
     every reference-skeleton voxel: sum over (object i, segment j) of r_ij^2 / L_i.
 
@@ -122,12 +131,12 @@ def erl_split(obj: np.ndarray, seg: np.ndarray) -> float:
     if len(obj) == 0:
         return 0.0
     n_obj = int(obj.max()) + 1
-    L = np.bincount(obj, minlength=n_obj).astype(np.float64)
+    L = np.bincount(obj, weights, minlength=n_obj).astype(np.float64)
     keep = seg > 0
     if not keep.any():
         return 0.0
     o, s = obj[keep].astype(np.int64), seg[keep].astype(np.int64)
-    keys, counts = np.unique(o * (int(s.max()) + 1) + s, return_counts=True)
+    keys, counts = _run_lengths(o * (int(s.max()) + 1) + s, None if weights is None else weights[keep])
     return float(np.sum(counts.astype(np.float64) ** 2 / L[keys // (int(s.max()) + 1)]))
 
 
@@ -167,14 +176,16 @@ def skeleton_recall(gt_skel, pred) -> float | None:
     return None if n == 0 else float(np.count_nonzero(gt_skel & pred) / n)
 
 
-def hd95(gt, pred) -> float:
+def hd95(gt, pred, spacing=None) -> float:
     """95th percentile Hausdorff distance between the masks' boundaries (both directions, the
-    larger; linear percentile); the array diagonal when either mask is empty."""
+    larger; linear percentile); the array diagonal when either mask is empty (curvicost's
+    convention). In the unit of ``spacing`` (one voxel size per axis; default voxels)."""
     from segscore.objects.surface import directed_distances  # surface voxels only, no distance map
 
     if not gt.any() or not pred.any():
-        return float(np.linalg.norm(gt.shape))
-    d_pg, d_gp = directed_distances(pred, gt)  # the same boundary as _boundary; bit for bit the EDT's
+        sp = np.ones(gt.ndim) if spacing is None else np.asarray(spacing, float)
+        return float(np.linalg.norm(np.asarray(gt.shape) * sp))
+    d_pg, d_gp = directed_distances(pred, gt, spacing=spacing)  # the same boundary as _boundary; the EDT's
     return float(max(np.percentile(d_pg, 95), np.percentile(d_gp, 95)))
 
 

@@ -27,8 +27,8 @@ import numpy as np
 
 from segscore.curvilinear import costs as C
 from segscore.curvilinear import metrics as M
-from segscore.curvilinear.graph import (SkeletonGraph, SkeletonRadius, build_graph, label, radius_on_skeleton,
-                                        skeletonize)
+from segscore.curvilinear.graph import (SkeletonGraph, SkeletonRadius, build_graph, is_unit, label, length_weights,
+                                        radius_on_skeleton, skeletonize)
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
@@ -45,8 +45,13 @@ COST_KEYS = ("traceable_frac", "traceable_single_frac", "conductance_twosided", 
 #: conductance_frac, 0)``). After the run's own fields, so the columns rows had keep their places.
 ALIAS_KEYS = ("erl_star", "erl_split", "node_recall")
 CONDUCTANCE_SIDE_KEYS = ("conductance_excess", "conductance_deficit")
+#: the spacing the lengths, radii and conductance are in (``spacing`` one voxel size per axis in array
+#: order, ``spacing_source`` "default" (1 per axis: voxels, curvicost's numbers), "given", "nifti",
+#: "ome-zarr", "tiff" or "imagej", ``spacing_unit`` as the file states it) and ``prune_length``
+#: (the spur-pruning length in the spacing's unit when given instead of ``prune_px``)
+SPACING_KEYS = ("spacing", "spacing_source", "spacing_unit", "prune_length")
 ROW_KEYS = (METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size") + ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS
-            + ("notes",))
+            + SPACING_KEYS + ("notes",))
 #: curvicost's optional metrics segscore computes on request (``all_metrics=True``; appended
 #: after ``notes``). ``betti_matching`` is always null with a note: it needs the compiled
 #: Betti-matching module (Stucki et al. 2023), which curvicost does not ship (NaN there).
@@ -78,15 +83,38 @@ class _Analysis:
     graph: SkeletonGraph | None
 
 
-def _analyse(mask: np.ndarray, prune_px: float) -> _Analysis:
+def _analyse(mask: np.ndarray, prune_px: float, spacing=None, prune_length=None) -> _Analysis:
     lab, n = label(mask)
     if n == 0:
         return _Analysis(mask, np.zeros_like(mask), SkeletonRadius(np.zeros(0, np.int64), np.zeros(0)),
                          lab, 0, None)
     skel = skeletonize(mask)
-    edt = radius_on_skeleton(mask, skel)
-    g = build_graph(skel, edt, prune_px)
+    edt = radius_on_skeleton(mask, skel, spacing)
+    g = build_graph(skel, edt, prune_px, spacing, prune_length)
     return _Analysis(mask, skel, edt, lab, int(n), g)
+
+
+def check_geometry(spacing, prune_length, ndim: int):
+    """(``Spacing`` record, spacing tuple or None for unit, prune_length) checked: ``spacing`` is
+    None, one voxel size per axis, or a :class:`segscore.io.spacing.Spacing`."""
+    from segscore.io.spacing import Spacing
+
+    if spacing is None:
+        rec = Spacing((1.0,) * ndim, "default", None)
+    elif isinstance(spacing, Spacing):
+        rec = spacing
+    else:
+        try:
+            vals = tuple(float(v) for v in spacing)
+        except (TypeError, ValueError):
+            raise ScoreError(f"spacing {spacing!r}: give one voxel size per axis in array order") from None
+        rec = Spacing(vals, "given", None)
+    vals = rec.values
+    if len(vals) != ndim or not all(np.isfinite(v) and v > 0 for v in vals):
+        raise ScoreError(f"spacing {list(vals)}: give {ndim} positive finite voxel sizes, one per axis in array order")
+    if prune_length is not None and not (np.isfinite(prune_length) and prune_length >= 0):
+        raise ScoreError(f"prune_length: must be a finite length >= 0 in the spacing's unit, got {prune_length}")
+    return rec, (None if is_unit(vals) else tuple(vals)), (None if prune_length is None else float(prune_length))
 
 
 @dataclass
@@ -114,6 +142,10 @@ class Reference:
     diadem_w: np.ndarray
     median_radius: float
     erl_split_ref: float = 0.0
+    spacing: object = None  # the io.spacing.Spacing record the row reports
+    sp: tuple | None = None  # the spacing lengths are scaled by; None: unit (voxels)
+    prune_length: float | None = None
+    weights: np.ndarray | None = None  # physical length of each skeleton voxel (None: unit spacing, 1 each)
     extra: dict = field(default_factory=dict)
 
     def points(self) -> M.SkeletonPoints:
@@ -123,17 +155,23 @@ class Reference:
         return self.extra["points"]
 
 
-def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
-    """Do the reference's work once. Refuses an empty reference or a non-binary mask."""
+def prepare_reference(gt, *, prune_px: float = 5, spacing=None, prune_length=None) -> Reference:
+    """Do the reference's work once. Refuses an empty reference or a non-binary mask.
+
+    ``spacing`` (one voxel size per axis in array order, or a :class:`segscore.io.spacing.Spacing`)
+    puts lengths, radii and conductance in its unit; ``prune_length`` prunes spurs shorter than
+    that length in the spacing's unit instead of ``prune_px`` voxels."""
     gt = as_binary(gt, "reference")
     if not gt.any():
         raise ScoreError("reference: the mask is empty; a reference needs at least one foreground voxel")
     if not (prune_px >= 0):
         raise ScoreError(f"prune_px: must be a length >= 0 voxels, got {prune_px}")
-    a = _analyse(gt, prune_px)
+    rec, sp, prune_length = check_geometry(spacing, prune_length, gt.ndim)
+    a = _analyse(gt, prune_px, sp, prune_length)
     g = a.graph
     skel_idx = a.edt.idx  # the skeleton's voxels, C order
     coords = np.array(np.unravel_index(skel_idx, gt.shape), dtype=np.float64).T.reshape(-1, gt.ndim)
+    weights = length_weights(a.skel, skel_idx, sp)
     rl = a.lab.ravel()[skel_idx].astype(np.int64)
     slab, _ = label(a.skel)
     obj = slab.ravel()[skel_idx].astype(np.int64)
@@ -156,10 +194,10 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
         src_k = int(np.searchsorted(skel_idx, flat_src))
     else:
         src, src_pos, src_k, sinks, cond_ref = None, None, None, np.zeros((0, gt.ndim)), 0.0
-    base_multi = C.reach_multi(rl, coords, root_k, rl)
-    base_single = C.reach_single(rl, coords, src_k, rl) if src_k is not None else 0
-    erl_ref, _ = M.erl(obj, rl)
-    erl_split_ref = M.erl_split(obj, rl)
+    base_multi = C.reach_multi(rl, coords, root_k, rl, weights)
+    base_single = C.reach_single(rl, coords, src_k, rl, weights) if src_k is not None else 0
+    erl_ref, _ = M.erl(obj, rl, weights)
+    erl_split_ref = M.erl_split(obj, rl, weights)
     # DIADEM-like weights: incident edge length of every alive reference node (a loop once)
     w = np.zeros(g.n_nodes)
     np.add.at(w, g.edge_u[e], g.edge_len[e])
@@ -170,22 +208,25 @@ def prepare_reference(gt, *, prune_px: float = 5) -> Reference:
     a.edt = a.lab = None  # not needed once the reference's own costs are known: free them
     return Reference(shape=gt.shape, prune_px=prune_px, gt=gt, a=a, skel_idx=skel_idx, skel_coords=coords, rl=rl,
                      obj=obj, root_k=root_k, src=src, src_pos=src_pos, src_k=src_k, sinks=sinks,
-                     conductance_ref=float(cond_ref), base_multi=int(base_multi), base_single=int(base_single),
+                     conductance_ref=float(cond_ref), base_multi=base_multi, base_single=base_single,
                      erl_ref=float(erl_ref), erl_split_ref=float(erl_split_ref), diadem_pos=g.node_pos[nodes],
                      diadem_w=w[nodes],
-                     median_radius=float(np.median(radii)) if len(radii) else float("nan"))
+                     median_radius=float(np.median(radii)) if len(radii) else float("nan"),
+                     spacing=rec, sp=sp, prune_length=prune_length, weights=weights)
 
 
-def _prepare_beside(gt, pred, prune_px) -> Reference:
+def _prepare_beside(gt, pred, prune_px, spacing=None, prune_length=None) -> Reference:
     """``prepare_reference(gt)`` in a worker thread while this one analyses ``pred``: the
     kernels release the GIL, so on two cores the two masks are processed side by side."""
     from segscore.engine import side_by_side
 
+    kw = {"spacing": spacing, "prune_length": prune_length}
     if not PARALLEL_MIN_VOXELS <= np.size(gt) <= PARALLEL_MAX_VOXELS:  # big volumes: half the peak memory
-        return prepare_reference(gt, prune_px=prune_px)
+        return prepare_reference(gt, prune_px=prune_px, **kw)
     pred_b = as_binary(pred, "prediction")
-    pa, ref = side_by_side([lambda: _analyse(pred_b, prune_px) if np.shape(pred_b) == np.shape(gt) else None,
-                            lambda: prepare_reference(gt, prune_px=prune_px)], threads=2)
+    _, sp, pl = check_geometry(spacing, prune_length, np.ndim(gt))
+    pa, ref = side_by_side([lambda: _analyse(pred_b, prune_px, sp, pl) if np.shape(pred_b) == np.shape(gt) else None,
+                            lambda: prepare_reference(gt, prune_px=prune_px, **kw)], threads=2)
     if pa is not None:
         ref.extra["_pred_analysis"] = pa
     return ref
@@ -200,7 +241,7 @@ def _frac(num, den, key, notes, why):
 
 @as_result
 def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
-          all_metrics: bool = False) -> dict:
+          all_metrics: bool = False, spacing=None, prune_length=None) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
 
     Parameters
@@ -209,7 +250,13 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     prune_px : spur-pruning length in voxels, applied to both graphs (default 5, or the
         reference's when ``reference`` is given).
     reference : the result of ``prepare_reference(gt, prune_px=...)``; ``gt`` may then be None.
-    voxel_size : carried into the row (lengths and radii stay in voxels).
+    voxel_size : carried into the row as curvicost carries it (it does not change a number).
+    spacing : one voxel size per axis in array order (or a :class:`segscore.io.spacing.Spacing`
+        read from a file's header); lengths (traceable, ERL, edges), radii, the r^4 conductance
+        and hd95 are then in its unit (default: voxels, curvicost's numbers). Skeleton voxel
+        lengths are chessboard lengths (:mod:`segscore.kernels.tangent`: 1 per voxel at unit
+        spacing, so counts are unchanged there); edges are Euclidean step sums.
+    prune_length : spur-pruning length in the spacing's unit, instead of ``prune_px`` voxels.
     all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower;
         apls and junction_f1: :func:`segscore.curvilinear.metrics.apls` and ``junction_f1``).
 
@@ -219,11 +266,18 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     if reference is None:
         if gt is None:
             raise ScoreError("reference: give the reference mask or a prepared reference (prepare_reference(gt))")
-        reference = _prepare_beside(gt, pred, 5 if prune_px is None else prune_px)
+        reference = _prepare_beside(gt, pred, 5 if prune_px is None else prune_px, spacing, prune_length)
     elif gt is not None and np.shape(gt) != tuple(reference.shape):
         raise ScoreError(f"reference: prepared for shape {reference.shape}, the mask given has {np.shape(gt)}")
     if prune_px is not None and reference.prune_px != prune_px:
         raise ScoreError(f"prune_px: the reference was prepared with prune_px={reference.prune_px}, not {prune_px}")
+    if reference is not None and (spacing is not None or prune_length is not None):
+        rec, _, pl = check_geometry(spacing, prune_length, len(reference.shape))
+        mine = reference.spacing.values if reference.spacing is not None else (1.0,) * len(reference.shape)
+        if (spacing is not None and tuple(rec.values) != tuple(mine)) or (prune_length is not None
+                                                                          and pl != reference.prune_length):
+            raise ScoreError(f"spacing/prune_length: the reference was prepared with spacing {list(mine)} and "
+                             f"prune_length {reference.prune_length}; prepare it with the ones given")
     ref = reference
     pa0 = ref.extra.get("_pred_analysis")
     pred = pa0.mask if pa0 is not None else as_binary(pred, "prediction")
@@ -234,12 +288,12 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     gt_m = ref.gt
     pa = ref.extra.pop("_pred_analysis", None)
     if pa is None or pa.mask is not pred:
-        pa = _analyse(pred, ref.prune_px)
+        pa = _analyse(pred, ref.prune_px, ref.sp, ref.prune_length)
 
     counts = M.overlap_counts(gt_m, pred, ref.a.skel, pa.skel)
     dice, iou = M.dice_iou_of(counts)
     pl = pa.lab.ravel()[ref.skel_idx].astype(np.int64)
-    erl_v, merged = M.erl(ref.obj, pl)
+    erl_v, merged = M.erl(ref.obj, pl, ref.weights)
     g = pa.graph
     if g is None:  # an empty prediction: every cost is 0 (a value, not a null)
         pred_nodes = np.zeros((0, len(ref.shape)))
@@ -252,9 +306,9 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         notes["diadem_like"] = "the reference graph has no branch longer than prune_px"
 
     # costs
-    reach_m = C.reach_multi(ref.rl, ref.skel_coords, ref.root_k, pl) if pa.n_comp else 0
+    reach_m = C.reach_multi(ref.rl, ref.skel_coords, ref.root_k, pl, ref.weights) if pa.n_comp else 0
     if ref.src_k is not None and pa.n_comp:
-        reach_s = C.reach_single(ref.rl, ref.skel_coords, ref.src_k, pl)
+        reach_s = C.reach_single(ref.rl, ref.skel_coords, ref.src_k, pl, ref.weights)
     else:
         reach_s = 0
     cond, perf = 0.0, 0.0
@@ -277,9 +331,12 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         notes["erl_star"] = notes["erl_frac"]
     if diadem is None:
         notes["node_recall"] = notes["diadem_like"]
-    erl_split = _frac(M.erl_split(ref.obj, pl), ref.erl_split_ref, "erl_split", notes,
+    erl_split = _frac(M.erl_split(ref.obj, pl, ref.weights), ref.erl_split_ref, "erl_split", notes,
                       "the reference skeleton is empty")
-    prune_radii = float(ref.prune_px / ref.median_radius) if ref.median_radius > 0 else None
+    # the pruning length over the median radius, both in one unit (a prune_px in voxels times the mean spacing)
+    prune_len = ref.prune_length if ref.prune_length is not None else \
+        ref.prune_px * (1.0 if ref.sp is None else float(np.mean(ref.sp)))
+    prune_radii = float(prune_len / ref.median_radius) if ref.median_radius > 0 else None
     if prune_radii is None:
         notes["prune_radii"] = "the reference skeleton has no voxel with a radius"
     row = {
@@ -296,9 +353,9 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "conductance_twosided": None if cfrac is None else (min(cfrac, 1.0 / cfrac) if cfrac > 0 else 0.0),
         "conductance_frac": cfrac,
         "perfused_of_self": perf,
-        "traceable_length": int(reach_m),
+        "traceable_length": int(reach_m) if ref.weights is None else float(reach_m),
         "conductance": float(cond),
-        "traceable_length_ref": int(ref.base_multi),
+        "traceable_length_ref": int(ref.base_multi) if ref.weights is None else float(ref.base_multi),
         "conductance_ref": float(ref.conductance_ref),
         "prune_px": ref.prune_px,
         "prune_radii": prune_radii,
@@ -308,6 +365,10 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "node_recall": diadem,
         "conductance_excess": None if cfrac is None else max(cfrac - 1.0, 0.0),
         "conductance_deficit": None if cfrac is None else max(1.0 - cfrac, 0.0),
+        "spacing": list(ref.spacing.values) if ref.spacing is not None else [1.0] * len(ref.shape),
+        "spacing_source": ref.spacing.source if ref.spacing is not None else "default",
+        "spacing_unit": ref.spacing.unit if ref.spacing is not None else None,
+        "prune_length": ref.prune_length,
         "notes": notes,
     }
     if all_metrics:
@@ -333,7 +394,7 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
     jf = M.junction_f1(rp, pp)
     if jf is None:
         notes["junction_f1"] = "neither skeleton has a junction (a voxel with three or more skeleton neighbours)"
-    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred), "betti_matching": None,
+    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred, ref.sp), "betti_matching": None,
             "apls": ap, "junction_f1": jf}
 
 
@@ -345,7 +406,8 @@ def scale_warnings(row: dict) -> list[str]:
         out.append(f"--prune-px {row['prune_px']:g} is {pr:.2f} median vessel radii, outside 1-4: scale it to the "
                    "structure (e.g. 2-3 radii) or the costs are not comparable across datasets")
     vs = row.get("voxel_size")
-    if vs is not None and len(set(vs)) > 1:
-        out.append(f"anisotropic voxels {tuple(vs)}: lengths and radii are in voxels and the r^4 conductance is "
-                   "off by the anisotropy; resample to isotropic voxels before scoring")
+    applied = row.get("spacing")
+    if vs is not None and len(set(vs)) > 1 and (applied is None or list(applied) != list(vs)):
+        out.append(f"anisotropic voxels {tuple(vs)} not applied (spacing {applied}): lengths and radii are in voxels "
+                   "and the r^4 conductance is off by the anisotropy; give --spacing, or resample to isotropic voxels")
     return out

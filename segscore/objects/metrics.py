@@ -604,7 +604,28 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
 
     ``per_object=True`` adds ``per_object``: a list of rows (:func:`per_object_rows`) from the
     same table and matching. ``spacing`` without ``surface`` only scales ``volume_truth``.
+
+    Without ``spacing``, a path whose header states one (NIfTI pixdim, OME-Zarr multiscales
+    scale, TIFF resolution: :func:`segscore.io.spacing.read_spacing`) gives it; the result then
+    records ``spacing`` with ``spacing_source`` (``given``, ``nifti``, ``ome-zarr``, ``tiff``,
+    ``imagej``, or ``default`` for 1 per axis) and ``spacing_unit`` as the file states it.
     """
+    from segscore.io.spacing import Spacing, read_spacing
+
+    record = None
+    if isinstance(spacing, Spacing):
+        record, spacing = spacing, spacing.values
+    elif spacing is not None:
+        record = Spacing(tuple(spacing), "given", None)
+    else:
+        stated = [(x, s) for x in (truth, pred) for s in [read_spacing(x)] if s is not None]
+        if stated:
+            from segscore.io.spacing import resolve_spacing
+
+            record = resolve_spacing(None, [x for x, _ in stated], len(stated[0][1].values))
+            spacing = record.values
+    if surface and record is None:
+        record = Spacing((), "default", None)
     sums, parts = _field_parts(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
                                boundary_tolerances=boundary_tolerances, minimum_overlap=minimum_overlap,
                                table=table, tile_rows=tile_rows, executor=executor, threads=threads,
@@ -614,6 +635,11 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     if parts["spacing"] is not None and "spacing" not in out:
         notes = out.pop("notes")
         out["spacing"] = list(parts["spacing"])
+        out["notes"] = notes
+    if parts["spacing"] is not None:
+        notes = out.pop("notes")
+        out["spacing_source"] = record.source if record is not None else "given"
+        out["spacing_unit"] = record.unit if record is not None else None
         out["notes"] = notes
     if per_object:
         notes = out.pop("notes")
@@ -690,7 +716,8 @@ def per_object_rows(table: ContingencyTable, match: Match, *, minimum_overlap: f
 
 #: keys describing the data or the settings; they have no meaningful difference
 NOT_A_SCORE = frozenset({"match_iou", "n_fields", "n_truth", "n_pred", "count_error", "threshold", "n",
-                         "n_positive", "count_background", "nsd_tolerance", "spacing"})
+                         "n_positive", "count_background", "nsd_tolerance", "spacing", "spacing_source",
+                         "spacing_unit"})
 
 
 def delta_of(a: dict, b: dict, drop=NOT_A_SCORE) -> dict:
@@ -721,7 +748,8 @@ def compare_against_baseline(truth, finetuned, vanilla, **kwargs) -> dict:
 
     a = score_segmentation(truth, finetuned, **kwargs)
     b = score_segmentation(truth, vanilla, **kwargs)
-    delta = delta_of(a, b, drop={"match_iou", "n_truth", "nsd_tolerance", "spacing"})
+    delta = delta_of(a, b, drop={"match_iou", "n_truth", "nsd_tolerance", "spacing", "spacing_source",
+                                     "spacing_unit"})
     notes = {f"delta.{k}": f"{'finetuned' if a[k] is None else 'vanilla'}.{k} is null"
              for k, v in delta.items() if v is None}
     return lift_notes({"finetuned": a, "vanilla": b, "delta": delta, "notes": notes})

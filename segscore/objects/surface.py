@@ -57,7 +57,7 @@ KEYS = ("hd", "hd95", "assd", "nsd", "nsd_tolerance", "spacing", "notes")
 #: keys the objects scorecard gains with ``surface=True``
 SCORECARD_KEYS = ("hd95_per_object", "hd95_per_object_sd", "assd_per_object", "assd_per_object_sd",
                   "nsd_per_object", "nsd_per_object_sd", "hd_pixel", "hd95_pixel", "assd_pixel", "nsd_pixel",
-                  "nsd_tolerance", "spacing")
+                  "nsd_tolerance", "spacing", "spacing_source", "spacing_unit")
 _PER_OBJECT = ("hd95", "assd", "nsd")
 _PIXEL = ("hd", "hd95", "assd", "nsd")
 

@@ -58,8 +58,13 @@ def test_3d_tiff_and_nifti_voxel_size(cli, tmp_path):
     nibabel.save(nibabel.Nifti1Image(gt.astype(np.uint8), aff), tmp_path / "p.nii.gz")
     code, text, err = cli("curve", tmp_path / "p.nii.gz", "--gt", tmp_path / "gt.nii.gz", "--prune-px", "3", "--json")
     assert code == 0, err
-    assert json.loads(text)["voxel_size"] == [0.5, 0.5, 2.0]
-    assert "anisotropic" in err
+    row = json.loads(text)
+    assert row["voxel_size"] == [0.5, 0.5, 2.0]
+    # the header's voxel size is applied (curvicost only records it and warns): no warning then
+    assert row["spacing"] == [0.5, 0.5, 2.0] and row["spacing_source"] == "nifti" and "anisotropic" not in err
+    code, text, err = cli("curve", tmp_path / "p.nii.gz", "--gt", tmp_path / "gt.nii.gz", "--prune-px", "3",
+                          "--spacing", "1", "1", "1", "--json")
+    assert code == 0 and "anisotropic" in err  # told to measure in voxels: curvicost's warning
     # perturb keeps the voxel size
     code, _, err = cli("perturb", tmp_path / "gt.nii.gz", "--operator", "radius", "--severity", "0.8",
                        "-o", tmp_path / "r.nii.gz")
