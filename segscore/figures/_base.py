@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 from pathlib import Path
 
 from segscore.errors import ScoreError
@@ -92,23 +91,7 @@ def add_plot_option(parser, what: str) -> None:
 def save(fig, path, *, dpi: int = 150) -> Path:
     """Write ``fig`` to ``path`` in one step (temporary file in the same folder, fsync, rename), as
     PNG or SVG by the suffix (:func:`format_of`). Returns the path."""
+    from segscore.io.results import write_atomically
+
     fmt = format_of(path)
-    path = Path(os.fspath(path))
-    folder = path.parent if str(path.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    # not mkstemp: its 0600 would outlive the rename; this file gets the umask's permissions
-    tmp = os.fspath(folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=fmt, dpi=dpi)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return write_atomically(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), binary=True)

@@ -29,7 +29,7 @@ import io
 import json
 import math
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -101,13 +101,30 @@ def dumps(result, indent: int | None = 2) -> str:
 
 def atomic_write(path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step (temporary file in the same folder, rename)."""
-    path = Path(path)
+    write_atomically(path, lambda fh: fh.write(text))
+
+
+def write_atomically(path, write, *, binary: bool = False) -> Path:
+    """Replace ``path`` by what ``write(fh)`` writes, in one step: a temporary file
+    ``.NAME.XXXX.tmp`` in the same folder (the pattern a killed writer's leftovers are found by),
+    fsync, rename. The file gets the umask's permissions, as any file the user writes (not
+    mkstemp's 0600, which would outlive the rename). Returns the path."""
+    path = Path(os.fspath(path))
     folder = path.parent if str(path.parent) else Path(".")
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.fspath(folder / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:  # pragma: no cover - 48 random bits
+            continue
+    else:  # pragma: no cover
+        raise FileExistsError(f"{folder}: no free temporary name for {path.name}")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -117,6 +134,7 @@ def atomic_write(path, text: str) -> None:
         except OSError:
             pass
         raise
+    return path
 
 
 def read_json(path, *, fix: str):
