@@ -180,7 +180,7 @@ def hd95(gt, pred, spacing=None) -> float:
     """95th percentile Hausdorff distance between the masks' boundaries (both directions, the
     larger; linear percentile); the array diagonal when either mask is empty (curvicost's
     convention). In the unit of ``spacing`` (one voxel size per axis; default voxels)."""
-    from segscore.objects.surface import directed_distances  # surface voxels only, no distance map
+    from segscore.metrics.surface import directed_distances  # surface voxels only, no distance map
 
     if not gt.any() or not pred.any():
         sp = np.ones(gt.ndim) if spacing is None else np.asarray(spacing, float)

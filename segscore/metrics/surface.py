@@ -1,0 +1,190 @@
+"""Surface distances between binary masks, in physical units: the one implementation the objects
+scorecard (per matched pair, whole foreground) and the curvilinear ``hd95`` use.
+
+Definitions (every one pinned by a test against an explicit all-pairs distance matrix):
+
+* **surface** of a binary mask: its foreground voxels with at least one face neighbour (4 in
+  2D, 6 in 3D) in the background. The image border counts as background (a foreground voxel
+  on the border is a surface voxel), which is what ``mask & ~binary_erosion(mask)`` gives with
+  scipy's cross-shaped structure and default ``border_value=0``: curvicost 0.3.1's ``hd95``,
+  MONAI's ``get_mask_edges`` and panoptica use that set. The surface of one object of a label
+  image is the surface of ``labels == id`` (a voxel touching another object is on it).
+* **distances**: from every surface voxel of one mask to the nearest surface voxel of the
+  other, Euclidean, in the unit of ``spacing`` (one voxel size per axis, in array order:
+  ``(Z, Y, X)`` or ``(Y, X)``; default 1 per axis), and back: two *directed* sets
+  ``d(a→b)`` (one per surface voxel of ``a``) and ``d(b→a)``.
+* ``hd``: the Hausdorff distance, ``max(max d(a→b), max d(b→a))``.
+* ``hd95``: the larger of the two directed 95th percentiles, ``max(P95 d(a→b), P95 d(b→a))``,
+  each numpy's ``np.percentile(d, 95)`` with its default method ``"linear"`` (Hyndman and
+  Fan's 7th: virtual index ``0.95 (n - 1)``, linear interpolation), exactly as curvicost 0.3.1
+  and MONAI compute it (``compute_hausdorff_distance(..., percentile=95)``). panoptica 2.1.7
+  differs: it takes one 95th percentile of both directions pooled
+  (``np.percentile(np.hstack((d_ab, d_ba)), 95)``), which lies between the two directed
+  percentiles, so it never exceeds this ``hd95`` and is smaller when the directions disagree.
+* ``assd``: the mean of all distances of both directions pooled,
+  ``(sum d(a→b) + sum d(b→a)) / (|S_a| + |S_b|)``. panoptica's ASSD is the mean of the two
+  directed means instead (equal when both surfaces have as many voxels).
+* ``nsd`` at tolerance τ (``nsd_tolerance``, in the spacing's unit): the share of both surfaces
+  within τ of the other, ``(#{d(a→b) <= τ} + #{d(b→a) <= τ}) / (|S_a| + |S_b|)``: DeepMind
+  surface-distance's normalized surface Dice (``compute_surface_dice_at_tolerance``) with each
+  surface voxel counted once, where DeepMind weights its surface elements (contour segments,
+  surfels on the half-voxel grid) by their length or area. They agree within a tolerance, not
+  voxel for voxel: on the 24 ball unions of ``tests/data/panoptica/surface_distance_0.1.json``
+  (radii 2 to 30 voxels, τ from 0.5 to 3, isotropic and anisotropic spacings) this NSD is
+  lower than DeepMind's by at most 0.09 in 2D and 0.16 in 3D, most where τ is below the
+  coarsest voxel size; ``hd`` equals DeepMind's there, and ``hd95`` lies within the largest
+  voxel size of DeepMind's area-weighted percentile.
+
+An empty mask has no surface: every distance is then null with a note, never inf or NaN.
+
+Computed on the surface voxels only (:mod:`segscore.kernels.surface`): the nearest surface
+voxel of the other mask is found in a bit map of that surface's bounding box within 4.5 voxel
+sizes, and in a k-d tree of it beyond; both exact, no distance map. Memory: about 40 bytes per
+surface voxel plus one bit per voxel of a surface's bounding box (16 MB for a 512³ box).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from segscore.errors import ScoreError
+
+# ---------------------------------------------------------------- options
+
+def check_spacing(spacing, ndim: int) -> tuple:
+    """``spacing`` as a tuple of ``ndim`` positive finite floats (None: 1 per axis)."""
+    if spacing is None:
+        return (1.0,) * ndim
+    if isinstance(spacing, numbers.Real):
+        raise ScoreError(f"spacing {spacing!r}: give one voxel size per axis in array order ({ndim} numbers)")
+    try:
+        vals = tuple(float(v) for v in spacing)
+    except (TypeError, ValueError):
+        raise ScoreError(f"spacing {spacing!r}: give {ndim} numbers, one voxel size per axis in array order") from None
+    if len(vals) != ndim:
+        raise ScoreError(f"spacing {list(vals)}: {len(vals)} numbers for a {ndim}D image; give one per axis "
+                         "in array order (Z Y X or Y X)")
+    if not all(math.isfinite(v) and v > 0 for v in vals):
+        raise ScoreError(f"spacing {list(vals)}: every voxel size must be a positive finite number")
+    return vals
+
+
+def check_tolerance(tolerance) -> float:
+    """The NSD tolerance as a finite float >= 0."""
+    if isinstance(tolerance, bool):
+        raise ScoreError(f"nsd tolerance {tolerance!r}: must be a number >= 0 in the spacing's unit")
+    try:
+        t = float(tolerance)
+    except (TypeError, ValueError):
+        raise ScoreError(f"nsd tolerance {tolerance!r}: must be a number >= 0 in the spacing's unit") from None
+    if not math.isfinite(t) or t < 0:
+        raise ScoreError(f"nsd tolerance {tolerance!r}: must be a finite number >= 0 in the spacing's unit")
+    return t
+
+
+def spacing3(spacing: tuple) -> np.ndarray:
+    """The kernels' (3,) spacing: a 2D image is (1, Y, X), its first axis a unit one."""
+    sp = (1.0,) * (3 - len(spacing)) + tuple(spacing)
+    return np.array(sp, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- surface voxels
+
+def label_surfaces(labels3: np.ndarray, planar: bool, axis: int = 0, lo: int = 0, hi: int | None = None):
+    """``(coords, ids, foreground)`` of the surface voxels of a (A, B, C) label block whose
+    index along ``axis`` is in ``lo:hi`` (C order; block coordinates, int32 (n, 3); the
+    label, uint64; 1 where the voxel is on the surface of ``labels != 0`` too)."""
+    from segscore.kernels.surface import surface_count, surface_fill
+
+    if hi is None:
+        hi = labels3.shape[axis]
+    n = surface_count(labels3, planar, axis, lo, hi)
+    coords = np.empty((n, 3), np.int32)
+    ids = np.empty(n, np.uint64)
+    fg = np.empty(n, np.uint8)
+    surface_fill(labels3, planar, axis, lo, hi, coords, ids, fg)
+    return coords, ids, fg
+
+
+def _as_mask(x, what: str) -> np.ndarray:
+    """``x`` as a NumPy array of integer or boolean values (non-zero = foreground)."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "biu":
+        if a.dtype.kind == "f" and np.isfinite(a).all() and np.array_equal(a, np.round(a)):
+            return a.astype(np.int64)
+        raise ScoreError(f"{what}: holds {a.dtype} values; a mask holds 0 and non-zero integers or booleans")
+    return a
+
+
+def mask_surface(mask) -> np.ndarray:
+    """The surface voxels of a binary mask (non-zero = foreground), (n, 3) int32 in C order;
+    a 2D mask's coordinates are ``(0, y, x)``."""
+    m = _as_mask(mask, "mask")  # an array: reading files is the families' (objects.surface_distances)
+    if m.ndim not in (2, 3):
+        raise ScoreError(f"mask of shape {m.shape}: expected a 2D or 3D mask")
+    coords, _, fg = label_surfaces(m[None] if m.ndim == 2 else m, m.ndim == 2)
+    return coords if fg.all() else coords[fg.astype(bool)]
+
+
+# ---------------------------------------------------------------- distances and their summary
+
+def nearest(points: np.ndarray, queries: np.ndarray, sp3: np.ndarray) -> np.ndarray:
+    """Distance from each of ``queries`` to the nearest of ``points`` (both (n, 3) int32, points
+    not empty), in physical units."""
+    from segscore.kernels.surface import nearest_distances
+
+    out = np.empty(queries.shape[0], np.float64)
+    nearest_distances(np.ascontiguousarray(points, np.int32), sp3, np.ascontiguousarray(queries, np.int32), out)
+    return out
+
+
+def _directed(sa, sb, sp3, threads=None):
+    from segscore.engine import side_by_side
+
+    return side_by_side([lambda: nearest(sb, sa, sp3), lambda: nearest(sa, sb, sp3)], threads=threads)
+
+
+def directed_distances(a, b, *, spacing=None, threads=None) -> tuple:
+    """``(d_ab, d_ba)``: from each surface voxel of ``a`` (in C order) to the nearest surface
+    voxel of ``b``, and back; physical units. Empty arrays where a mask is empty."""
+    sa, sb, sp = _two_surfaces(a, b, spacing, threads)
+    if not (len(sa) and len(sb)):
+        return np.zeros(0), np.zeros(0)
+    return tuple(_directed(sa, sb, spacing3(sp), threads))
+
+
+def summary_of(d_ab: np.ndarray, d_ba: np.ndarray, tolerance: float) -> np.ndarray:
+    """The kernels' summary row (see :func:`segscore.kernels.surface.summarize`) of two
+    non-empty directed distance arrays (copied; not changed)."""
+    from segscore.kernels.surface import summarize
+
+    out = np.empty(8, np.float64)
+    summarize(np.array(d_ab, np.float64), np.array(d_ba, np.float64), float(tolerance), out)
+    return out
+
+
+def _values(row: np.ndarray) -> dict:
+    return {"hd": float(row[0]), "hd95": float(row[1]), "assd": float(row[2] / row[3]),
+            "nsd": float(row[4] / row[3])}
+
+
+def _empty_notes(n_a: int, n_b: int, a_name: str, b_name: str) -> str:
+    if not n_a and not n_b:
+        return f"both masks are empty: neither {a_name} nor {b_name} has a surface"
+    return f"the {a_name if not n_a else b_name} is empty: it has no surface to measure distances to"
+
+
+def _two_surfaces(a, b, spacing, threads=None):
+    from segscore.engine import side_by_side
+
+    ma, mb = _as_mask(a, "mask a"), _as_mask(b, "mask b")
+    if ma.shape != mb.shape:
+        raise ScoreError(f"mask a {ma.shape} and mask b {mb.shape} are different shapes; give two masks on one grid")
+    if ma.ndim not in (2, 3):
+        raise ScoreError(f"masks of shape {ma.shape}: expected 2D or 3D masks")
+    sp = check_spacing(spacing, ma.ndim)
+    sa, sb = side_by_side([lambda: mask_surface(ma), lambda: mask_surface(mb)], threads=threads)
+    return sa, sb, sp
