@@ -40,7 +40,10 @@ def execute(task: dict) -> dict:
             shutil.rmtree(folder, ignore_errors=True)
             os.makedirs(folder, exist_ok=True)
         if task.get("call") is not None:
-            result = _call(task)
+            from segscore.engine.executor import thread_budget
+
+            with thread_budget(task.get("threads") if task.get("executor") is None else None):
+                result = _call(task)
         else:
             from segscore.families import command
 
@@ -52,7 +55,10 @@ def execute(task: dict) -> dict:
 
                 if not ledger.run_path(args.slug, args.root).exists():
                     ledger.init_run(args.slug, args.root)
-            result = command(task["command"]).load("compute")(args, argv=task.get("argv"))
+            from segscore.engine.executor import thread_budget
+
+            with thread_budget(task.get("threads")):  # the job's share of the worker's CPUs, in every pass
+                result = command(task["command"]).load("compute")(args, argv=task.get("argv"))
         out["result"] = jsonable(result)
     except Exception as exc:  # noqa: BLE001 - every job ends in a row; the batch goes on
         message = refusal(exc)

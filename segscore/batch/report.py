@@ -112,7 +112,8 @@ class Report:
     ``rows`` (every scored job's row, table by table), ``failed`` (each refused or crashed
     job: ``id, command, family, tags, status, error``), ``by`` (the row-key tags), ``counts``."""
 
-    def __init__(self, tables, failed, *, by, source=None, total=None):
+    def __init__(self, tables, failed, *, by, source=None, total=None, skipped_lines=()):
+        self.skipped_lines = list(skipped_lines)  # line numbers of torn lines read past (as the store does)
         self.tables = list(tables)
         self.failed = list(failed)
         self.by = list(by)
@@ -244,10 +245,12 @@ class Report:
 # reading a results folder
 
 
-def read_rows(source) -> tuple[list, Path | None]:
+def read_rows(source) -> tuple[list, Path | None, list]:
     """The latest row of each id from ``source`` (a results folder, its ``results.jsonl``, a
     :class:`~segscore.batch.runner.BatchResult` or a list of rows) and the file read (or None).
-    A missing folder or file, or a damaged line, is a :class:`ReportError` naming it."""
+    and the numbers of the lines read past (torn: not JSON, as a killed batch can leave one; the
+    results store reads past them too). A missing folder or file, or a line that is JSON but no
+    batch row (an edited file), is a :class:`ReportError` naming it."""
     if hasattr(source, "rows") and not isinstance(source, (str, os.PathLike)):
         source = source.rows
     if not isinstance(source, (str, os.PathLike)):
@@ -256,7 +259,7 @@ def read_rows(source) -> tuple[list, Path | None]:
             why = _not_a_row(row)
             if why:
                 raise ReportError(f"row {i}: {why}; give rows of `segscore.batch.run` or results.jsonl")
-        return list({r["id"]: r for r in rows}.values()), None
+        return list({r["id"]: r for r in rows}.values()), None, []
     path = Path(source)
     jsonl = path if path.is_file() else path / "results.jsonl"
     if not path.exists():
@@ -270,21 +273,23 @@ def read_rows(source) -> tuple[list, Path | None]:
         raise InputFileError(f"{jsonl}: cannot be read ({(exc.strerror or type(exc).__name__).lower()}); check its "
                              f"permissions") from None
     latest: dict = {}
+    torn = []
     for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
         try:
             row = json.loads(raw)
-            why = _not_a_row(row)
-        except ValueError:
-            why = "not JSON (a torn or edited line)"
+        except ValueError:  # a line a killed batch left half written: the store reads past it too
+            torn.append(number)
+            continue
+        why = _not_a_row(row)
         if why:
             raise ReportError(f"{jsonl}: line {number} is damaged: {why}; delete that line and rerun the "
                               f"`segscore batch` command to rescore its job")
         latest[row["id"]] = row
     if not latest:
         raise ReportError(f"{jsonl}: holds no finished jobs; run `segscore batch MANIFEST --out {path}` first")
-    return list(latest.values()), jsonl
+    return list(latest.values()), jsonl, torn
 
 
 def _not_a_row(row) -> str | None:
@@ -329,7 +334,7 @@ def report(source, *, by=None) -> Report:
     that key the rows (a list, or one comma-separated string; default: every tag column present).
     Refuses (:class:`ReportError`, a ``ScoreError``) a missing folder, a damaged line and a
     ``by`` column no row carries. Layout: the module docstring."""
-    rows, jsonl = read_rows(source)
+    rows, jsonl, skipped_lines = read_rows(source)
     tags_seen: list = []
     for r in rows:
         tags_seen += [k for k in (r.get("tags") or {}) if k not in tags_seen]
@@ -376,7 +381,8 @@ def report(source, *, by=None) -> Report:
     ordered = sorted(tables.values(), key=lambda t: rank.get(t.command, len(rank)))  # stable: others as seen
     for t in ordered:
         _key_table(t, by)
-    return Report(ordered, failed, by=by, source=None if jsonl is None else jsonl.parent, total=len(rows))
+    return Report(ordered, failed, by=by, source=None if jsonl is None else jsonl.parent, total=len(rows),
+                  skipped_lines=skipped_lines)
 
 
 def _insert_column(columns: list, col: Column) -> None:

@@ -390,10 +390,9 @@ def run(args) -> int:
         result = lift_notes({**result, "recommendation": rec})
         if text is not None:
             text += "\n\nWhich metric should I report? (for the profiled predictions)\n" + format_recommendation(rec)
-    fig = figures.audit_bars(result) if args.plot else None  # a refusal writes nothing
     if args.csv:
         _csv(args.csv, result["findings"])
     emit(args, result, text)
-    if fig is not None:
-        figures.save(fig, args.plot)
+    if args.plot:
+        figures.draw_after(args.plot, lambda: figures.audit_bars(result), "audit")
     return 0

@@ -56,8 +56,8 @@ def run(args) -> int:
         from segscore import figures
 
         figures.require_matplotlib()
-        rows, title = leaderboard_rows(rep, getattr(args, "plot_of", None))
-        fig = figures.leaderboard(rows, title=title)  # a refusal (no rows, all null) before anything is written
+        rows, title = leaderboard_rows(rep, getattr(args, "plot_of", None))  # a bad --plot-of: before any output
+        fig = lambda: figures.leaderboard(rows, title=title)  # noqa: E731 - drawn after the table is out
     if args.csv:
         rep.to_csv(args.csv)
     result = rep.to_dict()
@@ -68,9 +68,13 @@ def run(args) -> int:
     if fig is not None:
         from segscore import figures
 
-        figures.save(fig, args.plot)
+        figures.draw_after(args.plot, fig, "report")  # all null: a warning, the table stands
     show(args, result, rep.to_markdown())
     c = rep.counts
+    if rep.skipped_lines:
+        lines = ", ".join(map(str, rep.skipped_lines[:5])) + (", ..." if len(rep.skipped_lines) > 5 else "")
+        warn(args, [f"{rep.source / 'results.jsonl'}: read past {len(rep.skipped_lines)} torn line(s) (line {lines}), "
+                    "as the batch does; rerun the `segscore batch` command to rescore their jobs"])
     if rep.failed:
         warn(args, [f"{len(rep.failed)} of {c['jobs']} jobs did not score ({c['refused']} refused, {c['crashed']} "
                     f"crashed); listed {'in failed' if args.json else 'below the tables'} with their errors"])

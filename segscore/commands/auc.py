@@ -59,10 +59,9 @@ def compute(args, *, progress=None, argv=None) -> dict:
         block_px=args.block_px, compare=args.compare, seed=args.seed, tile_rows=args.tile_rows,
         threads=args.threads, progress=progress, return_draws=bool(plot))
     result, draws = scored if plot else (scored, None)
-    fig = figures.auc_draws(result, draws) if plot else None  # a refusal writes nothing
     write_outputs(args, result, csv_rows=[flatten(result)])
-    if fig is not None:
-        figures.save(fig, plot)
+    if plot:
+        figures.draw_after(plot, lambda: figures.auc_draws(result, draws), "auc")
     if args.slug:
         ledger.add_check(args.slug, args.name, ["segscore", *(sys.argv[1:] if argv is None else argv)], result,
                          root=args.root)

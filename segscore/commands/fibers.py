@@ -40,8 +40,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
 
         figures.require_matplotlib()  # before the work
     card = score_fibers(target, labels, floor=args.floor, recompute_floors=args.recompute_floors)
-    fig = figures.fiber_erl(card) if plot else None  # a refusal writes nothing
     write_outputs(args, card)
-    if fig is not None:
-        figures.save(fig, plot)
+    if plot:
+        figures.draw_after(plot, lambda: figures.fiber_erl(card), "fibers")
     return card

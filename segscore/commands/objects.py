@@ -52,12 +52,11 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                 surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
                                 nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object))
     rows = result.pop("per_object", None)
-    fig = figures.objects_ap(result) if plot else None  # a refusal writes nothing
     if per_object:
         from segscore.io.results import write_csv
 
         write_csv(per_object, rows or [])
     write_outputs(args, result)
-    if fig is not None:
-        figures.save(fig, plot)
+    if plot:
+        figures.draw_after(plot, lambda: figures.objects_ap(result), "objects")
     return result

@@ -37,8 +37,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                   floors=not args.no_floors, seed=args.seed, tile_rows=args.tile_rows,
                                   threads=args.threads, return_curves=bool(plot))
     result, curves = scored if plot else (scored, None)
-    fig = figures.target_curves(result, curves) if plot else None  # a refusal writes nothing
     write_outputs(args, result)
-    if fig is not None:
-        figures.save(fig, plot)
+    if plot:
+        figures.draw_after(plot, lambda: figures.target_curves(result, curves), "target")
     return result

@@ -456,7 +456,8 @@ def _prepare(name, mask, opts: _Options):
             p.radius_q = {u.name: u.value(rm, f"{name} (its redraw at radius scale 1.0)") for u in opts.users}
         return p
     except ScoreError as exc:
-        return _Failure(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return _Failure(why if str(name) in why else f"{name}: {why}")
 
 
 def _summary(prep):

@@ -99,7 +99,7 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     (``lab``) holding the source, and a skeleton voxel of ``g`` lies closer than
     :data:`SINK_MATCH_RADIUS`; sinks attach one-to-one, closest first, to a node or to an
     interior chain voxel (which splits the chain there). Edge conductance is
-    1 / sum(dl / max(r, 0.5)^4) over the chain's steps, r read from ``radius`` (covering the
+    1 / sum(dl / max(r, half a voxel)^4) over the chain's steps, r read from ``radius`` (covering the
     graph's voxels) at each step's far voxel; parallel edges add; self-loops carry no flow.
     """
     sinks = np.asarray(sinks, dtype=float).reshape(-1, len(g.shape))
@@ -173,6 +173,7 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     rows, cols, vals = [], [], []
     coords_cache = {}
     radius_at = radius.at
+    r_floor = 0.5 if g.spacing is None else 0.5 * min(g.spacing)  # half a voxel, in the radii's unit
 
     def step_resistance(e):
         if e not in coords_cache:
@@ -181,7 +182,7 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
             if g.spacing is not None:  # physical step lengths (radii are physical too: radius_on_skeleton)
                 xyz = xyz * np.asarray(g.spacing)
             dl = np.sqrt(((xyz[1:] - xyz[:-1]) ** 2).sum(axis=1))
-            r = np.maximum(radius_at(px[1:]), 0.5)
+            r = np.maximum(radius_at(px[1:]), r_floor)
             coords_cache[e] = dl / r ** 4
         return coords_cache[e]
 

@@ -91,10 +91,10 @@ def skeletonize(mask: np.ndarray) -> np.ndarray:
     return thinning.skeletonize(mask)
 
 
-def distance_map(mask: np.ndarray) -> np.ndarray:
+def distance_map(mask: np.ndarray, spacing=None) -> np.ndarray:
     from scipy import ndimage
 
-    return ndimage.distance_transform_edt(mask)
+    return ndimage.distance_transform_edt(mask, sampling=None if spacing is None else [float(v) for v in spacing])
 
 
 @dataclass
@@ -122,16 +122,11 @@ def radius_on_skeleton(mask: np.ndarray, skel: np.ndarray, spacing=None) -> Skel
     Equal there to ``scipy.ndimage.distance_transform_edt(mask)`` (the kernel
     :func:`segscore.kernels.edt.edt_at` computes the same exact minimum), at a fraction of the
     cost and memory: the costs and operators read the radius only on skeleton voxels. With a
-    non-unit ``spacing`` (one voxel size per axis) it is scipy's anisotropic transform
-    (``sampling=spacing``), in the spacing's unit.
+    ``spacing`` (one voxel size per axis) it is scipy's anisotropic transform
+    (``sampling=spacing``) there, in the spacing's unit.
     """
     idx = np.flatnonzero(skel.ravel())
-    if is_unit(spacing):
-        return SkeletonRadius(idx, distance_at(mask, idx))
-    from scipy import ndimage
-
-    vals = ndimage.distance_transform_edt(mask, sampling=[float(v) for v in spacing]).ravel()[idx]
-    return SkeletonRadius(idx, np.asarray(vals, np.float64))
+    return SkeletonRadius(idx, distance_at(mask, idx, spacing))
 
 
 #: half-width of the box whose skeleton voxels give a voxel's direction (length_weights)
@@ -156,9 +151,9 @@ def length_weights(skel: np.ndarray, idx: np.ndarray, spacing) -> np.ndarray | N
     return out
 
 
-def distance_at(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``scipy.ndimage.distance_transform_edt(mask).ravel()[idx]``, evaluated at those voxels
-    only (:func:`segscore.kernels.edt.edt_at`)."""
+def distance_at(mask: np.ndarray, idx: np.ndarray, spacing=None) -> np.ndarray:
+    """``scipy.ndimage.distance_transform_edt(mask, sampling=spacing).ravel()[idx]``, evaluated at
+    those voxels only (:func:`segscore.kernels.edt.edt_at`; no distance map)."""
     from segscore.kernels.edt import edt_at
 
     vals = np.empty(len(idx))
@@ -166,9 +161,12 @@ def distance_at(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
         m3 = np.ascontiguousarray(mask, dtype=bool).reshape((1,) * (3 - mask.ndim) + mask.shape).view(np.uint8)
         c = np.zeros((len(idx), 3), dtype=np.int64)
         c[:, 3 - mask.ndim:] = np.array(np.unravel_index(idx, mask.shape)).T
-        edt_at(m3, c, vals)
+        sp3 = np.ones(3)
+        if spacing is not None:
+            sp3[3 - mask.ndim:] = [float(v) for v in spacing]
+        edt_at(m3, c, sp3, vals)
         if not np.isfinite(vals).all():  # no background anywhere: scipy's convention
-            vals = distance_map(mask).ravel()[idx]
+            vals = distance_map(mask, spacing).ravel()[idx]
     return vals
 
 
@@ -233,7 +231,7 @@ def build_graph(skel: np.ndarray, radius, prune_px: float, spacing=None, prune_l
     voxels (or, given, ``prune_length`` in the spacing's unit); ``radius``
     (:func:`radius_on_skeleton`) covers the skeleton's voxels. With a non-unit ``spacing`` the
     edge lengths are physical: each chain's Euclidean step lengths with the steps scaled by the
-    spacing (a loop without nodes: its voxel count times the mean spacing)."""
+    spacing (a loop without nodes: the physical lengths of its voxels, :func:`length_weights`)."""
     from segscore.kernels import skelgraph as K
 
     shape = skel.shape
@@ -328,15 +326,20 @@ def build_graph(skel: np.ndarray, radius, prune_px: float, spacing=None, prune_l
         mean_r = np.add.reduceat(radius_at(path_u), edge_ptr[:-1]) / ecount
     else:
         mean_r = np.zeros(0)
-    edge_rad = np.maximum(mean_r, 0.5)
+    r_floor = 0.5 if is_unit(spacing) else 0.5 * min(float(v) for v in spacing)  # half a voxel, physical
+    edge_rad = np.maximum(mean_r, r_floor)
     if n_loops:
         edge_rad[len(edge_rad) - n_loops:] = mean_r[len(mean_r) - n_loops:]  # loops: unclamped mean
     edge_len = np.maximum(edge_len, 1e-6)
     prune_by = edge_len
     if not is_unit(spacing):
-        edge_len = physical_lengths(edge_len, edge_ptr, path_u, shape, spacing, n_loops)
-        if prune_length is not None:
-            prune_by, prune_px = edge_len, prune_length
+        loop_len = None
+        if n_loops:  # a loop's voxels are unordered: the sum of their physical lengths (length_weights)
+            w = length_weights(skel, unpad(rest), spacing)
+            loop_len = np.add.reduceat(w, ls[:-1])
+        edge_len = physical_lengths(edge_len, edge_ptr, path_u, shape, spacing, n_loops, loop_len)
+    if prune_length is not None:  # a length in the spacing's unit (voxels at unit spacing)
+        prune_by, prune_px = edge_len, prune_length
 
     # first edge index between each unordered node pair (networkx adjacency order)
     a = np.minimum(edge_u, edge_v)
@@ -358,10 +361,10 @@ def build_graph(skel: np.ndarray, radius, prune_px: float, spacing=None, prune_l
     return g
 
 
-def physical_lengths(edge_len, edge_ptr, path, shape, spacing, n_loops: int) -> np.ndarray:
+def physical_lengths(edge_len, edge_ptr, path, shape, spacing, n_loops: int, loop_len=None) -> np.ndarray:
     """``edge_len`` (voxel units) scaled per edge by the ratio of its path's physical to its
-    voxel-unit Euclidean step lengths; the last ``n_loops`` edges (unordered loop voxels) by
-    the mean spacing."""
+    voxel-unit Euclidean step lengths; the last ``n_loops`` edges (unordered loop voxels) are
+    ``loop_len`` (their voxels' physical lengths summed), or scaled by the mean spacing."""
     sp = np.asarray([float(v) for v in spacing])
     out = np.array(edge_len, dtype=np.float64)
     n_chain = len(out) - n_loops
@@ -380,5 +383,5 @@ def physical_lengths(edge_len, edge_ptr, path, shape, spacing, n_loops: int) -> 
         ratio = np.where(v_sum > 0, p_sum / np.where(v_sum > 0, v_sum, 1.0), sp.mean())
         out[:n_chain] *= ratio
     if n_loops:
-        out[n_chain:] *= sp.mean()
+        out[n_chain:] = loop_len if loop_len is not None else out[n_chain:] * sp.mean()
     return np.maximum(out, 1e-6)

@@ -255,7 +255,8 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         read from a file's header); lengths (traceable, ERL, edges), radii, the r^4 conductance
         and hd95 are then in its unit (default: voxels, curvicost's numbers). Skeleton voxel
         lengths are chessboard lengths (:mod:`segscore.kernels.tangent`: 1 per voxel at unit
-        spacing, so counts are unchanged there); edges are Euclidean step sums.
+        spacing, so counts are unchanged there); edges are Euclidean step sums. apls, junction_f1,
+        cbdice_star and the sink-matching radius stay in voxels.
     prune_length : spur-pruning length in the spacing's unit, instead of ``prune_px`` voxels.
     all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower;
         apls and junction_f1: :func:`segscore.curvilinear.metrics.apls` and ``junction_f1``).

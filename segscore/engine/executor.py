@@ -16,12 +16,35 @@ same whichever executor ran it and however many threads it had.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
+
+#: the threads one job may use (:func:`thread_budget`); None: the process's CPUs
+_BUDGET: contextvars.ContextVar = contextvars.ContextVar("segscore_thread_budget", default=None)
+
+
+@contextlib.contextmanager
+def thread_budget(n: int | None):
+    """Within this block (in this thread), no pass of the engine uses more than ``n`` threads:
+    :func:`default_workers`, and every explicit ``threads=``/``workers=`` of :func:`side_by_side`
+    and :func:`reduce_windows`, are capped at it. A batch gives each job its worker's share of
+    the CPUs, so N jobs side by side do not each spread over every core (None: no cap)."""
+    token = _BUDGET.set(None if n is None else max(1, int(n)))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _capped(n: int) -> int:
+    b = _BUDGET.get()
+    return n if b is None else max(1, min(n, b))
 
 
 def default_workers() -> int:
@@ -30,7 +53,7 @@ def default_workers() -> int:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         n = os.cpu_count() or 1
-    return max(1, min(n, 8))
+    return _capped(max(1, min(n, 8)))
 
 
 def reduce_windows(fn: Callable[[tuple], T], windows: Sequence[tuple], merge: Callable[[T, T], T], *,
@@ -41,7 +64,7 @@ def reduce_windows(fn: Callable[[tuple], T], windows: Sequence[tuple], merge: Ca
     if not windows:
         return None
     if executor is None or executor == "threads":
-        return _threads(fn, windows, merge, workers or default_workers(), progress)
+        return _threads(fn, windows, merge, _capped(workers or default_workers()), progress)
     if executor == "synchronous":
         return _threads(fn, windows, merge, 1, progress)
     return _dask(fn, windows, merge, executor)
@@ -97,7 +120,7 @@ def side_by_side(calls: Sequence[Callable[[], T]], *, threads: int | None = None
     threads and return their results in order; an exception of any call is raised here.
     With one thread, or one call, they run in this thread one after the other."""
     calls = list(calls)
-    threads = min(len(calls), threads or default_workers())
+    threads = min(len(calls), _capped(threads or default_workers()))
     if threads <= 1:
         return [c() for c in calls]
     with ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="segscore") as pool:

@@ -31,7 +31,8 @@ batch; no family imports it.
 
 from __future__ import annotations
 
-from segscore.figures._base import FORMATS, add_plot_option, format_of, plot_file, require_matplotlib, save
+from segscore.figures._base import (FORMATS, add_plot_option, draw_after, format_of, plot_file, require_matplotlib,
+                                    save)
 from segscore.figures.board import check_rows, leaderboard
 from segscore.figures.curvilinear import audit_bars
 from segscore.figures.fibers import fiber_erl

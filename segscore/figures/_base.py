@@ -95,3 +95,20 @@ def save(fig, path, *, dpi: int = 150) -> Path:
 
     fmt = format_of(path)
     return write_atomically(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), binary=True)
+
+
+def draw_after(path, draw, command: str):
+    """Draw the figure of a result already written and save it to ``path``. A chart the result
+    cannot fill (its headline null, with a note) is not a failed score: one ``segscore COMMAND:
+    warning:`` line on stderr says why no figure was drawn, nothing is written, and the command
+    still exits 0 (the result contract). Returns the path written, or None."""
+    import sys
+
+    try:
+        fig = draw()
+    except ScoreError as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        sys.stderr.write(f"segscore {command}: warning: --plot {os.fspath(path)} not drawn: {why}\n")
+        sys.stderr.flush()
+        return None
+    return save(fig, path)

@@ -84,7 +84,8 @@ def leaderboard(rows, *, title: str = ""):
     metrics = {r.get("metric") for r in rows}
     metric = metrics.pop() if len(metrics) == 1 else None
     handles = [Patch(facecolor=PREDICTION, label=metric or "headline value")]
-    handles += [Patch(facecolor=colours[n], label=f"floor {n}") for n in floor_names]
+    handles += [Patch(facecolor=colours[n], label=n if n in ("control", "oracle") or n.startswith(("control", "oracle"))
+                      else f"floor {n}") for n in floor_names]
     ax.legend(handles=handles, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([r["model"] + (f"\n{r['target']}" if r.get("target") else "") for r in rows], fontsize=8)

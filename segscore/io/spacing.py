@@ -12,9 +12,11 @@ The unit is kept as the file spells it (``mm``, ``micrometer``, ``cm``); nothing
   group), times the multiscale's own ``scale`` if it has one; units from ``axes[].unit``.
   A scale over non-space axes (time, channel) is read only where those axes are singletons.
 * TIFF: ``XResolution``/``YResolution`` (pixels per unit: the spacing is their inverse) with
-  ``ResolutionUnit`` inch or centimetre, and ImageJ's ``unit`` and ``spacing`` (the Z step of a
-  stack). ``ResolutionUnit`` "none" (an aspect ratio, written by default by many writers) is not
-  read, nor a 3D stack without a Z step (its spacing would be a guess).
+  ``ResolutionUnit`` centimetre, or with ImageJ's ``unit`` (and its ``spacing``, the Z step of a
+  stack, on the axis ImageJ calls Z). Not read: ``ResolutionUnit`` "none" (an aspect ratio) and
+  inch, which is display resolution (72 or 300 dpi, what image editors and Pillow write by
+  default; reading it would make a 1-pixel tolerance 1/72 inch), nor a 3D stack without a Z step
+  (its spacing would be a guess).
 A file that states a spacing which is not a positive finite number per axis is refused.
 """
 
@@ -158,7 +160,7 @@ def _ome_zarr(path, level=None):
     return None
 
 
-_TIFF_UNITS = {2: "inch", 3: "cm"}
+_TIFF_UNITS = {3: "cm"}  # 2 (inch) is display resolution: not read (module docstring)
 
 
 def _tiff(path):
@@ -170,6 +172,7 @@ def _tiff(path):
             shape = tuple(series.shape)
             page = tf.pages[0]
             tags = page.tags
+            axes = str(getattr(series, "axes", "") or "")
             xres = tags.get("XResolution")
             yres = tags.get("YResolution")
             runit = tags.get("ResolutionUnit")
@@ -187,7 +190,7 @@ def _tiff(path):
                              f"positive resolution, or give --spacing")
         return float(den) / float(num)
 
-    unit_code = int(runit.value) if runit is not None else 2  # the TIFF default is inch
+    unit_code = int(runit.value) if runit is not None else 2  # the TIFF default is inch (not read)
     ij_unit = ij.get("unit") if isinstance(ij.get("unit"), str) else None
     if ij_unit in ("", "pixel", "pixels"):
         ij_unit = None
@@ -203,8 +206,9 @@ def _tiff(path):
         z = ij["spacing"]
         full = [1.0] * len(shape)
         full[-1], full[-2] = inverse(xres), inverse(yres)
-        zaxis = max(i for i, n in enumerate(shape[:-2]) if n != 1)
-        full[zaxis] = z
+        if len(axes) != len(shape) or "Z" not in axes or shape[axes.index("Z")] == 1:
+            return None  # the third axis is not ImageJ's Z (channels, time): no spacing for it
+        full[axes.index("Z")] = z
         return Spacing(_checked(path, full, shape, "ImageJ spacing"), "imagej", unit)
     return None
 
@@ -247,8 +251,10 @@ def resolve_spacing(given, paths, ndim: int) -> Spacing:
             raise ScoreError(f"{_name(p0)}: states a spacing of {len(s0.values)} axes for a {ndim}D image; fix "
                              f"its metadata, or give --spacing")
         for p, s in rest:
-            if not all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(s.values, s0.values)):
-                raise ScoreError(f"{_name(p)}: states a voxel spacing {list(s.values)}, {_name(p0)} states "
-                                 f"{list(s0.values)}; put both on one grid, or give --spacing")
+            if not all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(s.values, s0.values)) or (
+                    s.unit is not None and s0.unit is not None and s.unit != s0.unit):
+                raise ScoreError(f"{_name(p)}: states a voxel spacing {list(s.values)} {s.unit or ''}".rstrip()
+                                 + f", {_name(p0)} states {list(s0.values)} {s0.unit or ''}".rstrip()
+                                 + "; put both on one grid, or give --spacing")
         return s0
     return Spacing((1.0,) * ndim, "default", None)

@@ -15,28 +15,34 @@ from segscore.kernels._jit import jit
 
 
 @jit
-def edt_at(mask3, coords, out):
-    """Squared-root distance from each voxel ``coords[i]`` to the nearest 0 of ``mask3``.
+def edt_at(mask3, coords, sp3, out):
+    """Distance from each voxel ``coords[i]`` to the nearest 0 of ``mask3``, in the unit of ``sp3``.
 
     Parameters
     ----------
     mask3 : (Z, Y, X) uint8 or bool, a 2D image as (1, Y, X). Voxels outside the array are not
         background (scipy's convention).
     coords : (K, 3) int64 voxel coordinates.
+    sp3 : (3,) float64 voxel size per axis (scipy's ``sampling``); ones give voxel units, where
+        every squared distance is an integer summed exactly, so the value is scipy's bit for bit.
     out : (K,) float64 output; ``inf`` where the array holds no background at all.
 
     Notes
     -----
-    Does not check that ``coords`` lie inside the array.
+    Does not check that ``coords`` lie inside the array or that ``sp3`` is positive. Shell ``k``
+    (Chebyshev radius) holds no voxel nearer than ``k * min(sp3)``, so the search stops at the
+    first shell beyond the best distance found.
     """
     Z, Y, X = mask3.shape
     kmax = max(Z, max(Y, X))
+    sz2, sy2, sx2 = sp3[0] * sp3[0], sp3[1] * sp3[1], sp3[2] * sp3[2]
+    smin = min(sp3[0], min(sp3[1], sp3[2])) if Z > 1 else min(sp3[1], sp3[2])
     for i in range(coords.shape[0]):
         z, y, x = coords[i, 0], coords[i, 1], coords[i, 2]
         if not mask3[z, y, x]:
             out[i] = 0.0
             continue
-        best = np.int64(-1)
+        best = -1.0
         k = 1
         while k <= kmax:
             for dz in range(-k, k + 1):
@@ -54,10 +60,10 @@ def edt_at(mask3, coords, out):
                         if xx < 0 or xx >= X:
                             continue
                         if not mask3[zz, yy, xx]:
-                            d2 = dz * dz + dy * dy + dx * dx
+                            d2 = dz * dz * sz2 + dy * dy * sy2 + dx * dx * sx2
                             if best < 0 or d2 < best:
                                 best = d2
-            if best >= 0 and best < (k + 1) * (k + 1):
+            if best >= 0 and best < (k + 1) * (k + 1) * smin * smin:
                 break
             k += 1
-        out[i] = np.sqrt(np.float64(best)) if best >= 0 else np.inf
+        out[i] = np.sqrt(best) if best >= 0 else np.inf

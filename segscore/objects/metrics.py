@@ -605,8 +605,11 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     ``per_object=True`` adds ``per_object``: a list of rows (:func:`per_object_rows`) from the
     same table and matching. ``spacing`` without ``surface`` only scales ``volume_truth``.
 
-    Without ``spacing``, a path whose header states one (NIfTI pixdim, OME-Zarr multiscales
-    scale, TIFF resolution: :func:`segscore.io.spacing.read_spacing`) gives it; the result then
+    Without ``spacing``, with ``surface`` or ``per_object``, a path whose header states one (NIfTI
+    pixdim, OME-Zarr multiscales scale, TIFF/ImageJ resolution: :func:`segscore.io.spacing.read_spacing`)
+    gives it (the truth's and the prediction's must then agree); the default scorecard, which no
+    spacing changes, reads no header. :func:`segscore.objects.holdout.score_holdout` and
+    :func:`segscore.objects.surface_distances` take ``spacing`` as given only. The result then
     records ``spacing`` with ``spacing_source`` (``given``, ``nifti``, ``ome-zarr``, ``tiff``,
     ``imagej``, or ``default`` for 1 per axis) and ``spacing_unit`` as the file states it.
     """
@@ -617,7 +620,7 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
         record, spacing = spacing, spacing.values
     elif spacing is not None:
         record = Spacing(tuple(spacing), "given", None)
-    else:
+    elif surface or per_object:  # what a spacing changes: distances, volume_truth (never the default card)
         stated = [(x, s) for x in (truth, pred) for s in [read_spacing(x)] if s is not None]
         if stated:
             from segscore.io.spacing import resolve_spacing

@@ -289,6 +289,11 @@ def test_bad_folders_and_damaged_lines_are_one_line_errors(batch, cli, tmp_path)
     lines = (copy / "results.jsonl").read_text().splitlines()
     lines.insert(3, lines[3][: len(lines[3]) // 2])  # a torn line in the middle
     (copy / "results.jsonl").write_text("\n".join(lines) + "\n")
+    code, stdout, err = cli("report", copy)  # a torn line (a killed batch): read past, as the store does
+    assert code == 0 and "read past 1 torn line(s) (line 4)" in err and str(copy / "results.jsonl") in err
+    assert report(copy).skipped_lines == [4] and report(copy).counts == report(out).counts
+    lines[3] = '{"id": 3, "status": "scored"}'  # JSON, but no batch row: an edited file is refused
+    (copy / "results.jsonl").write_text("\n".join(lines) + "\n")
     code, stdout, err = cli("report", copy)
     one_line_error(code, stdout, err, f"{copy / 'results.jsonl'}: line 4 is damaged")
     assert "delete that line" in err

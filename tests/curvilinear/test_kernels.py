@@ -268,11 +268,24 @@ def test_edt_at_equals_scipy_bit_for_bit(shape, p):
     m3 = m.reshape((1,) * (3 - m.ndim) + m.shape)
     c = np.argwhere(np.ones(m3.shape, bool)).astype(np.int64)
     out = np.empty(len(c))
-    edt_at(m3.view(np.uint8), c, out)
+    edt_at(m3.view(np.uint8), c, np.ones(3), out)
     if m.all():
         assert np.isinf(out).all()
     else:
         assert np.array_equal(out, ndimage.distance_transform_edt(m).ravel())
+
+
+@pytest.mark.parametrize("shape", [(7, 9), (40, 33), (12, 15, 11), (1, 5, 4)])
+@pytest.mark.parametrize("p", [0.5, 0.97])
+@pytest.mark.parametrize("sp", [(0.3, 1.0, 2.5), (4.0, 0.5, 1.0), (1.0, 1.0, 0.1)])
+def test_edt_at_with_a_spacing_equals_scipys_sampling(shape, p, sp):
+    from segscore.curvilinear.graph import distance_at
+
+    m = np.random.default_rng(hash((shape, p, sp)) % 2**32).random(shape) < p
+    spacing = sp[3 - m.ndim:]
+    got = distance_at(m, np.arange(m.size), spacing)
+    want = ndimage.distance_transform_edt(m, sampling=spacing).ravel()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
 def test_radius_on_skeleton_matches_scipy_on_fives(shared_data):

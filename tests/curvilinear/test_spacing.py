@@ -239,3 +239,43 @@ def test_audit_scores_its_cases_in_the_spacing_given_or_stated(tmp_path):
     assert spaced["scale"]["median_radius"] != plain["scale"]["median_radius"]
     with pytest.raises(ScoreError, match="positive finite"):
         audit(masks, spacing=(1.0, -2.0), **kw)
+
+
+@pytest.mark.parametrize("s", [0.1, 3.0])
+def test_an_isotropic_spacing_only_rescales_lengths_radii_and_conductance(s):
+    gt = vessel_tree((96, 96), seed=4)
+    pred = vessel_tree((96, 96), seed=4, reach=0.3)
+    a = score(gt, pred, all_metrics=True)
+    b = score(gt, pred, all_metrics=True, spacing=(s, s), prune_length=5 * s)
+    for k in ("dice", "cldice", "traceable_frac", "traceable_single_frac", "conductance_frac", "erl_frac",
+              "node_recall", "perfused_of_self", "betti0_error"):
+        assert b[k] == pytest.approx(a[k], rel=1e-9, abs=1e-12), k
+    assert b["traceable_length_ref"] == pytest.approx(s * a["traceable_length_ref"], rel=1e-9)
+    # R = sum dl / r^4 scales as s^-3 (half-voxel floor included): conductance as s^3
+    assert b["conductance_ref"] == pytest.approx(s ** 3 * a["conductance_ref"], rel=1e-9)
+    assert b["hd95"] == pytest.approx(s * a["hd95"], rel=1e-9)
+    assert b["prune_radii"] == pytest.approx(a["prune_radii"], rel=1e-9)
+
+
+def test_prune_length_applies_at_unit_spacing_too():
+    gt = vessel_tree((96, 96), seed=5)
+    a = score(gt, gt, prune_px=40)
+    b = score(gt, gt, prune_px=5, prune_length=40)
+    c = score(gt, gt, prune_px=5)
+    assert b["prune_length"] == 40.0 and b["conductance_ref"] == a["conductance_ref"] != c["conductance_ref"]
+
+
+def test_a_loop_without_nodes_is_as_long_as_its_voxels():
+    from segscore.curvilinear.graph import build_graph, length_weights, radius_on_skeleton, skeletonize
+
+    ring = np.zeros((5, 40, 40), bool)
+    yy, xx = np.mgrid[:40, :40]
+    d = np.hypot(yy - 20, xx - 20)
+    ring[2] = (d >= 9) & (d <= 12)
+    sk = skeletonize(ring)
+    sp = (5.0, 1.0, 1.0)
+    g = build_graph(sk, radius_on_skeleton(ring, sk, sp), 0, sp)
+    assert len(g.edge_u) == 1 and g.edge_u[0] == g.edge_v[0]  # one loop
+    w = length_weights(sk, np.flatnonzero(sk.ravel()), sp)
+    assert g.edge_len[0] == pytest.approx(w.sum(), rel=1e-12)
+    assert g.edge_len[0] < 1.2 * 2 * np.pi * 10.5  # the ring lies in one plane: the 5x axis adds nothing

@@ -577,22 +577,32 @@ def test_a_bad_plot_suffix_is_a_one_line_usage_error(cli, command, tmp_path, ink
     assert not (tmp_path / "fig.pdf").exists()
 
 
-def test_plot_refuses_an_empty_chart_and_writes_nothing(cli, tmp_path, ink_target, seg, objects_pair, fiber_target):
+def test_plot_of_an_empty_chart_warns_and_the_score_stands(cli, tmp_path, ink_target, seg, objects_pair,
+                                                            fiber_target):
+    """A null headline (with its note) is a score, exit 0 (the result contract): the JSON is
+    written, no figure, one warning line saying why; what --plot can never draw is refused first."""
     fig, js = tmp_path / "fig.png", tmp_path / "r.json"
-    refused = [
-        (["target", ink_target["pred"], ink_target["no_ink"]], "metrics.roc_auc is null"),
-        (["objects", objects_pair["empty"], objects_pair["empty"]], "ap_0.5 is null"),
-        (["fibers", fiber_target["nothing"], fiber_target["target"]], "metrics.erl is null"),
-        (["auc", seg["map"], "--labels", seg["labels"], "--mask", seg["mask"]], "--bootstrap N"),
+    empty = [
+        (["target", ink_target["pred"], ink_target["no_ink"]], "target", "metrics.roc_auc is null"),
+        (["objects", objects_pair["empty"], objects_pair["empty"]], "objects", "ap_0.5 is null"),
+        (["fibers", fiber_target["nothing"], fiber_target["target"]], "fibers", "metrics.erl is null"),
     ]
     cases = tmp_path / "cases.json"
     cases.write_text(json.dumps({"format": "segscore-case-table", "version": 1, "cases": [
         {"unit": "a.png", "operator": "break", "severity": 0.1, "acted": True, "traceable_frac": 0.5, "dice": 0.9}]}))
-    refused.append((["audit", "--cases", cases], "no findings"))
-    for argv, fragment in refused:
+    empty.append((["audit", "--cases", cases], "audit", "no findings"))
+    for argv, command, fragment in empty:
         code, out, err = cli(*argv, "--plot", fig, "--json-out", js)
-        one_line_error(code, out, err, fragment)
-        assert not fig.exists() and not js.exists(), argv
+        assert code == 0, (argv, err)
+        lines = [x for x in err.splitlines() if "--plot" in x]
+        assert len(lines) == 1 and lines[0].startswith(f"segscore {command}: warning: --plot {fig} not drawn: ")
+        assert fragment in lines[0], (argv, err)
+        assert js.exists() and not fig.exists(), argv
+        js.unlink()
+    code, out, err = cli("auc", seg["map"], "--labels", seg["labels"], "--mask", seg["mask"], "--plot", fig,
+                         "--json-out", js)  # nothing to draw, ever: refused before the work
+    one_line_error(code, out, err, "--bootstrap N")
+    assert not fig.exists() and not js.exists()
 
 
 def test_plot_is_refused_before_the_work_without_matplotlib(cli, tmp_path, monkeypatch, objects_pair):

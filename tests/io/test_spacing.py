@@ -76,6 +76,12 @@ def test_tiff_resolution_and_imagej_spacing(tmp_path):
     assert read_spacing(tmp_path / "none.tif") is None  # an aspect ratio, no unit: not read
     tifffile.imwrite(tmp_path / "plain.tif", a)
     assert read_spacing(tmp_path / "plain.tif") is None
+    tifffile.imwrite(tmp_path / "dpi.tif", a, resolution=(72.0, 72.0), resolutionunit="INCH")
+    assert read_spacing(tmp_path / "dpi.tif") is None  # display resolution, not a voxel size
+    hyper = np.zeros((3, 6, 8), np.uint8)  # channels, not Z: ImageJ's spacing is no channel step
+    tifffile.imwrite(tmp_path / "cyx.tif", hyper, imagej=True, resolution=(2.0, 2.0),
+                     metadata={"spacing": 5.0, "unit": "micron", "axes": "CYX"})
+    assert read_spacing(tmp_path / "cyx.tif") is None
     stack = np.zeros((3, 6, 8), np.uint8)
     tifffile.imwrite(tmp_path / "ij.tif", stack, imagej=True, resolution=(2.0, 2.0),
                      metadata={"spacing": 3.0, "unit": "micron", "axes": "ZYX"})
@@ -89,8 +95,11 @@ def test_resolve_spacing_given_file_default_and_disagreement(tmp_path):
     assert resolve_spacing(None, [a, tmp_path / "c.npy"], 2).source == "nifti"
     assert resolve_spacing(None, [tmp_path / "c.npy"], 2) == Spacing((1.0, 1.0), "default", None)
     assert resolve_spacing([2, 3], [a, b], 2) == Spacing((2.0, 3.0), "given", None)  # given wins, no check
-    with pytest.raises(ScoreError, match=r"b.nii: states a voxel spacing \[1.5, 3.0\], .*a.nii states"):
+    with pytest.raises(ScoreError, match=r"b.nii: states a voxel spacing \[1.5, 3.0\] mm, .*a.nii states"):
         resolve_spacing(None, [a, b], 2)
+    um = _nifti(tmp_path / "um.nii", np.zeros((4, 6), np.uint8), (1.5, 2.5), unit="micron")
+    with pytest.raises(ScoreError, match="micron.*mm"):
+        resolve_spacing(None, [a, um], 2)  # the same numbers in another unit
     with pytest.raises(ScoreError, match="--spacing 1: 1 numbers for a 2D image"):
         resolve_spacing([1], [a], 2)
 
@@ -111,3 +120,8 @@ def test_objects_reads_the_truth_spacing_and_records_its_source(tmp_path, capsys
     assert main(["objects", str(tmp_path / "p.npy"), str(tmp_path / "p.npy"), "--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
     assert "spacing" not in plain and "spacing_source" not in plain  # nothing stated, nothing asked: unchanged
+    b = _nifti(tmp_path / "b.nii", t, (0.5, 3.0), unit="mm")
+    assert main(["objects", str(a), str(b), "--json"]) == 0  # the default card reads no header: no conflict
+    assert "spacing" not in json.loads(capsys.readouterr().out)
+    assert main(["objects", str(a), str(b), "--surface", "--json"]) == 2  # distances in which unit?
+    assert "states a voxel spacing" in capsys.readouterr().err
