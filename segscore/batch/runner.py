@@ -227,16 +227,14 @@ def _client(client, processes, threads, scheduler):
     """The client to use, and ``(client, cluster)`` to close afterwards when it is ours."""
     if client is not None:
         return client, None
-    import logging
-
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler:
         c = Client(scheduler)
         return c, (c, None)
-    cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
-                           dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
-    c = Client(cluster)
+    from segscore.engine.executor import local_cluster
+
+    c, cluster = local_cluster(processes, threads)
     return c, (c, cluster)
 
 

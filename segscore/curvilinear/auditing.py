@@ -449,7 +449,7 @@ def _prepare(name, mask, opts: _Options):
         q = {u.name: u.value(mask, name) for u in opts.users}
         p = _Prepared(name, mask, ref, int(np.count_nonzero(mask)), q)
         if opts.need_radius:
-            rm, _ = perturb(mask, "radius", 1.0, prune_px=opts.prune_px, name=name)
+            rm, _ = perturb(mask, "radius", 1.0, prune_px=opts.prune_px, name=name, analysis=ref.analysis())
             p.radius_mask = rm
             p.radius_ref = prepare_reference(rm, prune_px=opts.prune_px, spacing=spacing)
             p.radius_count = int(np.count_nonzero(rm))
@@ -489,7 +489,8 @@ def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
         where = f"{name} (its redraw at radius scale 1.0)"
     else:
         s = case_seed(name, op, sev, seed)
-        out, info = perturb(prep.mask, op, sev, seed=s, prune_px=opts.prune_px, name=name)
+        out, info = perturb(prep.mask, op, sev, seed=s, prune_px=opts.prune_px, name=name,
+                            analysis=prep.ref.analysis())  # the reference's skeleton and graph, made once
         if op == "radius":
             reference, ctx, count, q_ref = prep.radius_mask, prep.radius_ref, prep.radius_count, prep.radius_q
             realised = None
@@ -620,10 +621,8 @@ def _executor(threads, processes, scheduler):
         from segscore.engine.executor import default_workers
 
         return _Threads(threads or default_workers())
-    import logging
-
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise ScoreError("--processes/--scheduler need the distributed package; fix: pip install "
                          "'segscore[dist]'") from None
@@ -639,13 +638,9 @@ def _executor(threads, processes, scheduler):
         ex = _Distributed(client)
         ex.cluster = _NoCluster()  # our connection: closed with the run, the cluster is left running
         return ex
-    cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
-                           dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
-    try:
-        client = Client(cluster)
-    except BaseException:
-        cluster.close()
-        raise
+    from segscore.engine.executor import local_cluster
+
+    client, cluster = local_cluster(processes, threads)
     return _Distributed(client, cluster)
 
 

@@ -49,9 +49,12 @@ def _ball_slices(centre, r, shape):
     return sl, ball
 
 
-def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: float = 5, name: str = "mask"):
+def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: float = 5, name: str = "mask",
+            analysis=None):
     """Apply one operator; returns ``(perturbed bool mask, info dict)``. ``name`` (the mask's
-    path, say) starts the message of a refusal about the mask."""
+    path, say) starts the message of a refusal about the mask. ``analysis``: the mask's own
+    ``(skeleton, radius on it, graph pruned at prune_px)`` in voxel units, when already made (an
+    audit perturbs one reference dozens of times); read, never changed."""
     if operator not in OPERATORS:
         raise ScoreError(f"operator: {operator!r} is not one of {', '.join(OPERATORS)}")
     try:
@@ -69,11 +72,16 @@ def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: fl
     rng = np.random.default_rng(seed)
     if operator == "boundary":
         return _boundary(mask, severity, rng)
-    skel = skeletonize(mask)
-    edt = radius_on_skeleton(mask, skel)
+    if analysis is not None:
+        skel, edt, g = analysis
+    else:
+        skel = skeletonize(mask)
+        edt = radius_on_skeleton(mask, skel)
+        g = None
     if operator == "radius":
         return _radius(mask, skel, edt, severity)
-    g = build_graph(skel, edt, prune_px)
+    if g is None:
+        g = build_graph(skel, edt, prune_px)
     if operator == "break":
         out, info = _break(mask, g, edt, severity, rng)
     elif operator == "bridge":

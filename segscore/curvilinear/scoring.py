@@ -148,6 +148,13 @@ class Reference:
     weights: np.ndarray | None = None  # physical length of each skeleton voxel (None: unit spacing, 1 each)
     extra: dict = field(default_factory=dict)
 
+    def analysis(self):
+        """``(skeleton, radius on it, graph)`` of the reference in voxels at its prune_px, for
+        :func:`segscore.curvilinear.operators.perturb` (None when lengths are physical)."""
+        if self.sp is not None or self.prune_length is not None or self.a.graph is None:
+            return None
+        return self.a.skel, self.a.edt, self.a.graph
+
     def points(self) -> M.SkeletonPoints:
         """The reference skeleton's control points and voxel graph (apls, junction_f1), made once."""
         if "points" not in self.extra:
@@ -205,7 +212,8 @@ def prepare_reference(gt, *, prune_px: float = 5, spacing=None, prune_length=Non
     np.add.at(w, g.edge_v[ne], g.edge_len[ne])
     nodes = g.alive_nodes() if len(e) else np.zeros(0, np.int64)
     radii = edt_s
-    a.edt = a.lab = None  # not needed once the reference's own costs are known: free them
+    a.lab = None  # not needed once the reference's own costs are known: free it (the radius on the
+    # skeleton stays: 16 bytes per skeleton voxel, and the operators of an audit read it)
     return Reference(shape=gt.shape, prune_px=prune_px, gt=gt, a=a, skel_idx=skel_idx, skel_coords=coords, rl=rl,
                      obj=obj, root_k=root_k, src=src, src_pos=src_pos, src_k=src_k, sinks=sinks,
                      conductance_ref=float(cond_ref), base_multi=base_multi, base_single=base_single,

@@ -44,3 +44,19 @@ def test_one_and_two_worker_processes_give_identical_rows(tmp_path, cli):
     threads, one, two = (_by_id(tmp_path / d) for d in ("threads", "p1", "p2"))
     assert one == two == threads
     assert sum(r["status"] == "scored" for r in one.values()) == len(jobs) - 1
+
+
+def test_our_local_clusters_run_without_the_task_profiler():
+    """distributed's profiler thread costs a single-threaded scoring task about a third of its time."""
+    import dask
+
+    from segscore.engine.executor import local_cluster
+
+    client, cluster = local_cluster(1)
+    try:
+        assert set(client.run(lambda: dask.config.get("distributed.worker.profile.enabled")).values()) == {False}
+        assert len(client.scheduler_info()["workers"]) == 1
+    finally:
+        client.close()
+        cluster.close()
+    assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's config is left as it was
