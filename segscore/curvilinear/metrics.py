@@ -191,16 +191,27 @@ def hd95(gt, pred, spacing=None) -> float:
 
 def window_max(mask, coords) -> np.ndarray:
     """Max of ``mask``'s distance map over the 3^d window around each coordinate (clipped at
-    the array edge), floored at 0; the map is evaluated on those windows only."""
-    from segscore.curvilinear.graph import distance_at
+    the array edge), floored at 0; the map is evaluated on those windows only
+    (:func:`segscore.kernels.edt.window_edt_max`). Where the mask has no background at all,
+    scipy's whole-image map is read instead (its convention there)."""
+    from segscore.kernels.edt import window_edt_max
 
-    offs = np.array(list(itertools.product((-1, 0, 1), repeat=mask.ndim)), dtype=np.int64)
-    nb = (np.asarray(coords, np.int64)[:, None, :] + offs[None, :, :]).reshape(-1, mask.ndim)
-    ok = np.all((nb >= 0) & (nb < np.array(mask.shape)), axis=1)
-    flat, inverse = np.unique(np.ravel_multi_index(tuple(nb[ok].T), mask.shape), return_inverse=True)
-    v = np.zeros(len(nb))
-    v[ok] = distance_at(mask, flat)[inverse.ravel()]
-    return v.reshape(len(coords), len(offs)).max(axis=1) if len(coords) else np.zeros(0)
+    coords = np.asarray(coords, np.int64).reshape(-1, mask.ndim)
+    if not len(coords):
+        return np.zeros(0)
+    m3 = np.ascontiguousarray(mask, dtype=bool).reshape((1,) * (3 - mask.ndim) + mask.shape).view(np.uint8)
+    c = np.zeros((len(coords), 3), dtype=np.int64)
+    c[:, 3 - mask.ndim:] = coords
+    out = np.empty(len(coords))
+    window_edt_max(m3, c, out)
+    if not np.isfinite(out).all():  # no background anywhere
+        from segscore.curvilinear.graph import distance_map
+
+        d = distance_map(mask)
+        offs = np.array(list(itertools.product((-1, 0, 1), repeat=mask.ndim)), dtype=np.int64)
+        nb = np.clip(coords[:, None, :] + offs[None], 0, np.array(mask.shape) - 1)
+        out = d[tuple(nb.reshape(-1, mask.ndim).T)].reshape(len(coords), -1).max(axis=1)
+    return out
 
 
 def cbdice_star(gt_skel, gt, pred_skel, pred) -> float | None:

@@ -53,8 +53,10 @@ def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: fl
             analysis=None):
     """Apply one operator; returns ``(perturbed bool mask, info dict)``. ``name`` (the mask's
     path, say) starts the message of a refusal about the mask. ``analysis``: the mask's own
-    ``(skeleton, radius on it, graph pruned at prune_px)`` in voxel units, when already made (an
-    audit perturbs one reference dozens of times); read, never changed."""
+    ``(skeleton, radius on it, graph pruned at prune_px, cache)`` in voxel units, when already
+    made (an audit perturbs one reference dozens of times): read, never changed; ``cache`` (a
+    dict, or None) keeps what the operators derive from the skeleton alone (each voxel's nearest
+    skeleton voxel) for the next call."""
     if operator not in OPERATORS:
         raise ScoreError(f"operator: {operator!r} is not one of {', '.join(OPERATORS)}")
     try:
@@ -73,13 +75,13 @@ def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: fl
     if operator == "boundary":
         return _boundary(mask, severity, rng)
     if analysis is not None:
-        skel, edt, g = analysis
+        skel, edt, g, cache = analysis
     else:
         skel = skeletonize(mask)
         edt = radius_on_skeleton(mask, skel)
-        g = None
+        g, cache = None, None
     if operator == "radius":
-        return _radius(mask, skel, edt, severity)
+        return _radius(mask, skel, edt, severity, cache)
     if g is None:
         g = build_graph(skel, edt, prune_px)
     if operator == "break":
@@ -87,7 +89,7 @@ def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: fl
     elif operator == "bridge":
         out, info = _bridge(mask, g, severity, rng)
     else:
-        out, info = _truncate(mask, skel, g, severity, rng)
+        out, info = _truncate(mask, skel, g, severity, rng, cache)
     info.update(operator=operator, severity=severity, seed=seed, prune_px=prune_px)
     return out, info
 
@@ -192,19 +194,26 @@ def _tube(out, a, b, r):
 
 
 # ---------------------------------------------------------------- truncate
-def _owner(skel):
-    """Index (into the C-ordered skeleton voxels) of every voxel's nearest skeleton voxel."""
+def _owner(skel, cache=None):
+    """Index (into the C-ordered skeleton voxels) of every voxel's nearest skeleton voxel (scipy's
+    feature transform of the skeleton, int32), and the skeleton's flat indices; kept in ``cache``."""
+    if cache is not None and "owner" in cache:
+        return cache["owner"]
     from scipy import ndimage
 
     inds = ndimage.distance_transform_edt(~skel, return_distances=False, return_indices=True)
     flat = np.ravel_multi_index(tuple(inds), skel.shape)
-    rank = np.full(skel.size, -1, dtype=np.int64)
+    del inds
     sk = np.flatnonzero(skel.ravel())
-    rank[sk] = np.arange(len(sk))
-    return rank[flat].reshape(skel.shape), sk
+    rank = np.full(skel.size, -1, dtype=np.int32)
+    rank[sk] = np.arange(len(sk), dtype=np.int32)
+    found = rank[flat].reshape(skel.shape), sk
+    if cache is not None:
+        cache["owner"] = found
+    return found
 
 
-def _truncate(mask, skel, g, severity, rng):
+def _truncate(mask, skel, g, severity, rng, cache=None):
     deg = g.degree()
     e = g.alive_edges()
     term = e[(deg[g.edge_u[e]] == 1) != (deg[g.edge_v[e]] == 1)]
@@ -213,7 +222,7 @@ def _truncate(mask, skel, g, severity, rng):
     info = {"population": int(len(term)), "n_applied": 0, "voxels": 0, "skipped": 0}
     if n == 0:
         return out, info
-    owner, sk = _owner(skel)
+    owner, sk = _owner(skel, cache)
     pick = rng.choice(len(term), size=min(n, len(term)), replace=False)
     doomed_sets = []
     for i in pick:
@@ -249,15 +258,12 @@ def _truncate(mask, skel, g, severity, rng):
 
 
 # ---------------------------------------------------------------- radius
-def _radius(mask, skel, edt, scale):
-    from scipy import ndimage
-
+def _radius(mask, skel, edt, scale, cache=None):
     from segscore.kernels.operators import paint_balls
 
     comp, _ = label(skel)
-    inds = ndimage.distance_transform_edt(~skel, return_distances=False, return_indices=True)
-    owner = comp[tuple(inds)].astype(np.int64).ravel()
-    del inds
+    rank, sk = _owner(skel, cache)  # each voxel's nearest skeleton voxel, and so its skeleton component
+    owner = comp.ravel()[sk].astype(np.int64)[rank.ravel()]
     centres = np.array(np.unravel_index(edt.idx, skel.shape)).T
     radii = np.maximum(edt.val * scale, 1.0)
     cc = comp[skel].astype(np.int64)

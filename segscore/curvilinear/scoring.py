@@ -149,11 +149,11 @@ class Reference:
     extra: dict = field(default_factory=dict)
 
     def analysis(self):
-        """``(skeleton, radius on it, graph)`` of the reference in voxels at its prune_px, for
-        :func:`segscore.curvilinear.operators.perturb` (None when lengths are physical)."""
+        """``(skeleton, radius on it, graph, cache)`` of the reference in voxels at its prune_px,
+        for :func:`segscore.curvilinear.operators.perturb` (None when lengths are physical)."""
         if self.sp is not None or self.prune_length is not None or self.a.graph is None:
             return None
-        return self.a.skel, self.a.edt, self.a.graph
+        return self.a.skel, self.a.edt, self.a.graph, self.extra.setdefault("operators", {})
 
     def points(self) -> M.SkeletonPoints:
         """The reference skeleton's control points and voxel graph (apls, junction_f1), made once."""

@@ -337,3 +337,20 @@ def test_radius_on_skeleton_without_background_follows_scipy(shape):
     sk[tuple(s // 2 for s in shape)] = True
     r = radius_on_skeleton(m, sk)
     assert np.array_equal(r.val, ndimage.distance_transform_edt(m)[sk])
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (9, 7), (40, 33), (12, 15, 11), (1, 5, 4)])
+@pytest.mark.parametrize("p", [0.5, 0.95, 1.0])
+def test_window_max_equals_the_window_maximum_of_scipys_map(shape, p):
+    from segscore.curvilinear.metrics import window_max
+
+    rng = np.random.default_rng(hash((shape, p)) % 2**32)
+    m = rng.random(shape) < p
+    coords = np.argwhere(np.ones(shape, bool))[rng.permutation(int(np.prod(shape)))[:50]]
+    d = ndimage.distance_transform_edt(m)
+    pad = np.pad(d, 1, constant_values=-1.0)  # outside the array: never the maximum
+    want = []
+    for c in coords:
+        win = pad[tuple(slice(x, x + 3) for x in c)]
+        want.append(max(win.max(), 0.0))
+    assert np.array_equal(window_max(m, coords), np.array(want))
