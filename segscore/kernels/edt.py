@@ -15,13 +15,24 @@ from segscore.kernels._jit import jit
 
 
 @jit
-def _edt_one(mask3, z, y, x, sz2, sy2, sx2, smin, kmax):
-    """The distance at voxel (z, y, x) (0 on background, inf without any background)."""
+def _window_search(mask3, z, y, x, sz2, sy2, sx2, smin, w, best):
+    """Squared distance from each voxel of the (2w+1)^d window around (z, y, x) (w 0 or 1; a
+    2D image's window is flat) to its nearest background voxel, into ``best`` (27,): slot
+    ``(oz+1)*9 + (oy+1)*3 + (ox+1)`` for offset (oz, oy, ox); -1 for offsets outside the array or
+    the window, inf where no background exists. One search over Chebyshev shells around the
+    centre serves every window voxel; shell k + 1 is at least (k + 1 - w) * min(spacing) from each,
+    so the search stops once every window voxel has a nearer background voxel than that."""
     Z, Y, X = mask3.shape
-    if not mask3[z, y, x]:
-        return 0.0
-    best = -1.0
-    k = 1
+    kmax = max(Z, max(Y, X)) + 1
+    rz = 0 if Z == 1 else w
+    for j in range(27):
+        best[j] = -1.0
+    for oz in range(-rz, rz + 1):
+        for oy in range(-w, w + 1):
+            for ox in range(-w, w + 1):
+                if 0 <= z + oz < Z and 0 <= y + oy < Y and 0 <= x + ox < X:
+                    best[(oz + 1) * 9 + (oy + 1) * 3 + (ox + 1)] = np.inf
+    k = 0
     while k <= kmax:
         for dz in range(-k, k + 1):
             zz = z + dz
@@ -32,19 +43,29 @@ def _edt_one(mask3, z, y, x, sz2, sy2, sx2, smin, kmax):
                 if yy < 0 or yy >= Y:
                     continue
                 full = dz == k or dz == -k or dy == k or dy == -k
-                step = 1 if full else 2 * k
+                step = 1 if (full or k == 0) else 2 * k
                 for dx in range(-k, k + 1, step):
                     xx = x + dx
-                    if xx < 0 or xx >= X:
+                    if xx < 0 or xx >= X or mask3[zz, yy, xx]:
                         continue
-                    if not mask3[zz, yy, xx]:
-                        d2 = dz * dz * sz2 + dy * dy * sy2 + dx * dx * sx2
-                        if best < 0 or d2 < best:
-                            best = d2
-        if best >= 0 and best < (k + 1) * (k + 1) * smin * smin:
+                    for oz in range(-rz, rz + 1):
+                        for oy in range(-w, w + 1):
+                            for ox in range(-w, w + 1):
+                                j = (oz + 1) * 9 + (oy + 1) * 3 + (ox + 1)
+                                if best[j] < 0:
+                                    continue
+                                a, b, c = dz - oz, dy - oy, dx - ox
+                                d2 = a * a * sz2 + b * b * sy2 + c * c * sx2
+                                if d2 < best[j]:
+                                    best[j] = d2
+        worst = 0.0
+        for j in range(27):
+            if best[j] > worst:
+                worst = best[j]
+        reach = (k + 1 - w) * smin
+        if worst < reach * reach:
             break
         k += 1
-    return np.sqrt(best) if best >= 0 else np.inf
 
 
 @jit
@@ -64,79 +85,33 @@ def edt_at(mask3, coords, sp3, out):
     -----
     Does not check that ``coords`` lie inside the array or that ``sp3`` is positive. Shell ``k``
     (Chebyshev radius) holds no voxel nearer than ``k * min(sp3)``, so the search stops at the
-    first shell beyond the best distance found.
+    first shell beyond the best distance found (:func:`_window_search` with a one-voxel window).
     """
-    Z, Y, X = mask3.shape
-    kmax = max(Z, max(Y, X))
+    Z = mask3.shape[0]
     sz2, sy2, sx2 = sp3[0] * sp3[0], sp3[1] * sp3[1], sp3[2] * sp3[2]
     smin = min(sp3[0], min(sp3[1], sp3[2])) if Z > 1 else min(sp3[1], sp3[2])
+    best = np.empty(27)
     for i in range(coords.shape[0]):
-        out[i] = _edt_one(mask3, coords[i, 0], coords[i, 1], coords[i, 2], sz2, sy2, sx2, smin, kmax)
+        _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], sz2, sy2, sx2, smin, 0, best)
+        out[i] = np.sqrt(best[13])
 
 
 @jit
 def window_edt_max(mask3, coords, out):
     """Max of the distance map (voxel units) over the 3x3(x3) window around each ``coords[i]``,
     clipped at the array edge (a 2D image as (1, Y, X): a 3x3 window); the map is evaluated on
-    those windows only. ``out`` (K,) float64; inf where the array holds no background.
-
-    One shell search around the window's centre serves all its voxels: every background voxel
-    met is measured to each window voxel, and the search stops once no farther shell can hold a
-    nearer background voxel for any of them (shell k is at least k - 1 from each).
+    those windows only, by one shell search per window (:func:`_window_search`). ``out`` (K,)
+    float64; inf where the array holds no background.
 
     Notes
     -----
     Does not check that ``coords`` lie inside the array.
     """
-    Z, Y, X = mask3.shape
-    kmax = max(Z, max(Y, X)) + 1
-    rz = 0 if Z == 1 else 1
     best = np.empty(27)
     for i in range(coords.shape[0]):
-        z, y, x = coords[i, 0], coords[i, 1], coords[i, 2]
-        for j in range(27):
-            best[j] = -1.0  # -1: outside the array (not a window voxel); else the best d2 so far (inf: none)
-        for oz in range(-rz, rz + 1):
-            for oy in range(-1, 2):
-                for ox in range(-1, 2):
-                    zz, yy, xx = z + oz, y + oy, x + ox
-                    if 0 <= zz < Z and 0 <= yy < Y and 0 <= xx < X:
-                        best[(oz + 1) * 9 + (oy + 1) * 3 + (ox + 1)] = np.inf
-        k = 0
-        while k <= kmax:
-            for dz in range(-k, k + 1):
-                zz = z + dz
-                if zz < 0 or zz >= Z:
-                    continue
-                for dy in range(-k, k + 1):
-                    yy = y + dy
-                    if yy < 0 or yy >= Y:
-                        continue
-                    full = dz == k or dz == -k or dy == k or dy == -k
-                    step = 1 if (full or k == 0) else 2 * k
-                    for dx in range(-k, k + 1, step):
-                        xx = x + dx
-                        if xx < 0 or xx >= X or mask3[zz, yy, xx]:
-                            continue
-                        for oz in range(-rz, rz + 1):
-                            for oy in range(-1, 2):
-                                for ox in range(-1, 2):
-                                    j = (oz + 1) * 9 + (oy + 1) * 3 + (ox + 1)
-                                    if best[j] < 0:
-                                        continue
-                                    a, b, c = dz - oz, dy - oy, dx - ox
-                                    d2 = float(a * a + b * b + c * c)
-                                    if d2 < best[j]:
-                                        best[j] = d2
-            worst = 0.0
-            for j in range(27):
-                if best[j] > worst:
-                    worst = best[j]
-            if worst < k * k:  # shell k + 1 and beyond are at least k from every window voxel
-                break
-            k += 1
+        _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], 1.0, 1.0, 1.0, 1.0, 1, best)
         m = 0.0
         for j in range(27):
             if best[j] > m:
                 m = best[j]
-        out[i] = np.sqrt(m) if m < np.inf else np.inf
+        out[i] = np.sqrt(m)
