@@ -231,16 +231,17 @@ def cell_items(pts, lo, dims, sorted_pts):
 
 
 @jit
-def _select(items, lo, hi, k, axis):
-    """Reorder the rows ``items[lo:hi]`` so that row ``k`` holds the k-th smallest box centre
-    (``lo + hi``) along ``axis``, rows with smaller or equal ones before it and larger or equal
-    ones after (quickselect, median-of-three pivots; rows swapped in place)."""
+def _select(items, lo, hi, k, c0, c1):
+    """Reorder the rows ``items[lo:hi]`` so that row ``k`` holds the k-th smallest key
+    ``items[r, c0] + items[r, c1]``, rows with smaller or equal keys before it and larger or equal
+    ones after (quickselect, median-of-three pivots; whole rows swapped in place)."""
     hi = hi - 1
+    ncol = items.shape[1]
     while hi > lo:
         m = (lo + hi) // 2
-        x = items[lo, axis] + items[lo, axis + 3]
-        y = items[m, axis] + items[m, axis + 3]
-        z = items[hi, axis] + items[hi, axis + 3]
+        x = items[lo, c0] + items[lo, c1]
+        y = items[m, c0] + items[m, c1]
+        z = items[hi, c0] + items[hi, c1]
         if x > y:
             x, y = y, x
         if y > z:
@@ -250,12 +251,12 @@ def _select(items, lo, hi, k, axis):
         pivot = y
         i, j = lo, hi
         while i <= j:
-            while items[i, axis] + items[i, axis + 3] < pivot:
+            while items[i, c0] + items[i, c1] < pivot:
                 i += 1
-            while items[j, axis] + items[j, axis + 3] > pivot:
+            while items[j, c0] + items[j, c1] > pivot:
                 j -= 1
             if i <= j:
-                for d in range(8):
+                for d in range(ncol):
                     t = items[i, d]
                     items[i, d] = items[j, d]
                     items[j, d] = t
@@ -321,7 +322,7 @@ def build_tree(items, spacing, node_lo, node_hi, node_left, box_lo, box_hi):
                     widest = w
                     axis = d
             mid = (lo + hi) // 2
-            _select(items, lo, hi, mid, axis)
+            _select(items, lo, hi, mid, axis, axis + 3)  # box centres (lo + hi) along axis
             node_left[k] = count
             node_lo[count] = lo
             node_hi[count] = mid
@@ -602,36 +603,8 @@ def percentile(d, q):
 @jit
 def _kth(d, k):
     """The k-th smallest of ``d`` (reordered in place: smaller or equal before ``k``, larger
-    or equal after)."""
-    lo, hi = 0, d.shape[0] - 1
-    while hi > lo:
-        m = (lo + hi) // 2
-        x, y, z = d[lo], d[m], d[hi]
-        if x > y:
-            x, y = y, x
-        if y > z:
-            y = z
-        if x > y:
-            y = x
-        pivot = y
-        i, j = lo, hi
-        while i <= j:
-            while d[i] < pivot:
-                i += 1
-            while d[j] > pivot:
-                j -= 1
-            if i <= j:
-                t = d[i]
-                d[i] = d[j]
-                d[j] = t
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
-        else:
-            break
+    or equal after): :func:`_select` on ``d`` as one column (key ``2 d``, an exact doubling)."""
+    _select(d.reshape((d.shape[0], 1)), 0, d.shape[0], k, 0, 0)
     return d[k]
 
 
