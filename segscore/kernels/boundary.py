@@ -16,53 +16,115 @@ Inputs are 3D arrays; a 2D image is passed as ``image[None]``.
 
 from __future__ import annotations
 
+import numpy as np
+
 from segscore.kernels._jit import jit
+
+
+@jit
+def _differs(row, v, diff, C):
+    """``diff[c] |= any(row[c - 1 : c + 2] != v[c])`` over the in-row neighbours, for one
+    neighbouring row ``row`` (the centre row included): a plain loop LLVM vectorizes."""
+    if C == 1:
+        diff[0] |= row[0] != v[0]
+        return
+    diff[0] |= (row[0] != v[0]) | (row[1] != v[0])
+    for c in range(1, C - 1):
+        x = v[c]
+        diff[c] |= (row[c - 1] != x) | (row[c] != x) | (row[c + 1] != x)
+    diff[C - 1] |= (row[C - 2] != v[C - 1]) | (row[C - 1] != v[C - 1])
 
 
 @jit
 def boundary_mask(labels, out):
     """Mark the boundary pixels of ``labels`` (3D, any integer dtype) in ``out`` (uint8, same shape).
 
-    Each unordered pair of neighbours is compared once; when the two differ, whichever of
-    them is labelled is a boundary pixel. Returns the number of boundary pixels.
+    A labelled pixel is marked when one of its in-image neighbours (the 3x3x3 block around it)
+    differs from it. Each row is compared with its up to nine neighbouring rows (the row
+    itself among them) at three shifts each, in loops without branches, so LLVM vectorizes
+    them; a 256^3 image of 3,000 objects takes 0.05 s instead of the 0.30 s of comparing each
+    unordered pair of pixels once with bounds checks (measured 2026-12-01). Returns the number
+    of boundary pixels.
 
     Notes
     -----
-    ``out`` must be zeroed by the caller; shapes are not checked.
+    ``out`` is overwritten (it need not be zeroed); shapes are not checked.
     """
     A, B, C = labels.shape
-    for a in range(A):
-        for b in range(B):
-            for c in range(C):
-                v = labels[a, b, c]
-                # the 13 "forward" neighbours of the 26 (lexicographically later offsets)
-                for da in range(0, 2):
-                    aa = a + da
-                    if aa >= A:
-                        break
-                    for db in range(-1, 2):
-                        if da == 0 and db < 0:
-                            continue
-                        bb = b + db
-                        if bb < 0 or bb >= B:
-                            continue
-                        for dc in range(-1, 2):
-                            if da == 0 and db == 0 and dc <= 0:
-                                continue
-                            cc = c + dc
-                            if cc < 0 or cc >= C:
-                                continue
-                            w = labels[aa, bb, cc]
-                            if w != v:
-                                if v != 0:
-                                    out[a, b, c] = 1
-                                if w != 0:
-                                    out[aa, bb, cc] = 1
+    diff = np.zeros(C, np.bool_)
     n = 0
     for a in range(A):
         for b in range(B):
+            v = labels[a, b]
+            diff[:] = False
+            for aa in range(max(a - 1, 0), min(a + 2, A)):
+                for bb in range(max(b - 1, 0), min(b + 2, B)):
+                    _differs(labels[aa, bb], v, diff, C)
+            o = out[a, b]
             for c in range(C):
-                n += out[a, b, c]
+                m = diff[c] & (v[c] != 0)
+                o[c] = m
+                n += m
+    return n
+
+
+@jit
+def _dilate_rows(x, buf):
+    """``x`` (A, B, C) uint8 0/1 dilated in place by the 3x3x3 cube (in-image neighbours), one
+    axis at a time, each pass an or of three rows or planes (plain loops LLVM vectorizes) with
+    the overwritten one kept in ``buf`` (B + 1, C) uint8."""
+    A, B, C = x.shape
+    row = buf[B]
+    for a in range(A):  # along the rows
+        for b in range(B):
+            r = x[a, b]
+            for c in range(C):
+                row[c] = r[c]
+            for c in range(1, C - 1):
+                r[c] = row[c - 1] | row[c] | row[c + 1]
+            if C > 1:
+                r[0] = row[0] | row[1]
+                r[C - 1] = row[C - 2] | row[C - 1]
+    keep = buf[:B]
+    for a in range(A):  # across the rows of a plane: the plane's old rows kept
+        p = x[a]
+        for b in range(B):
+            for c in range(C):
+                keep[b, c] = p[b, c]
+        for b in range(B):
+            r = p[b]
+            if b > 0:
+                u = keep[b - 1]
+                for c in range(C):
+                    r[c] |= u[c]
+            if b + 1 < B:
+                d = keep[b + 1]
+                for c in range(C):
+                    r[c] |= d[c]
+    if A > 1:  # across the planes: the previous plane's old values kept
+        for b in range(B):
+            for c in range(C):
+                keep[b, c] = 0
+        for a in range(A):
+            p = x[a]
+            nxt = x[a + 1] if a + 1 < A else x[a]
+            for b in range(B):
+                for c in range(C):
+                    v = p[b, c]
+                    p[b, c] = v | keep[b, c] | nxt[b, c]
+                    keep[b, c] = v
+
+
+@jit
+def _owned_hits(src, hit, a0, a1, b0, b1):
+    """Set pixels of ``src`` in the owned block ``[a0:a1, b0:b1, :]`` that are set in ``hit``."""
+    n = 0
+    for a in range(a0, a1):
+        for b in range(b0, b1):
+            s = src[a, b]
+            h = hit[a, b]
+            for c in range(s.shape[0]):
+                n += s[c] & h[c]
     return n
 
 
@@ -70,7 +132,12 @@ def boundary_mask(labels, out):
 def nearest_counts(src, other, T, hist, lo, hi, axis):
     """Add to ``hist`` (T+2,) int64, for each set pixel of ``src`` whose index along ``axis``
     (0 or 1) lies in ``lo:hi``, its Chebyshev distance (0..T, else T+1) to the nearest set
-    pixel of ``other`` (both (A, B, C) uint8).
+    pixel of ``other`` (both (A, B, C) uint8 0/1).
+
+    The pixels within distance ``r`` of ``other`` are ``other`` dilated ``r`` times by the
+    3x3x3 cube; counting the owned ``src`` pixels among them after each dilation gives every
+    tolerance at once (vectorized passes over the block: a 256^3 pair's 1.9M boundary pixels
+    at T = 3 in 0.04 s instead of the ring searches' 0.15 s, measured 2026-12-01).
 
     Notes
     -----
@@ -80,49 +147,21 @@ def nearest_counts(src, other, T, hist, lo, hi, axis):
     A, B, C = src.shape
     a0, a1 = (lo, hi) if axis == 0 else (0, A)
     b0, b1 = (lo, hi) if axis == 1 else (0, B)
-    for a in range(a0, a1):
-        for b in range(b0, b1):
-            for c in range(C):
-                if src[a, b, c] == 0:
-                    continue
-                found = T + 1
-                for r in range(T + 1):
-                    ra = r if A > 1 else 0
-                    hit = False
-                    for da in range(-ra, ra + 1):
-                        aa = a + da
-                        if aa < 0 or aa >= A:
-                            continue
-                        ada = abs(da)
-                        for db in range(-r, r + 1):
-                            bb = b + db
-                            if bb < 0 or bb >= B:
-                                continue
-                            adb = abs(db)
-                            m = ada if ada > adb else adb
-                            if m == r:
-                                # the whole row of dc is on the ring
-                                for dc in range(-r, r + 1):
-                                    cc = c + dc
-                                    if cc >= 0 and cc < C and other[aa, bb, cc] != 0:
-                                        hit = True
-                                        break
-                            else:
-                                # only the two ends dc = -r, +r are on the ring
-                                cc = c - r
-                                if cc >= 0 and other[aa, bb, cc] != 0:
-                                    hit = True
-                                cc = c + r
-                                if (not hit) and cc < C and other[aa, bb, cc] != 0:
-                                    hit = True
-                            if hit:
-                                break
-                        if hit:
-                            break
-                    if hit:
-                        found = r
-                        break
-                hist[found] += 1
+    total = _owned_hits(src, src, a0, a1, b0, b1)
+    if total == 0:
+        return
+    reach = other.copy()
+    buf = np.empty((B + 1, C), np.uint8)
+    within = 0  # owned src pixels within distance r - 1
+    for r in range(T + 1):
+        if r:
+            _dilate_rows(reach, buf)
+        n = _owned_hits(src, reach, a0, a1, b0, b1)
+        hist[r] += n - within
+        within = n
+        if within == total:
+            return
+    hist[T + 1] += total - within
 
 
 @jit

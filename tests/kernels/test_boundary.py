@@ -42,3 +42,32 @@ def test_constant_and_single_pixel():
     one = np.zeros((1, 1, 1), np.uint8)
     one[0, 0, 0] = 1
     assert boundary_mask(one, np.zeros_like(one)) == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_nearest_counts_of_owned_rows_match_scipy(seed):
+    """Counts of the owned rows only (a tile's ``lo:hi`` along axis 0 or 1), every tolerance up
+    to T, against the owned part of scipy's square / cube dilations of the whole block."""
+    from segscore.kernels.boundary import nearest_counts
+
+    rng = np.random.default_rng(100 + seed)
+    nd = 2 if seed % 2 else 3
+    shape = tuple(int(n) for n in rng.integers(1, 16 if nd == 2 else 10, nd))
+    src = (rng.random(shape) < rng.uniform(0.05, 0.5)).astype(np.uint8)
+    other = (rng.random(shape) < rng.uniform(0.0, 0.3)).astype(np.uint8)
+    s3, o3 = (src, other) if nd == 3 else (src[None], other[None])
+    axis = 0 if nd == 3 else 1
+    n = s3.shape[axis]
+    lo = int(rng.integers(0, n))
+    hi = int(rng.integers(lo, n + 1))
+    T = int(rng.integers(0, 6))
+    hist = np.zeros(T + 2, np.int64)
+    nearest_counts(s3, o3, T, hist, lo, hi, axis)
+    owned = np.zeros(shape, bool)
+    owned[lo:hi] = True
+    mine = src.astype(bool) & owned
+    assert hist.sum() == mine.sum()
+    for tol in range(T + 1):
+        near = ndi.binary_dilation(other.astype(bool), structure=np.ones((2 * tol + 1,) * nd, bool)) \
+            if other.any() else np.zeros(shape, bool)
+        assert hist[:tol + 1].sum() == (mine & near).sum()
