@@ -4,10 +4,9 @@ Rows (each a whole process: wall seconds and its own peak RSS; warm numba cache 
 
 * the 2048² pair with ~2,000 objects and the 256³ pair of ``benchmarks/bench_objects.py``
   (cached under benchmarks/_cache): ``segscore objects T P --json`` (the default scorecard, no
-  surface); segscore's scorecard with ``surface=True, per_object=True`` (PQ, SQ, RQ, per-object
-  Dice, IoU, HD95, ASSD, NSD, the whole-foreground surface keys and everything else of the
-  scorecard; a child calling ``score_segmentation`` the way ``segscore objects`` does, until the
-  CLI has ``--surface``); panoptica 2.1.7 computing PQ, SQ, RQ and per-instance Dice, IoU, ASSD and
+  surface); ``segscore objects T P --json --surface --per-object FILE`` (PQ, SQ, RQ, per-object
+  Dice, IoU, HD95, ASSD, NSD, the whole-foreground surface keys, the per-object CSV and
+  everything else of the scorecard); panoptica 2.1.7 computing PQ, SQ, RQ and per-instance Dice, IoU, ASSD and
   HD95 (``UNMATCHED_INSTANCE``, ``NaiveThresholdMatching(0.5)``) in its scratch venv;
 * one 512³ binary pair (two blobby shapes a few percent apart): ``surface_distances`` (hd, hd95,
   assd, nsd) against surface-distance's ``compute_surface_distances`` with
@@ -33,23 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._harness import CACHE, machine_note, python_env, run_once, segscore_argv, table  # noqa: E402
 from benchmarks.bench_objects import CASES, make_case  # noqa: E402
 from benchmarks.panoptica_fixtures import panoptica_python, surface_distance_python  # noqa: E402
-
-#: what ``segscore objects T P --surface --json --per-object ROWS.csv`` will do (the CLI flags are
-#: not there yet): the scorecard as JSON on stdout, the per-object rows to a CSV file
-SEGSCORE_SURFACE = r'''
-import csv, sys, tempfile
-from segscore.kernels._jit import start_without_blas_probe
-start_without_blas_probe()
-from segscore.io.results import dumps
-from segscore.objects import score_segmentation
-r = score_segmentation(sys.argv[1], sys.argv[2], surface=True, per_object=True)
-rows = r.pop("per_object")
-with tempfile.TemporaryFile("w+", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
-    w.writeheader()
-    w.writerows(rows)
-sys.stdout.write(dumps(r))
-'''
 
 PANOPTICA = r'''
 import json, sys, warnings
@@ -158,8 +140,9 @@ def main(argv=None):
         if label.startswith("3D") and args.skip_3d:
             continue
         t_path, p_path = make_case(name, **kw)
+        rows_csv = Path(tempfile.mkdtemp(prefix="segscore-bench-")) / "per_object.csv"
         cases = {"default": segscore_argv("objects", t_path, p_path, "--json"),
-                 "surface": [sys.executable, "-c", SEGSCORE_SURFACE, t_path, p_path],
+                 "surface": segscore_argv("objects", t_path, p_path, "--json", "--surface", "--per-object", rows_csv),
                  "panoptica": [pano, "-c", PANOPTICA, t_path, p_path]}
         with tempfile.TemporaryDirectory() as nb:
             cold = run_once(cases["surface"], env=dict(python_env(), NUMBA_CACHE_DIR=nb))
@@ -167,7 +150,7 @@ def main(argv=None):
         ours, theirs = outs["surface"], outs["panoptica"]
         ratio = m["panoptica"]["seconds"] / m["surface"]["seconds"]
         rows += [{"case": f"{label}: segscore objects --json (default, no surface)", **m["default"]},
-                 {"case": f"{label}: segscore objects, surface=True, per_object=True", **m["surface"],
+                 {"case": f"{label}: segscore objects --json --surface --per-object FILE", **m["surface"],
                   "ratio": ratio},
                  {"case": f"{label}: same, first call (empty numba cache)", **cold},
                  {"case": f"{label}: panoptica 2.1.7 (PQ/SQ/RQ, per-instance DSC/IoU/ASSD/HD95)",

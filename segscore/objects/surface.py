@@ -118,31 +118,36 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
     per pair ``(pair_t[k], pair_p[k])`` (indices into the table's ids), each pair measured on its
     two objects' surface voxels only; ``pixel`` the whole-foreground values (the masks
     ``truth != 0`` and ``pred != 0``) with ``notes``. The work is shared by ``threads`` (default:
-    the CPUs, at most 8) in as many even parts."""
+    the CPUs, at most 8): the grouping and the whole-foreground distances in two parts, then the
+    pairs in as many even parts as threads."""
     from segscore.engine import side_by_side
     from segscore.engine.executor import default_workers
     from segscore.kernels.surface import pair_summaries
 
     workers = max(1, int(threads or default_workers()))
-    parts = [[] for _ in range(workers)]
     k = int(pair_t.size)
     out = np.empty((k, 8), np.float64)
-    if k:
-        t_pts, t_start = _grouped(voxels["t_coords"], voxels["t_ids"], table.truth_ids)
-        p_pts, p_start = _grouped(voxels["p_coords"], voxels["p_ids"], table.pred_ids)
-        pt, pp = np.ascontiguousarray(pair_t, np.int64), np.ascontiguousarray(pair_p, np.int64)
-        bounds = _pair_blocks(pt, pp, t_start, p_start, min(k, workers))
-        for w, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-            parts[w % workers].append(lambda lo=lo, hi=hi: pair_summaries(
-                t_pts, t_start, p_pts, p_start, pt[lo:hi], pp[lo:hi], sp3, float(tolerance), out[lo:hi]))
     ft = voxels["t_coords"][voxels["t_fg"].astype(bool)]
     fp = voxels["p_coords"][voxels["p_fg"].astype(bool)]
     pixel = {key: None for key in _PIXEL}
-    directed = {}
-    if len(ft) and len(fp):  # the two directions go to the two last parts (the pairs fill the first)
-        parts[-1 % workers].append(lambda: directed.__setitem__("tp", nearest(fp, ft, sp3)))
-        parts[-2 % workers].append(lambda: directed.__setitem__("pt", nearest(ft, fp, sp3)))
-    side_by_side([lambda calls=calls: [c() for c in calls] for calls in parts if calls], threads=workers)
+    directed, grouped = {}, {}
+    # first each image's voxels grouped by object beside one direction of the whole-foreground
+    # distances (two even parts), then the pairs in ``workers`` even parts
+    first = [[], []]
+    if k:
+        first[0].append(lambda: grouped.__setitem__("t", _grouped(voxels["t_coords"], voxels["t_ids"], table.truth_ids)))
+        first[1].append(lambda: grouped.__setitem__("p", _grouped(voxels["p_coords"], voxels["p_ids"], table.pred_ids)))
+    if len(ft) and len(fp):
+        first[0].append(lambda: directed.__setitem__("tp", nearest(fp, ft, sp3)))
+        first[1].append(lambda: directed.__setitem__("pt", nearest(ft, fp, sp3)))
+    side_by_side([lambda calls=calls: [c() for c in calls] for calls in first if calls], threads=workers)
+    if k:
+        (t_pts, t_start), (p_pts, p_start) = grouped["t"], grouped["p"]
+        pt, pp = np.ascontiguousarray(pair_t, np.int64), np.ascontiguousarray(pair_p, np.int64)
+        bounds = _pair_blocks(pt, pp, t_start, p_start, min(k, workers))
+        side_by_side([lambda lo=lo, hi=hi: pair_summaries(t_pts, t_start, p_pts, p_start, pt[lo:hi], pp[lo:hi], sp3,
+                                                          float(tolerance), out[lo:hi])
+                      for lo, hi in zip(bounds[:-1], bounds[1:])], threads=workers)
     if directed:
         pixel.update(_values(summary_of(directed["tp"], directed["pt"], tolerance)))
         pixel["notes"] = {}
