@@ -471,14 +471,15 @@ def nearest_distances(pts, spacing, queries, out):
     """Physical distance from each of ``queries`` (m, 3) int32 to the nearest of ``pts``
     (n >= 1, 3) int32, into ``out`` (m,) float64.
 
-    Two steps, both exact. First a bit map of ``pts`` over their bounding box (one bit per
-    voxel of the box, padded by the ball's reach so probes from inside it need no bounds
-    checks: 0.23 -> 0.17 s for 1M queries on a 256^3 pair, measured 2026-12-01) is probed
-    at the integer offsets of a small ball around each query, nearest first (:func:`near_offsets`,
-    radius :data:`REACH` smallest voxel sizes): the first hit is the nearest point whenever it
-    lies within that radius, since every point outside the ball is farther. The queries left (their nearest point is farther, or outside the box)
-    are answered by a k-d tree over the cells the points fall in (:func:`cell_items`,
-    :func:`build_tree`, :func:`nearest_d2`), built only if any is.
+    Two steps, both exact. First a bit map of ``pts`` over their bounding box (one bit per voxel
+    of the box, padded by the ball's reach so probes from inside it need no bounds checks: 0.23
+    -> 0.17 s for 1M queries on a 256^3 pair, measured 2026-12-01) is probed at the integer
+    offsets of a small ball around each query, nearest first (:func:`near_offsets`, radius
+    :data:`REACH` smallest voxel sizes): the first hit is the nearest point whenever it lies
+    within that radius, since every point outside the ball is farther. The queries left (their
+    nearest point is farther, or outside the box) are answered by a k-d tree over the cells the
+    points fall in (:func:`cell_items`, :func:`build_tree`, :func:`nearest_d2`), built only if
+    any is.
 
     Notes
     -----
