@@ -41,31 +41,67 @@ class NonFiniteError(ValueError):
     exits 1 and shows the traceback rather than printing a silent null."""
 
 
-def jsonable(obj, _path: str = ""):
+class _NonFinite(Exception):
+    """A non-finite value met by :func:`_plain`; ``keys`` gathers its path on the way out."""
+
+    def __init__(self, value):
+        super().__init__(value)
+        self.value, self.keys = value, []
+
+
+def _plain(obj):
+    # the common types first, and the path of a bad value built only when there is one (on the
+    # way out of the recursion): a 4,836-row per-object table went from 0.24 to 0.02 s (measured 2026-12-01)
+    t = type(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return obj
+    if t is float:
+        if math.isfinite(obj):
+            return obj
+        raise _NonFinite(obj)
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            try:
+                out[str(k)] = _plain(v)
+            except _NonFinite as e:
+                e.keys.append(k)
+                raise
+        return out
+    if isinstance(obj, (list, tuple)):
+        out = []
+        for i, v in enumerate(obj):
+            try:
+                out.append(_plain(v))
+            except _NonFinite as e:
+                e.keys.append(i)
+                raise
+        return out
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return _plain(float(obj))
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    return obj
+
+
+def jsonable(obj):
     """``obj`` with NumPy scalars and arrays as Python values, ready for ``json.dumps``.
 
     Raises :class:`NonFiniteError` (naming the dotted path) for a NaN or an infinity: an
     undefined value is None with a note, never NaN, and is never mapped to None here.
     """
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v, f"{_path}{k}.") for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v, f"{_path}{i}.") for i, v in enumerate(obj)]
-    if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist(), _path)
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        v = float(obj)
-        if not math.isfinite(v):
-            raise NonFiniteError(f"result field {_path[:-1] or '(the value)'} is {v!r}: a metric must be a finite "
-                                 f"number or None with a note in the result's notes (a bug, please report it)")
-        return v
-    if isinstance(obj, os.PathLike):
-        return os.fspath(obj)
-    return obj
+    try:
+        return _plain(obj)
+    except _NonFinite as e:
+        path = ".".join(str(k) for k in reversed(e.keys))
+        raise NonFiniteError(f"result field {path or '(the value)'} is {e.value!r}: a metric must be a finite "
+                             f"number or None with a note in the result's notes (a bug, please report it)") from None
 
 
 def lift_notes(result: dict) -> dict:
