@@ -467,6 +467,15 @@ def near_offsets(spacing, planar, reach):
 
 
 @jit
+def ball(spacing, planar):
+    """``(offsets, d2, pad)``: the probe offsets of :func:`near_offsets` for a ball of
+    :data:`REACH` smallest voxel sizes and how far (voxels per axis) it reaches."""
+    reach = REACH * min(spacing[0], min(spacing[1], spacing[2]))
+    offs, d2 = near_offsets(spacing, planar, reach)
+    return offs, d2, _reach_voxels(spacing, planar, reach)
+
+
+@jit
 def nearest_distances(pts, spacing, queries, out):
     """Physical distance from each of ``queries`` (m, 3) int32 to the nearest of ``pts``
     (n >= 1, 3) int32, into ``out`` (m,) float64.
@@ -485,6 +494,17 @@ def nearest_distances(pts, spacing, queries, out):
     -----
     ``pts`` must not be empty; not checked.
     """
+    offs, d2, pad = ball(spacing, False)
+    offs2, d22, pad2 = ball(spacing, True)
+    nearest_with(pts, spacing, queries, out, offs, d2, pad, offs2, d22, pad2)
+
+
+@jit
+def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2):
+    """:func:`nearest_distances` with the balls (:func:`ball`) made once by the caller: the
+    volume's (``planar`` False) and the in-plane one (True), used when points and queries all
+    lie in one plane. A caller measuring many small sets (one per object pair) saves building
+    the balls each time (a few hundred offsets sorted: about 30 us a call)."""
     n = pts.shape[0]
     m = queries.shape[0]
     lo = np.empty(3, np.int64)
@@ -500,13 +520,11 @@ def nearest_distances(pts, spacing, queries, out):
             if v > hi[d]:
                 hi[d] = v
     A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
-    min_sp = min(spacing[0], min(spacing[1], spacing[2]))
     planar = A == 1 and _all_planar(queries, lo[0])
-    offs, off_d2 = near_offsets(spacing, planar, REACH * min_sp)
+    offs, off_d2, pad = (offs2, d2_2, pad2) if planar else (offs3, d2_3, pad3)
     K = offs.shape[0]
     # the bit map is the box padded by the ball's reach, so that the probes of a query inside
     # the box need no bounds checks: one add, one load and one test each
-    pad = _reach_voxels(spacing, planar, REACH * min_sp)
     PA, PB, PC = A + 2 * pad[0], B + 2 * pad[1], C + 2 * pad[2]
     bits = np.zeros((PA * PB * PC + 7) // 8, np.uint8)
     for i in range(n):
@@ -694,11 +712,13 @@ def pair_summaries(t_pts, t_start, p_pts, p_start, pair_t, pair_p, spacing, tole
     -----
     Objects without surface voxels are not checked for.
     """
+    offs, d2, pad = ball(spacing, False)
+    offs2, d22, pad2 = ball(spacing, True)
     for k in range(pair_t.shape[0]):
         a = t_pts[t_start[pair_t[k]]:t_start[pair_t[k] + 1]]
         b = p_pts[p_start[pair_p[k]]:p_start[pair_p[k] + 1]]
         da = np.empty(a.shape[0], np.float64)
         db = np.empty(b.shape[0], np.float64)
-        nearest_distances(b, spacing, a, da)
-        nearest_distances(a, spacing, b, db)
+        nearest_with(b, spacing, a, da, offs, d2, pad, offs2, d22, pad2)
+        nearest_with(a, spacing, b, db, offs, d2, pad, offs2, d22, pad2)
         summarize(da, db, tolerance, out[k])
