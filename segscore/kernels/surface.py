@@ -42,56 +42,67 @@ REACH = 4.5
 # ---------------------------------------------------------------- surface voxels
 
 @jit
-def _code(v, w, code):
-    """Fold neighbour value ``w`` of a voxel of label ``v`` into its code (see :func:`_scan`)."""
-    if w == 0:
-        return 2
-    if w != v and code == 0:
-        return 1
-    return code
+def _row_codes(row, r0, r1, r2, r3, code):
+    """``code[c]`` for one row: 0 for background or an interior voxel (every face neighbour the
+    same object), 2 for a voxel with a background face neighbour (or one outside the block:
+    the row's two ends; whole missing neighbour rows are passed as rows of zeros), 1 for the
+    other surface voxels. ``r0, r1`` are the rows before and after along axis 0, ``r2, r3``
+    along axis 1 (in a plane, ``r0, r1`` are the row itself). Branch-free, so LLVM vectorizes
+    it; returns the number of non-zero codes."""
+    C = row.shape[0]
+    n = 0
+    for c in range(1, C - 1):
+        v = row[c]
+        left, right, up, down, before, after = row[c - 1], row[c + 1], r2[c], r3[c], r0[c], r1[c]
+        bg = (left == 0) | (right == 0) | (up == 0) | (down == 0) | (before == 0) | (after == 0)
+        df = (left != v) | (right != v) | (up != v) | (down != v) | (before != v) | (after != v)
+        k = np.uint8(v != 0) * (np.uint8(bg) * np.uint8(2) + np.uint8(df & ~bg))
+        code[c] = k
+        n += k != 0
+    for c in (0, C - 1):  # the row's ends: outside the block lies background
+        if c < C:
+            k = np.uint8(2) if row[c] != 0 else np.uint8(0)
+            code[c] = k
+            n += k != 0
+        if C == 1:
+            break
+    return n
 
 
 @jit
 def _scan(labels, planar, axis, lo, hi, fill, coords, ids, foreground):
-    """Count (and with ``fill``, store) the surface voxels of the owned range; one row
-    (fixed first two indices) at a time, its four neighbour rows read once."""
+    """Count (and with ``fill``, store) the surface voxels of the owned range, a row (fixed
+    first two indices) at a time: its codes (:func:`_row_codes`) from its four neighbour rows,
+    then the coded voxels copied out."""
     A, B, C = labels.shape
     a0, a1 = (lo, hi) if axis == 0 else (0, A)
     b0, b1 = (lo, hi) if axis == 1 else (0, B)
+    zero = np.zeros(C, labels.dtype)
+    code = np.empty(C, np.uint8)
     n = 0
     for a in range(a0, a1):
         for b in range(b0, b1):
             row = labels[a, b]
-            z_in = planar or (a > 0 and a < A - 1)  # all axis-0 neighbours inside the block
-            y_in = b > 0 and b < B - 1
-            r0 = labels[a - 1, b] if (not planar and a > 0) else row
-            r1 = labels[a + 1, b] if (not planar and a < A - 1) else row
-            r2 = labels[a, b - 1] if b > 0 else row
-            r3 = labels[a, b + 1] if b < B - 1 else row
+            if planar:
+                r0 = row
+                r1 = row
+            else:
+                r0 = labels[a - 1, b] if a > 0 else zero
+                r1 = labels[a + 1, b] if a < A - 1 else zero
+            r2 = labels[a, b - 1] if b > 0 else zero
+            r3 = labels[a, b + 1] if b < B - 1 else zero
+            k = _row_codes(row, r0, r1, r2, r3, code)
+            if not fill or k == 0:
+                n += 0 if fill else k
+                continue
             for c in range(C):
-                v = row[c]
-                if v == 0:
-                    continue
-                if (z_in and y_in and c > 0 and c < C - 1 and row[c - 1] == v and row[c + 1] == v
-                        and r2[c] == v and r3[c] == v and (planar or (r0[c] == v and r1[c] == v))):
-                    continue  # interior: every face neighbour is the same object
-                if fill:
-                    if not (z_in and y_in and c > 0 and c < C - 1):
-                        code = 2  # on the border
-                    else:
-                        code = _code(v, row[c - 1], 0)
-                        code = _code(v, row[c + 1], code)
-                        code = _code(v, r2[c], code)
-                        code = _code(v, r3[c], code)
-                        if not planar:
-                            code = _code(v, r0[c], code)
-                            code = _code(v, r1[c], code)
+                if code[c]:
                     coords[n, 0] = a
                     coords[n, 1] = b
                     coords[n, 2] = c
-                    ids[n] = np.uint64(v)
-                    foreground[n] = 1 if code == 2 else 0
-                n += 1
+                    ids[n] = np.uint64(row[c])
+                    foreground[n] = 1 if code[c] == 2 else 0
+                    n += 1
     return n
 
 
@@ -137,19 +148,43 @@ def surface_fill(labels, planar, axis, lo, hi, coords, ids, foreground):
 
 
 @jit
-def group_rows(coords, group, start, out):
-    """Copy the rows of ``coords`` (n, 3) into ``out`` (n, 3) grouped by ``group`` (n,) int64,
-    keeping their order within a group (a counting sort): group ``g`` fills
-    ``out[start[g]:start[g + 1]]``, ``start`` (G + 1,) int64 being the running sum of the
-    group sizes.
+def _index_of(sorted_ids, key):
+    """Position of ``key`` in the ascending ``sorted_ids`` (binary search; ``key`` present)."""
+    lo, hi = 0, sorted_ids.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sorted_ids[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
-    Notes
-    -----
-    ``start`` must match ``group``'s counts; not checked.
+
+@jit
+def group_by_id(coords, ids, object_ids, start, out):
+    """Copy the rows of ``coords`` (n, 3) into ``out`` (n, 3) grouped by object, keeping their
+    order within an object (a counting sort): the rows whose ``ids`` (n,) equal
+    ``object_ids[g]`` (ascending, every id of ``ids`` among them) fill
+    ``out[start[g]:start[g + 1]]``, ``start`` (G + 1,) int64 filled here.
+
+    Each id's index is found by binary search, skipped when a row repeats the previous row's
+    id (most do: a surface is walked in C order). Notes: ids absent from ``object_ids`` are
+    not checked for.
     """
+    n = ids.shape[0]
+    idx = np.empty(n, np.int64)
+    start[:] = 0
+    last = -1
+    for i in range(n):
+        if last < 0 or ids[i] != object_ids[last]:
+            last = _index_of(object_ids, ids[i])
+        idx[i] = last
+        start[last + 1] += 1
+    for g in range(object_ids.shape[0]):
+        start[g + 1] += start[g]
     pos = start[:-1].copy()
-    for i in range(group.shape[0]):
-        g = group[i]
+    for i in range(n):
+        g = idx[i]
         k = pos[g]
         out[k, 0] = coords[i, 0]
         out[k, 1] = coords[i, 1]

@@ -84,13 +84,11 @@ def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None) -> dic
 
 def _grouped(coords, ids, object_ids):
     """Surface voxels grouped by object index (C order within each): ``(pts, start)``."""
-    from segscore.kernels.surface import group_rows
+    from segscore.kernels.surface import group_by_id
 
-    idx = np.searchsorted(object_ids, ids).astype(np.int64, copy=False)
-    start = np.zeros(object_ids.size + 1, np.int64)
-    np.cumsum(np.bincount(idx, minlength=object_ids.size), out=start[1:])
-    pts = np.empty((idx.size, 3), np.int32)
-    group_rows(coords, idx, start, pts)
+    start = np.empty(object_ids.size + 1, np.int64)
+    pts = np.empty((ids.size, 3), np.int32)
+    group_by_id(coords, np.ascontiguousarray(ids, np.uint64), np.ascontiguousarray(object_ids, np.uint64), start, pts)
     return pts, start
 
 
