@@ -83,18 +83,16 @@ def _id_index(keys, key):
 
 
 @jit
-def _add_id(keys, dense, ids, area, first, count, key, run, where):
-    """Index of id ``key`` (inserted with first pixel ``where`` if new) with ``run`` added to its
-    area; ``count`` (1,) holds the number of ids so far."""
+def _add_id(keys, dense, ids, first, count, key, where):
+    """Index of id ``key``, inserted with first pixel ``where`` if new; ``count`` (1,) holds the
+    number of ids so far."""
     s, new = _id_index(keys, key)
     if new:
         dense[s] = count[0]
         ids[count[0]] = key
         first[count[0]] = where
         count[0] += 1
-    i = dense[s]
-    area[i] += run
-    return i
+    return dense[s]
 
 
 @jit
@@ -130,19 +128,15 @@ def _pass(t, p, offset, i, tk, ti, t_ids, t_area, t_first, pk, pi, p_ids, p_area
         ia = -1
         ib = -1
         if a != zero:
-            if a == last_a:
-                ia = last_ia
-                t_area[ia] += run
-            else:
-                ia = _add_id(tk, ti, t_ids, t_area, t_first, nt, a, run, offset + i)
-                last_a, last_ia = a, ia
+            if a != last_a:
+                last_a, last_ia = a, _add_id(tk, ti, t_ids, t_first, nt, a, offset + i)
+            ia = last_ia
+            t_area[ia] += run
         if b != zero:
-            if b == last_b:
-                ib = last_ib
-                p_area[ib] += run
-            else:
-                ib = _add_id(pk, pi, p_ids, p_area, p_first, npr, b, run, offset + i)
-                last_b, last_ib = b, ib
+            if b != last_b:
+                last_b, last_ib = b, _add_id(pk, pi, p_ids, p_first, npr, b, offset + i)
+            ib = last_ib
+            p_area[ib] += run
         i = j
         if ia >= 0 and ib >= 0:
             key = (np.uint64(ia) << np.uint64(32)) | np.uint64(ib)

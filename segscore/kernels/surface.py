@@ -42,67 +42,56 @@ REACH = 4.5
 # ---------------------------------------------------------------- surface voxels
 
 @jit
-def _row_codes(row, r0, r1, r2, r3, code):
-    """``code[c]`` for one row: 0 for background or an interior voxel (every face neighbour the
-    same object), 2 for a voxel with a background face neighbour (or one outside the block:
-    the row's two ends; whole missing neighbour rows are passed as rows of zeros), 1 for the
-    other surface voxels. ``r0, r1`` are the rows before and after along axis 0, ``r2, r3``
-    along axis 1 (in a plane, ``r0, r1`` are the row itself). Branch-free, so LLVM vectorizes
-    it; returns the number of non-zero codes."""
-    C = row.shape[0]
-    n = 0
-    for c in range(1, C - 1):
-        v = row[c]
-        left, right, up, down, before, after = row[c - 1], row[c + 1], r2[c], r3[c], r0[c], r1[c]
-        bg = (left == 0) | (right == 0) | (up == 0) | (down == 0) | (before == 0) | (after == 0)
-        df = (left != v) | (right != v) | (up != v) | (down != v) | (before != v) | (after != v)
-        k = np.uint8(v != 0) * (np.uint8(bg) * np.uint8(2) + np.uint8(df & ~bg))
-        code[c] = k
-        n += k != 0
-    for c in (0, C - 1):  # the row's ends: outside the block lies background
-        if c < C:
-            k = np.uint8(2) if row[c] != 0 else np.uint8(0)
-            code[c] = k
-            n += k != 0
-        if C == 1:
-            break
-    return n
+def _code(v, w, code):
+    """Fold neighbour value ``w`` of a voxel of label ``v`` into its code (see :func:`_scan`)."""
+    if w == 0:
+        return 2
+    if w != v and code == 0:
+        return 1
+    return code
 
 
 @jit
 def _scan(labels, planar, axis, lo, hi, fill, coords, ids, foreground):
-    """Count (and with ``fill``, store) the surface voxels of the owned range, a row (fixed
-    first two indices) at a time: its codes (:func:`_row_codes`) from its four neighbour rows,
-    then the coded voxels copied out."""
+    """Count (and with ``fill``, store) the surface voxels of the owned range; one row
+    (fixed first two indices) at a time, its four neighbour rows read once."""
     A, B, C = labels.shape
     a0, a1 = (lo, hi) if axis == 0 else (0, A)
     b0, b1 = (lo, hi) if axis == 1 else (0, B)
-    zero = np.zeros(C, labels.dtype)
-    code = np.empty(C, np.uint8)
     n = 0
     for a in range(a0, a1):
         for b in range(b0, b1):
             row = labels[a, b]
-            if planar:
-                r0 = row
-                r1 = row
-            else:
-                r0 = labels[a - 1, b] if a > 0 else zero
-                r1 = labels[a + 1, b] if a < A - 1 else zero
-            r2 = labels[a, b - 1] if b > 0 else zero
-            r3 = labels[a, b + 1] if b < B - 1 else zero
-            k = _row_codes(row, r0, r1, r2, r3, code)
-            if not fill or k == 0:
-                n += 0 if fill else k
-                continue
+            z_in = planar or (a > 0 and a < A - 1)  # all axis-0 neighbours inside the block
+            y_in = b > 0 and b < B - 1
+            r0 = labels[a - 1, b] if (not planar and a > 0) else row
+            r1 = labels[a + 1, b] if (not planar and a < A - 1) else row
+            r2 = labels[a, b - 1] if b > 0 else row
+            r3 = labels[a, b + 1] if b < B - 1 else row
             for c in range(C):
-                if code[c]:
+                v = row[c]
+                if v == 0:
+                    continue
+                if (z_in and y_in and c > 0 and c < C - 1 and row[c - 1] == v and row[c + 1] == v
+                        and r2[c] == v and r3[c] == v and (planar or (r0[c] == v and r1[c] == v))):
+                    continue  # interior: every face neighbour is the same object
+                if fill:
+                    if not (z_in and y_in and c > 0 and c < C - 1):
+                        code = 2  # on the border
+                    else:
+                        code = _code(v, row[c - 1], 0)
+                        code = _code(v, row[c + 1], code)
+                        code = _code(v, r2[c], code)
+                        code = _code(v, r3[c], code)
+                        if not planar:
+                            code = _code(v, r0[c], code)
+                            code = _code(v, r1[c], code)
                     coords[n, 0] = a
                     coords[n, 1] = b
                     coords[n, 2] = c
-                    ids[n] = np.uint64(row[c])
-                    foreground[n] = 1 if code[c] == 2 else 0
-                    n += 1
+                    ids[n] = np.uint64(v)
+                    foreground[n] = 1 if code == 2 else 0
+                n += 1
     return n
 
 
