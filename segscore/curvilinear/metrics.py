@@ -214,19 +214,30 @@ def window_max(mask, coords) -> np.ndarray:
     return out
 
 
-def cbdice_star(gt_skel, gt, pred_skel, pred) -> float | None:
+def skeleton_radii(skel, mask) -> tuple:
+    """``(coords, radii)``: the skeleton's voxels (C order) and the 3^d-window maxima of the
+    mask's distance map there (:func:`window_max`; ``radii`` None for an empty skeleton): one
+    side's own radii in :func:`cbdice_star`."""
+    c = np.argwhere(skel)
+    return c, (window_max(mask, c) if len(c) else None)
+
+
+def cbdice_star(gt_skel, gt, pred_skel, pred, *, gt_radii=None) -> float | None:
     """Radius-balanced centreline Dice: for each skeleton voxel of one mask, the ratio of the
     smaller to the larger of the two masks' radii there (0 where the other mask is absent),
     averaged over that skeleton; the harmonic mean of the two directions. Radii are the
-    3^d-window maxima of each mask's distance map. None when either skeleton is empty."""
-    def side(skel_a, mask_a, mask_b):
-        c = np.argwhere(skel_a)
-        if len(c) == 0:
+    3^d-window maxima of each mask's distance map. None when either skeleton is empty.
+    ``gt_radii``: :func:`skeleton_radii` of ``(gt_skel, gt)`` made before (a prepared reference
+    keeps its own, the same for every prediction scored against it)."""
+    def side(own, mask_b):
+        c, ra = own
+        if ra is None:
             return None
-        ra, rb = window_max(mask_a, c), window_max(mask_b, c)
+        rb = window_max(mask_b, c)
         return float(np.where(rb > 0, np.minimum(ra, rb) / np.maximum(np.maximum(ra, rb), 1e-9), 0.0).mean())
 
-    a, b = side(gt_skel, gt, pred), side(pred_skel, pred, gt)
+    a = side(gt_radii if gt_radii is not None else skeleton_radii(gt_skel, gt), pred)
+    b = side(skeleton_radii(pred_skel, pred), gt)
     if a is None or b is None:
         return None
     return 0.0 if a + b <= 0 else 2 * a * b / (a + b)

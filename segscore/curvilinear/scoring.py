@@ -155,6 +155,13 @@ class Reference:
             return None
         return self.a.skel, self.a.edt, self.a.graph, self.extra.setdefault("operators", {})
 
+    def skeleton_radii(self) -> tuple:
+        """The reference skeleton's voxels and the reference's radii there (cbdice_star's
+        reference side, :func:`segscore.curvilinear.metrics.skeleton_radii`), made once."""
+        if "skeleton_radii" not in self.extra:
+            self.extra["skeleton_radii"] = M.skeleton_radii(self.a.skel, self.gt)
+        return self.extra["skeleton_radii"]
+
     def points(self) -> M.SkeletonPoints:
         """The reference skeleton's control points and voxel graph (apls, junction_f1), made once."""
         if "points" not in self.extra:
@@ -391,7 +398,8 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
     recall = M.skeleton_recall(ref.a.skel, pred)
     if recall is None:
         notes["skeleton_recall"] = "the reference skeleton is empty"
-    cb = M.cbdice_star(ref.a.skel, gt_m, pa.skel, pred)
+    cb = M.cbdice_star(ref.a.skel, gt_m, pa.skel, pred,
+                       gt_radii=ref.skeleton_radii() if gt_m is ref.gt else None)
     if cb is None:
         notes["cbdice_star"] = "a skeleton is empty"
     notes["betti_matching"] = BETTI_MATCHING_NOTE
