@@ -15,7 +15,7 @@ Rows (each a whole process: wall seconds and its own peak RSS; warm numba cache 
 
 The scratch venvs are those of ``benchmarks/panoptica_fixtures.py`` (made on first use).
 
-    PYTHONPATH=. python benchmarks/bench_surface.py [--repeat 1] [--skip-3d] [--skip-512]
+    PYTHONPATH=. python benchmarks/bench_surface.py [--repeat 1] [--skip-2d] [--skip-3d] [--skip-512]
 """
 
 from __future__ import annotations
@@ -131,13 +131,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--skip-2d", action="store_true")
     ap.add_argument("--skip-3d", action="store_true")
     ap.add_argument("--skip-512", action="store_true")
     args = ap.parse_args(argv)
     pano, sdpy = panoptica_python(), surface_distance_python()
     rows, notes = [], []
     for label, (name, kw) in CASES.items():
-        if label.startswith("3D") and args.skip_3d:
+        if (label.startswith("3D") and args.skip_3d) or (label.startswith("2D") and args.skip_2d):
             continue
         t_path, p_path = make_case(name, **kw)
         rows_csv = Path(tempfile.mkdtemp(prefix="segscore-bench-")) / "per_object.csv"
