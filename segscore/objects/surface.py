@@ -133,8 +133,9 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
     # distances (two even parts), then the pairs in ``workers`` even parts
     first = [[], []]
     if k:
-        first[0].append(lambda: grouped.__setitem__("t", _grouped(voxels["t_coords"], voxels["t_ids"], table.truth_ids)))
-        first[1].append(lambda: grouped.__setitem__("p", _grouped(voxels["p_coords"], voxels["p_ids"], table.pred_ids)))
+        for i, (side, ids) in enumerate((("t", table.truth_ids), ("p", table.pred_ids))):
+            first[i].append(lambda side=side, ids=ids: grouped.__setitem__(
+                side, _grouped(voxels[f"{side}_coords"], voxels[f"{side}_ids"], ids)))
     if len(ft) and len(fp):
         first[0].append(lambda: directed.__setitem__("tp", nearest(fp, ft, sp3)))
         first[1].append(lambda: directed.__setitem__("pt", nearest(ft, fp, sp3)))
