@@ -156,13 +156,15 @@ def directed_distances(a, b, *, spacing=None, threads=None) -> tuple:
     return tuple(_directed(sa, sb, spacing3(sp), threads))
 
 
-def summary_of(d_ab: np.ndarray, d_ba: np.ndarray, tolerance: float) -> np.ndarray:
+def summary_of(d_ab: np.ndarray, d_ba: np.ndarray, tolerance: float, *, copy: bool = True) -> np.ndarray:
     """The kernels' summary row (see :func:`segscore.kernels.surface.summarize`) of two
-    non-empty directed distance arrays (copied; not changed)."""
+    non-empty directed distance arrays (copied, not changed; with ``copy=False`` float64
+    arrays the caller does not keep are reordered in place)."""
     from segscore.kernels.surface import summarize
 
     out = np.empty(8, np.float64)
-    summarize(np.array(d_ab, np.float64), np.array(d_ba, np.float64), float(tolerance), out)
+    as64 = np.array if copy else np.asarray
+    summarize(as64(d_ab, np.float64), as64(d_ba, np.float64), float(tolerance), out)
     return out
 
 
