@@ -705,16 +705,11 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress)
             summaries.append(ex.submit(_summary, pf))
             specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
             remaining.append(len(specs))
-            if workers is None:
-                for j, spec in enumerate(specs):
-                    f = ex.submit(_case, pf, spec, opts)
-                    meta[f] = (i, [j])
-                    futures.append(f)
-            else:
-                for lo, hi in _chunks(len(specs), workers):
-                    f = ex.submit(_cases, pf, specs[lo:hi], opts)
-                    meta[f] = (i, list(range(lo, hi)))
-                    futures.append(f)
+            runs = _chunks(len(specs), workers) if workers else [(j, j + 1) for j in range(len(specs))]
+            for lo, hi in runs:
+                f = ex.submit(_cases, pf, specs[lo:hi], opts)
+                meta[f] = (i, range(lo, hi))
+                futures.append(f)
         total = sum(remaining)
         rows = [[None] * (len(plan) + int(redraw)) for _ in refs]
         done = 0
@@ -723,7 +718,6 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress)
         try:
             for f in ex.as_completed(futures):
                 got = f.result()
-                got = got if isinstance(got, list) else [got]
                 if got and isinstance(got[0], _Failure):
                     raise ScoreError(got[0].message)
                 i, js = meta.pop(f)
