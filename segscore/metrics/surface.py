@@ -96,17 +96,29 @@ def spacing3(spacing: tuple) -> np.ndarray:
 def label_surfaces(labels3: np.ndarray, planar: bool, axis: int = 0, lo: int = 0, hi: int | None = None):
     """``(coords, ids, foreground)`` of the surface voxels of a (A, B, C) label block whose
     index along ``axis`` is in ``lo:hi`` (C order; block coordinates, int32 (n, 3); the
-    label, uint64; 1 where the voxel is on the surface of ``labels != 0`` too)."""
-    from segscore.kernels.surface import surface_count, surface_fill
+    label, uint64; 1 where the voxel is on the surface of ``labels != 0`` too). One scan
+    (:func:`segscore.kernels.surface.surface_scan`) into outputs of an eighth of the range's
+    voxels, doubled while they fill (a buffer never written costs no memory)."""
+    from segscore.kernels.surface import surface_scan
 
     if hi is None:
         hi = labels3.shape[axis]
-    n = surface_count(labels3, planar, axis, lo, hi)
-    coords = np.empty((n, 3), np.int32)
-    ids = np.empty(n, np.uint64)
-    fg = np.empty(n, np.uint8)
-    surface_fill(labels3, planar, axis, lo, hi, coords, ids, fg)
-    return coords, ids, fg
+    shape = list(labels3.shape)
+    shape[axis] = max(hi - lo, 0)
+    rows = shape[0] * shape[1]
+    cap = max(int(np.prod(shape, dtype=np.int64)) // 8, 2 * shape[2], 64)
+    coords = np.empty((cap, 3), np.int32)
+    ids = np.empty(cap, np.uint64)
+    fg = np.empty(cap, np.uint8)
+    n, row = surface_scan(labels3, planar, axis, lo, hi, 0, coords, ids, fg)
+    while row < rows:
+        cap *= 2
+        c2, i2, f2 = np.empty((cap, 3), np.int32), np.empty(cap, np.uint64), np.empty(cap, np.uint8)
+        c2[:n], i2[:n], f2[:n] = coords[:n], ids[:n], fg[:n]
+        coords, ids, fg = c2, i2, f2
+        k, row = surface_scan(labels3, planar, axis, lo, hi, row, coords[n:], ids[n:], fg[n:])
+        n += k
+    return coords[:n], ids[:n], fg[:n]
 
 
 def _as_mask(x, what: str) -> np.ndarray:
@@ -156,15 +168,26 @@ def directed_distances(a, b, *, spacing=None, threads=None) -> tuple:
     return tuple(_directed(sa, sb, spacing3(sp), threads))
 
 
-def summary_of(d_ab: np.ndarray, d_ba: np.ndarray, tolerance: float, *, copy: bool = True) -> np.ndarray:
-    """The kernels' summary row (see :func:`segscore.kernels.surface.summarize`) of two
-    non-empty directed distance arrays (copied, not changed; with ``copy=False`` float64
-    arrays the caller does not keep are reordered in place)."""
-    from segscore.kernels.surface import summarize
+def directed_part(points: np.ndarray, queries: np.ndarray, sp3: np.ndarray, tolerance: float) -> tuple:
+    """``(part, n)``: one direction's share of the summary row (the distances from ``queries``
+    to the nearest of ``points``, both non-empty, summarized by
+    :func:`segscore.kernels.surface.directed_summary` and dropped), so that two directions
+    measure and summarize side by side; :func:`summary_from_parts` joins them."""
+    from segscore.kernels.surface import directed_summary
+
+    d = nearest(points, queries, sp3)
+    part = np.empty(4, np.float64)
+    directed_summary(d, float(tolerance), part)
+    return part, d.shape[0]
+
+
+def summary_from_parts(a: tuple, b: tuple) -> np.ndarray:
+    """The kernels' summary row (see :func:`segscore.kernels.surface.summarize`) from the two
+    directions' :func:`directed_part`."""
+    from segscore.kernels.surface import combine_summaries
 
     out = np.empty(8, np.float64)
-    as64 = np.array if copy else np.asarray
-    summarize(as64(d_ab, np.float64), as64(d_ba, np.float64), float(tolerance), out)
+    combine_summaries(a[0], a[1], b[0], b[1], out)
     return out
 
 

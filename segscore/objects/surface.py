@@ -15,7 +15,7 @@ import numpy as np
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
 from segscore.metrics.surface import (_directed, _empty_notes, _values, check_spacing, check_tolerance,  # noqa: F401
-                                      label_surfaces, mask_surface, nearest, spacing3, summary_of)
+                                      directed_part, label_surfaces, mask_surface, nearest, spacing3, summary_from_parts)
 
 #: keys :func:`surface_distances` returns
 KEYS = ("hd", "hd95", "assd", "nsd", "nsd_tolerance", "spacing", "notes")
@@ -67,6 +67,8 @@ def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None) -> dic
     two masks; ``threads`` (default: the CPUs, at most 8) extracts the two surfaces and measures
     the two directions side by side.
     """
+    from segscore.engine import side_by_side
+
     tol = check_tolerance(tolerance)
     sa, sb, sp = _two_surfaces(a, b, spacing, threads)
     out = {"hd": None, "hd95": None, "assd": None, "nsd": None, "nsd_tolerance": tol, "spacing": list(sp),
@@ -75,8 +77,10 @@ def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None) -> dic
         why = _empty_notes(len(sa), len(sb), "mask a", "mask b")
         out["notes"] = {k: why for k in _PIXEL}
         return out
-    d_ab, d_ba = _directed(sa, sb, spacing3(sp), threads)
-    out.update(_values(summary_of(d_ab, d_ba, tol)))
+    sp3 = spacing3(sp)
+    parts = side_by_side([lambda: directed_part(sb, sa, sp3, tol), lambda: directed_part(sa, sb, sp3, tol)],
+                         threads=threads)
+    out.update(_values(summary_from_parts(*parts)))
     return out
 
 
@@ -138,8 +142,8 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
             first[i].append(lambda side=side, ids=ids: grouped.__setitem__(
                 side, _grouped(voxels[f"{side}_coords"], voxels[f"{side}_ids"], ids)))
     if len(ft) and len(fp):
-        first[0].append(lambda: directed.__setitem__("tp", nearest(fp, ft, sp3)))
-        first[1].append(lambda: directed.__setitem__("pt", nearest(ft, fp, sp3)))
+        first[0].append(lambda: directed.__setitem__("tp", directed_part(fp, ft, sp3, tolerance)))
+        first[1].append(lambda: directed.__setitem__("pt", directed_part(ft, fp, sp3, tolerance)))
     side_by_side([lambda calls=calls: [c() for c in calls] for calls in first if calls], threads=workers)
     if k:
         (t_pts, t_start), (p_pts, p_start) = grouped["t"], grouped["p"]
@@ -149,7 +153,7 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
                                                           float(tolerance), out[lo:hi])
                       for lo, hi in zip(bounds[:-1], bounds[1:])], threads=workers)
     if directed:
-        pixel.update(_values(summary_of(directed["tp"], directed["pt"], tolerance, copy=False)))
+        pixel.update(_values(summary_from_parts(directed["tp"], directed["pt"])))
         pixel["notes"] = {}
     else:
         if not len(ft) and not len(fp):
