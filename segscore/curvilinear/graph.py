@@ -22,6 +22,7 @@ Definitions (curvicost 0.3.1's, which the parity tests pin):
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,6 +171,45 @@ def distance_at(mask: np.ndarray, idx: np.ndarray, spacing=None) -> np.ndarray:
     return vals
 
 
+_scratch = threading.local()
+
+
+def _padded(mask: np.ndarray) -> np.ndarray:
+    """``np.pad(mask != 0, 1)`` in a bool buffer this thread reuses while the shape repeats
+    (only the interior is ever written, so the border stays 0). A fresh full-size array a call
+    cost more in page faults than the labelling itself: an audit of four 682^2 masks took
+    430k faults, 260k of them in :func:`label` (measured 2026-12-01)."""
+    shape = tuple(n + 2 for n in mask.shape)
+    buf = getattr(_scratch, "pad", None)
+    if buf is None or buf.shape != shape:
+        buf = _scratch.pad = np.zeros(shape, dtype=bool)
+    buf[(slice(1, -1),) * mask.ndim] = mask
+    return buf
+
+
+def _slots(n: int) -> np.ndarray:
+    """An int32 scratch of ``n`` entries (contents undefined), reused by this thread."""
+    buf = getattr(_scratch, "slots", None)
+    if buf is None or buf.size < n:
+        buf = _scratch.slots = np.empty(n, dtype=np.int32)
+    return buf[:n]
+
+
+def _components(mask: np.ndarray):
+    """``(pixels, ids, n, padded shape)``: the mask's voxels as flat indices of the padded array
+    and their 0-based component numbers (:func:`label`'s order)."""
+    from segscore.kernels import components as K
+
+    m = np.asarray(mask)
+    pad = _padded(m if m.dtype == bool else m != 0)
+    flat = pad.ravel()
+    pixels = np.flatnonzero(flat).astype(np.int64)  # of a bool array: 5x faster than of uint8
+    ids = np.empty(len(pixels), dtype=np.int64)
+    offsets, _ = K.neighbour_offsets(pad.shape)
+    n = K.label_subset(flat.view(np.uint8), pixels, _slots(flat.size), offsets, ids) if len(pixels) else 0
+    return pixels, ids, int(n), pad.shape
+
+
 def label(mask: np.ndarray):
     """Connected components, 8-connected in 2D, 26 in 3D: (int32 labels 1..n, n).
 
@@ -177,18 +217,29 @@ def label(mask: np.ndarray):
     a full structuring element numbers them (the tests compare the two); union-find in
     :func:`segscore.kernels.skelgraph.label_subset`, without importing scipy.ndimage.
     """
-    from segscore.kernels import components as K
+    m = np.asarray(mask)
+    pixels, ids, n, pshape = _components(m)
+    lab = np.zeros(m.shape, dtype=np.int32)
+    if len(pixels):  # padded flat index -> the image's
+        inner = np.unravel_index(pixels, pshape)
+        lab.ravel()[np.ravel_multi_index(tuple(c - 1 for c in inner), m.shape)] = ids + 1
+    return lab, n
 
-    pad = np.pad(np.asarray(mask, dtype=bool).view(np.uint8), 1)
-    flat = pad.ravel()
-    pixels = np.flatnonzero(flat).astype(np.int64)
-    ids = np.empty(len(pixels), dtype=np.int64)
-    offsets, _ = K.neighbour_offsets(pad.shape)
-    n = K.label_subset(flat, pixels, np.empty(flat.shape, dtype=np.int32), offsets, ids) if len(pixels) else 0
-    lab = np.zeros(mask.shape, dtype=np.int32)
-    coords = np.unravel_index(pixels, pad.shape)
-    lab.ravel()[np.ravel_multi_index(tuple(c - 1 for c in coords), mask.shape)] = ids + 1
-    return lab, int(n)
+
+def count_components(mask: np.ndarray) -> int:
+    """``label(mask)[1]`` without the label image."""
+    return _components(np.asarray(mask))[2]
+
+
+def nonzero_coords(a: np.ndarray) -> np.ndarray:
+    """``np.argwhere(a)`` (int64 (n, ndim), C order) from the flat indices: NumPy's
+    multi-dimensional ``nonzero`` scans five times slower than ``flatnonzero`` (1.1 vs 0.2 ms
+    on a 682^2 skeleton, measured 2026-12-01)."""
+    a = np.asarray(a)
+    idx = np.flatnonzero(a if a.dtype == bool else a != 0)
+    if a.ndim <= 1:
+        return idx.reshape(-1, a.ndim).astype(np.int64, copy=False)
+    return np.stack(np.unravel_index(idx, a.shape), axis=1).astype(np.int64, copy=False)
 
 
 def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
@@ -240,7 +291,7 @@ def build_graph(skel: np.ndarray, radius, prune_px: float, spacing=None, prune_l
     pshape = pad.shape
     flat = pad.ravel()
     offsets, step_len = K.neighbour_offsets(pshape)
-    pixels = np.flatnonzero(flat).astype(np.int64)
+    pixels = np.flatnonzero(flat.view(bool)).astype(np.int64)  # 0/1: as bool, 5x faster
     deg = np.empty(len(pixels), dtype=np.int32)
     K.neighbour_degree(flat, pixels, offsets, deg)
 

@@ -218,7 +218,9 @@ def skeleton_radii(skel, mask) -> tuple:
     """``(coords, radii)``: the skeleton's voxels (C order) and the 3^d-window maxima of the
     mask's distance map there (:func:`window_max`; ``radii`` None for an empty skeleton): one
     side's own radii in :func:`cbdice_star`."""
-    c = np.argwhere(skel)
+    from segscore.curvilinear.graph import nonzero_coords
+
+    c = nonzero_coords(skel)
     return c, (window_max(mask, c) if len(c) else None)
 
 
@@ -263,11 +265,12 @@ class SkeletonPoints:
     def __init__(self, skel: np.ndarray):
         from segscore.kernels import graphmatch as G
         from segscore.kernels.components import neighbour_offsets
+        from segscore.curvilinear.graph import nonzero_coords
         from segscore.kernels.skelgraph import node_components
 
         skel = np.asarray(skel, dtype=bool)
         self.ndim = skel.ndim
-        self.coords = np.argwhere(skel).astype(np.int64).reshape(-1, skel.ndim)
+        self.coords = nonzero_coords(skel)
         pshape = tuple(n + 2 for n in skel.shape)
         k = len(self.coords)
         self.pixels = (np.ravel_multi_index(tuple((self.coords + 1).T), pshape).astype(np.int64) if k

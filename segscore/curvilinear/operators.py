@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.curvilinear.graph import build_graph, label, radius_on_skeleton, skeletonize
+from segscore.curvilinear.graph import build_graph, count_components, label, nonzero_coords, radius_on_skeleton, skeletonize
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
 
@@ -232,13 +232,13 @@ def _truncate(mask, skel, g, severity, rng, cache=None):
         cut = px[:n_cut] if deg[g.edge_u[ed]] == 1 else px[-n_cut:]
         ids = np.searchsorted(sk, cut)
         doomed_sets.append(ids)
-    _, base = label(mask)
+    base = count_components(mask)
     # apply all at once; fall back to one by one if that changed the component count
     allids = np.zeros(len(sk), dtype=bool)
     for ids in doomed_sets:
         allids[ids] = True
     trial = mask & ~allids[np.maximum(owner, 0)]
-    _, nc = label(trial)
+    nc = count_components(trial)
     if nc == base:
         applied, skipped, out = len(doomed_sets), 0, trial
     else:
@@ -247,7 +247,7 @@ def _truncate(mask, skel, g, severity, rng, cache=None):
             sel = np.zeros(len(sk), dtype=bool)
             sel[ids] = True
             t = out & ~sel[np.maximum(owner, 0)]
-            if label(t)[1] != base:
+            if count_components(t) != base:
                 skipped += 1
                 continue
             out = t
@@ -290,7 +290,7 @@ def _boundary(mask, frac, rng):
     pad = np.pad(mask.astype(np.uint8), 2)
     offsets, _ = neighbour_offsets(pad.shape)
     pshape = pad.shape
-    idx = np.argwhere(shell) + 2
+    idx = nonzero_coords(shell) + 2
     order = np.ravel_multi_index(tuple(idx.T), pshape).astype(np.int64)
     order = order[rng.permutation(len(order))]
     flat = pad.ravel()
