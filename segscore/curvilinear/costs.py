@@ -116,8 +116,8 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     is_first = pos_in == 0
     is_last = pos_in == np.repeat(cnt, cnt) - 1
     ref_node = np.where(is_first, g.edge_u[own_edge], np.where(is_last, g.edge_v[own_edge], -1))
-    cand = np.concatenate([g.node_pos[nodes].astype(float),
-                           np.array(np.unravel_index(vox, shape), dtype=float).T.reshape(-1, len(shape))])
+    vox_xyz = np.array(np.unravel_index(vox, shape), dtype=float).T.reshape(-1, len(shape))
+    cand = np.concatenate([g.node_pos[nodes].astype(float), vox_xyz])
     c_node = np.concatenate([nodes, ref_node])
     c_edge = np.concatenate([np.full(len(nodes), -1), np.where(ref_node < 0, own_edge, -1)])
     c_idx = np.concatenate([np.full(len(nodes), -1), pos_in])
@@ -171,27 +171,27 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
     n = len(nodes)
     sink_ids = {int(index[x]) for x in node_sinks}
     rows, cols, vals = [], [], []
-    coords_cache = {}
-    radius_at = radius.at
     r_floor = 0.5 if g.spacing is None else 0.5 * min(g.spacing)  # half a voxel, in the radii's unit
-
-    def step_resistance(e):
-        if e not in coords_cache:
-            px = g.path[g.edge_ptr[e]:g.edge_ptr[e + 1]]
-            xyz = np.array(np.unravel_index(px, shape), dtype=float).T
-            if g.spacing is not None:  # physical step lengths (radii are physical too: radius_on_skeleton)
-                xyz = xyz * np.asarray(g.spacing)
-            dl = np.sqrt(((xyz[1:] - xyz[:-1]) ** 2).sum(axis=1))
-            r = np.maximum(radius_at(px[1:]), r_floor)
-            coords_cache[e] = dl / r ** 4
-        return coords_cache[e]
+    # every chain's step resistances dl / max(r, floor)^4 at once (r at each step's far voxel),
+    # over the chains' voxels in edge order (``vox``); chain e's steps start at ``first[e]``
+    # (a Python function a chain took 0.29 s of an audit's 0.92 s here, measured 2026-12-01)
+    xyz = vox_xyz
+    if g.spacing is not None:  # physical step lengths (radii are physical too: radius_on_skeleton)
+        xyz = xyz * np.asarray(g.spacing)
+    step_res = np.zeros(len(vox))
+    if len(vox) > 1:
+        dl = np.sqrt(((xyz[1:] - xyz[:-1]) ** 2).sum(axis=1))
+        r = np.maximum(radius.at(vox[1:]), r_floor)
+        step_res[:-1] = dl / r ** 4  # step_res[k]: from voxel k to k + 1 (across chains: never read)
+    first = dict(zip((int(e) for e in edges), (np.cumsum(cnt) - cnt).tolist()))
 
     for e in edges:
         u, v = int(g.edge_u[e]), int(g.edge_v[e])
         if u == v:
             continue
         npx = int(g.edge_ptr[e + 1] - g.edge_ptr[e])
-        res = step_resistance(e)
+        k0 = first[int(e)]
+        res = step_res[k0:k0 + npx - 1]
         cuts = sorted(i for i in set(splits.get(int(e), [])) if 0 < i < npx - 1)
         bounds = [0, *cuts, npx - 1]
         prev = int(index[u])
