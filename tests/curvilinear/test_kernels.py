@@ -311,6 +311,25 @@ def test_label_equals_scipy(shape, p):
     assert n == nr and np.array_equal(ours, ref)
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (6, 5), (40, 37), (9, 11, 8)])
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.6, 1.0])
+def test_count_components_and_coordinates_equal_scipy_and_numpy(shape, p):
+    from segscore.curvilinear.graph import count_components, label, nonzero_coords
+
+    rng = np.random.default_rng(11)
+    m = rng.random(shape) < p
+    assert count_components(m) == ndimage.label(m, np.ones((3,) * m.ndim))[1]
+    assert np.array_equal(nonzero_coords(m), np.argwhere(m))
+    assert np.array_equal(nonzero_coords(m.astype(np.uint8) * 3), np.argwhere(m))
+    # the per-thread scratch is reused across shapes and calls: a second mask of the same
+    # shape, then one of another, label as a fresh call would
+    m2 = rng.random(shape) < 0.5
+    for x in (m2, m, m2[..., :-1] if shape[-1] > 1 else m2):
+        ours, n = label(x)
+        ref, nr = ndimage.label(x, np.ones((3,) * x.ndim))
+        assert n == nr and np.array_equal(ours, ref)
+
+
 def test_graph_components_and_pruning_on_hand_drawn():
     s = np.zeros((40, 60), bool)
     s[20, 5:21] = True  # a Y ...
@@ -354,3 +373,19 @@ def test_window_max_equals_the_window_maximum_of_scipys_map(shape, p):
         win = pad[tuple(slice(x, x + 3) for x in c)]
         want.append(max(win.max(), 0.0))
     assert np.array_equal(window_max(m, coords), np.array(want))
+
+
+@pytest.mark.parametrize("shape", [(9, 7), (40, 33), (12, 15, 11)])
+def test_window_max_from_known_values_equals_the_search(shape):
+    """cbdice_star reads the truth's radii at the voxels the two skeletons share: the values
+    are the same function of the same mask, so the result equals searching every voxel."""
+    from segscore.curvilinear.metrics import _window_max_known, window_max
+
+    rng = np.random.default_rng(sum(shape))
+    m = rng.random(shape) < 0.7
+    every = np.argwhere(np.ones(shape, bool))
+    for trial in range(5):
+        known = every[np.sort(rng.permutation(len(every))[: int(rng.integers(0, len(every)))])]
+        asked = every[np.sort(rng.permutation(len(every))[: int(rng.integers(1, 40))])]
+        vals = window_max(m, known) if len(known) else np.zeros(0)
+        assert np.array_equal(_window_max_known(m, asked, known, vals), window_max(m, asked))

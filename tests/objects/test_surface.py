@@ -102,6 +102,36 @@ def test_surface_voxels_by_tiles_with_a_halo_equal_the_whole():
             assert np.array_equal(np.concatenate([p[k] for p in parts]), whole[k])
 
 
+def test_surface_scan_resumes_at_any_capacity():
+    """The one-pass scan stops before a row that might not fit and resumes there: outputs of
+    any capacity, grown between calls, hold what one call with room for all holds."""
+    from segscore.kernels.surface import surface_scan
+
+    rng = np.random.default_rng(8)
+    lab = (rng.integers(0, 3, (6, 7, 9)) * (rng.random((6, 7, 9)) < 0.8)).astype(np.int32)
+    whole = label_surfaces(lab, False)
+    C = lab.shape[2]
+    for axis, lo, hi in ((0, 0, 6), (0, 2, 5), (1, 1, 6)):
+        cut = [slice(None)] * 3
+        cut[axis] = slice(lo, hi)
+        want = label_surfaces(lab, False, axis, lo, hi)
+        rows = (hi - lo) * (lab.shape[1] if axis == 0 else lab.shape[0])
+        for cap in (C, C + 1, 2 * C, 5 * C):
+            coords, ids, fg = np.empty((0, 3), np.int32), np.empty(0, np.uint64), np.empty(0, np.uint8)
+            row, n, calls = 0, 0, 0
+            while row < rows:
+                c2, i2, f2 = np.empty((n + cap, 3), np.int32), np.empty(n + cap, np.uint64), np.empty(n + cap, np.uint8)
+                c2[:n], i2[:n], f2[:n] = coords[:n], ids[:n], fg[:n]
+                coords, ids, fg = c2, i2, f2
+                k, row = surface_scan(lab, False, axis, lo, hi, row, coords[n:], ids[n:], fg[n:])
+                n += k
+                calls += 1
+            assert calls > 1 or cap == 5 * C
+            for got, ref in zip((coords[:n], ids[:n], fg[:n]), want):
+                assert np.array_equal(got, ref)
+    assert len(whole[0]) > 0
+
+
 # ---------------------------------------------------------------- distances
 
 def test_nearest_equals_the_all_pairs_minimum_bit_for_bit():
