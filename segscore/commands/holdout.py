@@ -13,6 +13,9 @@ def add_arguments(p) -> None:
     p.add_argument("--iou", type=share, default=0.5, help="IoU at which precision, recall, F1 are matched (default 0.5)")
     p.add_argument("--tolerances", type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3], metavar="PX",
                    help="boundary tolerances in pixels (default 1 2 3)")
+    from segscore.commands.objects import add_scorecard_options
+
+    add_scorecard_options(p)
     add_output_options(p, csv=True)
 
 
@@ -34,7 +37,10 @@ def compute(args, *, progress=None, argv=None) -> dict:
     if not args.predictions:
         raise ScoreError("give --predictions DIR to score, or --verify to check the digests")
     result = H.score_holdout_files(args.manifest, args.predictions, baseline=args.baseline, threshold=args.iou,
-                                   boundary_tolerances=tuple(args.tolerances))
+                                   boundary_tolerances=tuple(args.tolerances),
+                                   count_background=getattr(args, "count_background", False),
+                                   surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
+                                   nsd_tolerance=getattr(args, "nsd_tolerance", 1.0))
     if args.csv:  # the CSV is the scorecard table
         rows = result.get("rows") or [
             {"metric": k, "finetuned": v, "vanilla": None, "delta": None, "holdout": result["holdout"],

@@ -3,6 +3,23 @@
 from __future__ import annotations
 
 
+def add_scorecard_options(p) -> None:
+    """The options of the scorecard's optional measures, shared with ``holdout``."""
+    from segscore.commands._options import number
+
+    p.add_argument("--count-background", action="store_true",
+                   help="count the truth's background in VOI and the adapted Rand error (default: left out, "
+                        "as CREMI and scikit-image's adapted_rand_error do)")
+    p.add_argument("--surface", action="store_true",
+                   help="add surface distances: hd95, assd, nsd per matched object (means and _sd) and of the "
+                        "whole foreground (hd_pixel, hd95_pixel, assd_pixel, nsd_pixel), in the spacing's unit")
+    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+                   help="voxel spacing, one number per axis in array order (Z Y X or Y X); without it, what the "
+                        "files' headers state, else 1 each")
+    p.add_argument("--nsd-tolerance", type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",
+                   help="normalized surface Dice tolerance, in the spacing's unit (default 1.0)")
+
+
 def add_arguments(p) -> None:
     from segscore.commands._options import add_engine_options, add_output_options, number, share
 
@@ -15,16 +32,7 @@ def add_arguments(p) -> None:
                    help="boundary tolerances in pixels (default 1 2 3)")
     p.add_argument("--minimum-overlap", type=share, default=0.1,
                    help="share of a truth object that counts toward a split or merge (default 0.1)")
-    p.add_argument("--count-background", action="store_true",
-                   help="count the truth's background in VOI and the adapted Rand error (default: left out, "
-                        "as CREMI and scikit-image's adapted_rand_error do)")
-    p.add_argument("--surface", action="store_true",
-                   help="add surface distances: hd95, assd, nsd per matched object (means and _sd) and of the "
-                        "whole foreground (hd_pixel, hd95_pixel, assd_pixel, nsd_pixel), in the spacing's unit")
-    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
-                   help="voxel spacing, one number per axis in array order (Z Y X or Y X; default 1 each)")
-    p.add_argument("--nsd-tolerance", type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",
-                   help="normalized surface Dice tolerance, in the spacing's unit (default 1.0)")
+    add_scorecard_options(p)
     p.add_argument("--per-object", metavar="FILE.csv",
                    help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
                         "Dice, split, merged; hd95 and assd with --surface)")

@@ -186,14 +186,18 @@ def verify_holdout(holdout: HoldoutSet) -> list:
 def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
     """Score ``(truth, prediction)`` label arrays per field, pooled from counts (module docstring).
 
-    ``pairs`` may be any iterable (a generator keeps one field in memory at a time); ``kwargs``
-    are :func:`segscore.objects.score_segmentation`'s options.
+    ``pairs`` may be any iterable (a generator keeps one field in memory at a time) of
+    ``(truth, prediction)`` or ``(truth, prediction, spacing)``: a field's own voxel spacing
+    (one number per axis) overrides ``spacing`` for its surface distances, which are then pooled
+    in physical units. ``kwargs`` are :func:`segscore.objects.score_segmentation`'s options.
     """
     from segscore.objects.metrics import add_sums, field_sums, metrics_from_sums
 
     pooled, per_field = None, []
-    for truth, pred in pairs:
-        s = field_sums(truth, pred, **kwargs)
+    for pair in pairs:
+        truth, pred = pair[0], pair[1]
+        field_kwargs = kwargs if len(pair) < 3 else {**kwargs, "spacing": pair[2]}
+        s = field_sums(truth, pred, **field_kwargs)
         per_field.append(metrics_from_sums(s))
         pooled = s if pooled is None else add_sums(pooled, s)
     if pooled is None:
@@ -431,6 +435,9 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
             raise InputFileError(f"{holdout.path_to(f.truth)}: the manifest's truth mask is missing; restore the "
                                  "held-out set's files beside its manifest")
     paths = [prediction_path(folder, f.truth) for f in holdout.fields]
+    # with --surface and no --spacing, each field's distances take the spacing its files state
+    # (truth and prediction must agree), as ``segscore objects`` does; else 1 per axis
+    per_field_spacing = kwargs.get("surface") and kwargs.get("spacing") is None
 
     def pairs():
         for f, p in zip(holdout.fields, paths):
@@ -439,7 +446,12 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
                 raise ScoreError(f"{p}: the prediction is {' x '.join(map(str, pred.shape))} but its truth "
                                  f"{holdout.path_to(f.truth)} is {' x '.join(map(str, truth.shape))}; score a prediction on its "
                                  "truth's grid")
-            yield truth, pred
+            if per_field_spacing:
+                from segscore.io.spacing import resolve_spacing
+
+                yield truth, pred, resolve_spacing(None, [holdout.path_to(f.truth), p], truth.ndim).values
+            else:
+                yield truth, pred
 
     return score_holdout(pairs(), name=holdout.name, version=holdout.version, **kwargs)
 

@@ -615,8 +615,9 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     Without ``spacing``, with ``surface`` or ``per_object``, a path whose header states one (NIfTI
     pixdim, OME-Zarr multiscales scale, TIFF/ImageJ resolution: :func:`segscore.io.spacing.read_spacing`)
     gives it (the truth's and the prediction's must then agree); the default scorecard, which no
-    spacing changes, reads no header. :func:`segscore.objects.holdout.score_holdout` and
-    :func:`segscore.objects.surface_distances` take ``spacing`` as given only. The result then
+    spacing changes, reads no header (nor do :func:`segscore.objects.holdout.score_holdout`'s
+    arrays: each field's spacing is given, or its files' as ``segscore holdout --surface`` reads
+    them; :func:`segscore.objects.surface_distances` reads its paths' as this does). The result then
     records ``spacing`` with ``spacing_source`` (``given``, ``nifti``, ``ome-zarr``, ``tiff``,
     ``imagej``, or ``default`` for 1 per axis) and ``spacing_unit`` as the file states it.
     """

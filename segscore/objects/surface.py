@@ -30,8 +30,16 @@ _PIXEL = ("hd", "hd95", "assd", "nsd")
 # ---------------------------------------------------------------- surface voxels
 
 def _as_mask(x, what: str) -> np.ndarray:
+    """``x`` (a path of any readable format, or an array) as a label array."""
+    import os
+
     from segscore.objects.table import as_labels
 
+    if isinstance(x, (str, os.PathLike)):
+        from segscore.io.readers import open_labels
+
+        with open_labels(x, what=what) as source:
+            return as_labels(source.read_all(), source.name)
     return as_labels(x, what)
 
 
@@ -57,10 +65,14 @@ def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None) -> dic
     """Surface distances between two binary masks (non-zero = foreground), 2D or 3D.
 
     ``a`` is the truth by convention (every value here is symmetric in ``a`` and ``b``).
-    ``spacing``: one voxel size per axis in array order (``(Z, Y, X)`` or ``(Y, X)``; default
-    1 per axis); ``tolerance``: the NSD tolerance τ in the spacing's unit. Returns ``hd``,
-    ``hd95``, ``assd``, ``nsd`` (definitions in the module docstring), ``nsd_tolerance``,
-    ``spacing`` and ``notes``; a mask without foreground makes all four null with a note.
+    ``spacing``: one voxel size per axis in array order (``(Z, Y, X)`` or ``(Y, X)``); without
+    it, what a path's header states (NIfTI pixdim, OME-Zarr scale, TIFF resolution:
+    :func:`segscore.io.spacing.resolve_spacing`; two files stating different spacings are
+    refused), else 1 per axis. ``tolerance``: the NSD tolerance τ in the spacing's unit. Returns
+    ``hd``, ``hd95``, ``assd``, ``nsd`` (definitions in the module docstring), ``nsd_tolerance``,
+    ``spacing``, ``spacing_source`` (``given``, ``nifti``, ``ome-zarr``, ``tiff``, ``imagej``,
+    ``default``), ``spacing_unit`` (as the file states it, else null) and ``notes``; a mask
+    without foreground makes all four null with a note.
 
     Memory: the masks themselves, about 40 bytes per surface voxel and one bit per voxel of a
     surface's bounding box (no distance map), so a 512³ pair of blobs needs little beyond its
@@ -69,10 +81,21 @@ def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None) -> dic
     """
     from segscore.engine import side_by_side
 
+    from segscore.io.spacing import Spacing, resolve_spacing
+
     tol = check_tolerance(tolerance)
-    sa, sb, sp = _two_surfaces(a, b, spacing, threads)
+    record = spacing if isinstance(spacing, Spacing) else None
+    if record is not None:
+        spacing = record.values
+    ma, mb = _as_mask(a, "mask a"), _as_mask(b, "mask b")
+    if spacing is None and record is None and ma.ndim in (2, 3):
+        record = resolve_spacing(None, [a, b], ma.ndim)  # what the files state, else 1 per axis
+        spacing = record.values
+    sa, sb, sp = _two_surfaces(ma, mb, spacing, threads)
+    if record is None:
+        record = Spacing(tuple(sp), "given", None)
     out = {"hd": None, "hd95": None, "assd": None, "nsd": None, "nsd_tolerance": tol, "spacing": list(sp),
-           "notes": {}}
+           "spacing_source": record.source, "spacing_unit": record.unit, "notes": {}}
     if not (len(sa) and len(sb)):
         why = _empty_notes(len(sa), len(sb), "mask a", "mask b")
         out["notes"] = {k: why for k in _PIXEL}

@@ -125,3 +125,25 @@ def test_objects_reads_the_truth_spacing_and_records_its_source(tmp_path, capsys
     assert "spacing" not in json.loads(capsys.readouterr().out)
     assert main(["objects", str(a), str(b), "--surface", "--json"]) == 2  # distances in which unit?
     assert "states a voxel spacing" in capsys.readouterr().err
+
+
+def test_surface_distances_reads_the_spacing_a_header_states(tmp_path):
+    from segscore.objects import surface_distances
+
+    a = np.zeros((12, 16), np.uint8)
+    a[2:6, 3:8] = 1
+    b = np.zeros_like(a)
+    b[2:6, 5:10] = 1
+    ta = _nifti(tmp_path / "a.nii", a, (0.5, 2.0), unit="mm")
+    np.save(tmp_path / "b.npy", b)
+    r = surface_distances(ta, tmp_path / "b.npy")
+    assert r["spacing"] == [0.5, 2.0] and r["spacing_source"] == "nifti" and r["spacing_unit"] == "mm"
+    assert r == surface_distances(a, b, spacing=(0.5, 2.0)) | {"spacing_source": "nifti", "spacing_unit": "mm"}
+    assert r["hd"] == pytest.approx(4.0)  # two columns of 2.0 apart along x
+    plain = surface_distances(a, b)
+    assert plain["spacing"] == [1.0, 1.0] and plain["spacing_source"] == "default" and plain["hd"] == 2.0
+    given = surface_distances(ta, b, spacing=(1.0, 1.0))
+    assert given["spacing_source"] == "given" and given["hd"] == 2.0
+    other = _nifti(tmp_path / "o.nii", b, (0.5, 3.0), unit="mm")
+    with pytest.raises(ScoreError, match="states a voxel spacing"):
+        surface_distances(ta, other)

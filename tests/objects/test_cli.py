@@ -78,6 +78,32 @@ def test_holdout_scores_and_writes_csv(cli, tmp_path):
     assert "rows" not in res and res["finetuned"]["n_fields"] == 3
 
 
+def test_holdout_surface_pools_distances_in_each_fields_spacing(cli, tmp_path):
+    """``holdout --surface`` pools the per-object distances; ``--spacing`` scales them, and
+    without it a field takes the spacing its files state (a truth TIFF's resolution here)."""
+    import tifffile
+
+    m = write_set(tmp_path)
+    code, out, _ = cli("holdout", m, "--predictions", tmp_path / "pred", "--surface", "--json")
+    unit = json.loads(out)["finetuned"]
+    assert code == 0 and unit["hd95_per_object"] is not None and unit["assd_per_object"] > 0
+    code, out, _ = cli("holdout", m, "--predictions", tmp_path / "pred", "--surface", "--spacing", "2", "2",
+                       "--json")
+    twice = json.loads(out)["finetuned"]
+    assert twice["hd95_per_object"] == pytest.approx(2 * unit["hd95_per_object"], rel=1e-12)
+    code, out, _ = cli("holdout", m, "--predictions", tmp_path / "pred", "--json")
+    assert "hd95_per_object" not in json.loads(out)["finetuned"]  # without --surface: the default card
+    manifest = json.loads(m.read_text())
+    for f in manifest["fields"]:  # every truth states 2 cm a pixel; its prediction states nothing
+        t = tifffile.imread(tmp_path / f["truth"])
+        tifffile.imwrite(tmp_path / f["truth"], t, resolution=(0.5, 0.5), resolutionunit="CENTIMETER")
+        f["sha256"] = ""
+    m.write_text(json.dumps(manifest))
+    code, out, _ = cli("holdout", m, "--predictions", tmp_path / "pred", "--surface", "--json")
+    stated = json.loads(out)["finetuned"]
+    assert code == 0 and stated["hd95_per_object"] == pytest.approx(twice["hd95_per_object"], rel=1e-12)
+
+
 def test_holdout_verify_exit_codes(cli, tmp_path):
     m = write_set(tmp_path)
     code, out, _ = cli("holdout", m, "--verify")

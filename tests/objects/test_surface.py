@@ -182,8 +182,9 @@ def test_spacing_scales_distances_and_defaults_to_one():
     a = disk((40, 40), (20, 20), 10)
     b = disk((40, 40), (22, 19), 12)
     unit = surface_distances(a, b)
-    assert unit["spacing"] == [1.0, 1.0]
-    assert surface_distances(a, b, spacing=(1, 1)) == unit
+    assert unit["spacing"] == [1.0, 1.0] and unit["spacing_source"] == "default" and unit["spacing_unit"] is None
+    given = surface_distances(a, b, spacing=(1, 1))
+    assert given["spacing_source"] == "given" and given == unit | {"spacing_source": "given"}
     twice = surface_distances(a, b, spacing=(2, 2), tolerance=2.0)
     for k in ("hd", "hd95", "assd"):
         assert twice[k] == pytest.approx(2 * unit[k], rel=1e-12)
