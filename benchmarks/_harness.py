@@ -112,6 +112,13 @@ def segscore_argv(*args) -> list[str]:
     return [sys.executable, "-m", "segscore", *map(str, args)]
 
 
+def curvicost_exe() -> str:
+    """curvicost's console script: on PATH, else beside this interpreter (a venv not activated)."""
+    import shutil
+
+    return shutil.which("curvicost") or str(Path(sys.executable).with_name("curvicost"))
+
+
 def table(rows, columns) -> str:
     """A markdown table of ``rows`` (dicts) with ``columns`` (key, header, format)."""
     head = "| " + " | ".join(h for _, h, _ in columns) + " |"

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import _WRAPPER, CACHE, machine_note, python_env, segscore_argv, shared_data, table  # noqa: E402
+from benchmarks._harness import _WRAPPER, CACHE, curvicost_exe, machine_note, python_env, segscore_argv, shared_data, table  # noqa: E402
 
 FIVES = shared_data("fives", required=False)
 HERE = CACHE / "audit"
@@ -128,8 +128,7 @@ def measure(cases: dict, repeat: int) -> dict:
 
 
 def curvicost_argv(*args) -> list[str]:
-    exe = shutil.which("curvicost") or str(Path(sys.executable).with_name("curvicost"))
-    return [exe, *map(str, args)]
+    return [curvicost_exe(), *map(str, args)]
 
 
 def agreement(ours_path: Path, theirs_path: Path) -> list[str]:

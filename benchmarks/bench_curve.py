@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import CACHE, machine_note, measure, run_once, segscore_argv, shared_data, table  # noqa: E402
+from benchmarks._harness import CACHE, curvicost_exe, machine_note, measure, run_once, segscore_argv, shared_data, table  # noqa: E402
 
 FIVES = shared_data("fives", required=False)
 HERE = CACHE / "curve"
@@ -84,8 +83,7 @@ def make_3d() -> tuple:
 
 
 def curvicost_argv(pred, gt, pp, out):
-    exe = shutil.which("curvicost") or "curvicost"
-    return [exe, "score", str(pred), "--gt", str(gt), "--prune-px", str(pp), "--json", str(out)]
+    return [curvicost_exe(), "score", str(pred), "--gt", str(gt), "--prune-px", str(pp), "--json", str(out)]
 
 
 def load(p):

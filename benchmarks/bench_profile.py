@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import (CACHE, machine_note, measure, python_env, run_once, segscore_argv,  # noqa: E402
+from benchmarks._harness import (CACHE, curvicost_exe, machine_note, measure, python_env, run_once, segscore_argv,  # noqa: E402
                                  shared_data, table)
 
 HERE = CACHE / "profile"
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     out = Path(tempfile.mkdtemp(prefix="bench_profile_"))
     seg_json, cc_json = out / "segscore.json", out / "curvicost.json"
     seg = segscore_profile_argv(*preds, "--gt", gt, "--json-out", seg_json, "--quiet")
-    cc = ["curvicost", "profile", *preds, "--gt", gt, "--json", cc_json, "--quiet"]
+    cc = [curvicost_exe(), "profile", *preds, "--gt", gt, "--json", cc_json, "--quiet"]
 
     with tempfile.TemporaryDirectory() as numba_cache:  # segscore's first run: compile included
         env = dict(python_env(), NUMBA_CACHE_DIR=numba_cache)
