@@ -439,6 +439,8 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
     # (truth and prediction must agree), as ``segscore objects`` does; else 1 per axis
     per_field_spacing = kwargs.get("surface") and kwargs.get("spacing") is None
 
+    units = {}  # unit -> the first file stating it: pooled distances need one unit
+
     def pairs():
         for f, p in zip(holdout.fields, paths):
             truth, pred = read_labels(holdout.path_to(f.truth)), read_labels(p)
@@ -449,7 +451,14 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
             if per_field_spacing:
                 from segscore.io.spacing import resolve_spacing
 
-                yield truth, pred, resolve_spacing(None, [holdout.path_to(f.truth), p], truth.ndim).values
+                record = resolve_spacing(None, [holdout.path_to(f.truth), p], truth.ndim)
+                if record.unit is not None:
+                    units.setdefault(str(record.unit), holdout.path_to(f.truth))
+                    if len(units) > 1:
+                        (u0, f0), (u1, f1) = list(units.items())[:2]
+                        raise ScoreError(f"{f1}: states its spacing in {u1}, {f0} in {u0}; surface distances "
+                                         "pool in one unit: convert the headers, or give --spacing")
+                yield truth, pred, record.values
             else:
                 yield truth, pred
 

@@ -204,10 +204,13 @@ def surface_sums(table, match, voxels: dict, spacing: tuple, tolerance: float, t
 def add_surface_sums(a: dict, b: dict) -> dict:
     """Two fields' surface summaries pooled: per-object values side by side; the
     whole-foreground values are not poolable (null, with a note; each field reports its own)."""
-    if a["spacing"] != b["spacing"] or a["nsd_tolerance"] != b["nsd_tolerance"]:
-        raise ScoreError("fields scored with different spacings or NSD tolerances cannot be pooled")
+    if a["nsd_tolerance"] != b["nsd_tolerance"]:
+        raise ScoreError("fields scored with different NSD tolerances cannot be pooled")
     why = "whole-foreground surface distances do not pool over fields; each field reports its own"
-    return {"spacing": a["spacing"], "nsd_tolerance": a["nsd_tolerance"],
+    # distances in physical units pool whatever each field's voxel size (the caller keeps the unit
+    # one); the pooled record of a spacing is then none
+    spacing = a["spacing"] if a["spacing"] == b["spacing"] else None
+    return {"spacing": spacing, "nsd_tolerance": a["nsd_tolerance"],
             "per_object": {k: a["per_object"][k] + b["per_object"][k] for k in _PER_OBJECT},
             "pixel": {**{k: None for k in _PIXEL}, "notes": {k: why for k in _PIXEL}},
             "n_fields": a["n_fields"] + b["n_fields"]}
@@ -231,5 +234,9 @@ def surface_from_sums(s: dict, notes: dict) -> dict:
         if s["pixel"][k] is None:
             notes[f"{k}_pixel"] = s["pixel"]["notes"][k]
     out["nsd_tolerance"] = s["nsd_tolerance"]
-    out["spacing"] = list(s["spacing"])
+    if s["spacing"] is None:
+        out["spacing"] = None
+        notes["spacing"] = "the fields have different voxel spacings: each field's distances are in its own (see its row)"
+    else:
+        out["spacing"] = list(s["spacing"])
     return out

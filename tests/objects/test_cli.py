@@ -102,6 +102,22 @@ def test_holdout_surface_pools_distances_in_each_fields_spacing(cli, tmp_path):
     code, out, _ = cli("holdout", m, "--predictions", tmp_path / "pred", "--surface", "--json")
     stated = json.loads(out)["finetuned"]
     assert code == 0 and stated["hd95_per_object"] == pytest.approx(twice["hd95_per_object"], rel=1e-12)
+    # fields of different voxel sizes pool their distances (one unit); the pooled spacing is none
+    t = tifffile.imread(tmp_path / manifest["fields"][0]["truth"])
+    tifffile.imwrite(tmp_path / manifest["fields"][0]["truth"], t, resolution=(0.25, 0.25), resolutionunit="CENTIMETER")
+    code, out, _ = cli("holdout", m, "--predictions", tmp_path / "pred", "--surface", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["finetuned"]["spacing"] is None and "different voxel spacings" in res["notes"]["finetuned.spacing"]
+    assert [r["spacing"] for r in res["per_field"]] == [[4.0, 4.0], [2.0, 2.0], [2.0, 2.0]]
+    nib = pytest.importorskip("nibabel")
+    img = nib.Nifti1Image(tifffile.imread(tmp_path / manifest["fields"][1]["truth"]), np.eye(4))
+    img.header.set_zooms((2.0, 2.0))
+    img.header.set_xyzt_units("mm")
+    nib.save(img, tmp_path / "truth" / "sub" / "f1.nii")
+    manifest["fields"][1]["truth"] = "truth/sub/f1.nii"  # its prediction keeps the name f1
+    m.write_text(json.dumps(manifest))
+    code, _, err = cli("holdout", m, "--predictions", tmp_path / "pred", "--surface", "--json")
+    assert code == 2 and "pool in one unit" in err and err.count("\n") == 1
 
 
 def test_holdout_verify_exit_codes(cli, tmp_path):
