@@ -330,6 +330,22 @@ def test_count_components_and_coordinates_equal_scipy_and_numpy(shape, p):
         assert n == nr and np.array_equal(ours, ref)
 
 
+def test_label_keeps_no_large_scratch(monkeypatch):
+    """A mask beyond SCRATCH_KEEP labels the same and leaves no buffer in its thread."""
+    import threading
+
+    import segscore.curvilinear.graph as G
+
+    monkeypatch.setattr(G, "SCRATCH_KEEP", 100)
+    monkeypatch.setattr(G, "_scratch", threading.local())  # none left by earlier tests
+    m = np.random.default_rng(4).random((30, 31)) < 0.4
+    for _ in range(2):
+        ours, n = G.label(m)
+        ref, nr = ndimage.label(m, np.ones((3, 3)))
+        assert n == nr and np.array_equal(ours, ref)
+    assert getattr(G._scratch, "pad", None) is None and getattr(G._scratch, "slots", None) is None
+
+
 def test_graph_components_and_pruning_on_hand_drawn():
     s = np.zeros((40, 60), bool)
     s[20, 5:21] = True  # a Y ...
