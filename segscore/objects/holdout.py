@@ -30,6 +30,7 @@ from pathlib import Path
 from segscore.errors import InputFileError, ScoreError
 from segscore.io.results import as_result
 from segscore.io.schema import Field, validate
+from segscore.objects.table import read_labels  # noqa: F401  (segscore.objects.holdout.read_labels too)
 
 #: the metrics the scorecard chart draws, in order (absent ones are skipped, never drawn as 0)
 CHART_METRICS = ("f1", "precision", "recall", "ap_mean", "dice_per_object", "boundary_f1_2px")
@@ -204,14 +205,6 @@ def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
         raise ScoreError(f"held-out set {name}@{version} has no fields to score")
     metrics = {"n_fields": len(per_field), **metrics_from_sums(pooled)}
     return HoldoutScore(str(name), str(version), metrics, tuple(per_field))
-
-
-def read_labels(path):
-    """A label image from a file (TIFF, PNG, npy, zarr, ...) as an array, singleton axes dropped."""
-    from segscore.io.readers import open_labels
-
-    with open_labels(path, ndims=range(1, 33)) as source:
-        return source.read_all()
 
 
 def score_model_on_holdout(holdout: HoldoutSet, predict, *, read_mask=None, **kwargs) -> HoldoutScore:
@@ -438,6 +431,8 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
     # with --surface and no --spacing, each field's distances take the spacing its files state
     # (truth and prediction must agree), as ``segscore objects`` does; else 1 per axis
     per_field_spacing = kwargs.get("surface") and kwargs.get("spacing") is None
+    if per_field_spacing:
+        from segscore.io.spacing import resolve_spacing
 
     units = {}  # unit -> the first file stating it: pooled distances need one unit
 
@@ -449,8 +444,6 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
                                  f"{holdout.path_to(f.truth)} is {' x '.join(map(str, truth.shape))}; score a prediction on its "
                                  "truth's grid")
             if per_field_spacing:
-                from segscore.io.spacing import resolve_spacing
-
                 record = resolve_spacing(None, [holdout.path_to(f.truth), p], truth.ndim)
                 if record.unit is not None:
                     units.setdefault(str(record.unit), holdout.path_to(f.truth))

@@ -14,7 +14,7 @@ import numpy as np
 
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
-from segscore.metrics.surface import (_directed, _empty_notes, _values, check_spacing, check_tolerance,  # noqa: F401
+from segscore.metrics.surface import (_empty_notes, _values, check_spacing, check_tolerance,  # noqa: F401
                                       directed_part, label_surfaces, mask_surface, nearest, spacing3, summary_from_parts)
 
 #: keys :func:`surface_distances` returns
@@ -33,14 +33,9 @@ def _as_mask(x, what: str) -> np.ndarray:
     """``x`` (a path of any readable format, or an array) as a label array."""
     import os
 
-    from segscore.objects.table import as_labels
+    from segscore.objects.table import as_labels, read_labels
 
-    if isinstance(x, (str, os.PathLike)):
-        from segscore.io.readers import open_labels
-
-        with open_labels(x, what=what) as source:
-            return as_labels(source.read_all(), source.name)
-    return as_labels(x, what)
+    return as_labels(read_labels(x, what) if isinstance(x, (str, os.PathLike)) else x, what)
 
 
 def directed_distances(a, b, *, spacing=None, threads=None) -> tuple:
@@ -48,14 +43,6 @@ def directed_distances(a, b, *, spacing=None, threads=None) -> tuple:
     from segscore.metrics.surface import directed_distances as shared
 
     return shared(_as_mask(a, "mask a"), _as_mask(b, "mask b"), spacing=spacing, threads=threads)
-
-
-def _two_surfaces(a, b, spacing, threads=None):
-    """The two masks (paths or arrays, read by :func:`segscore.objects.table.as_labels`) and
-    their surfaces: :func:`segscore.metrics.surface._two_surfaces`."""
-    from segscore.metrics.surface import _two_surfaces as shared
-
-    return shared(_as_mask(a, "mask a"), _as_mask(b, "mask b"), spacing, threads)
 
 
 # ---------------------------------------------------------------- distances and their summary
@@ -80,22 +67,18 @@ def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None) -> dic
     the two directions side by side.
     """
     from segscore.engine import side_by_side
-
     from segscore.io.spacing import Spacing, resolve_spacing
+    from segscore.metrics.surface import _two_surfaces
 
     tol = check_tolerance(tolerance)
-    record = spacing if isinstance(spacing, Spacing) else None
-    if record is not None:
-        spacing = record.values
     ma, mb = _as_mask(a, "mask a"), _as_mask(b, "mask b")
-    if spacing is None and record is None and ma.ndim in (2, 3):
+    record = spacing if isinstance(spacing, Spacing) else None
+    if spacing is None and ma.ndim in (2, 3):
         record = resolve_spacing(None, [a, b], ma.ndim)  # what the files state, else 1 per axis
-        spacing = record.values
-    sa, sb, sp = _two_surfaces(ma, mb, spacing, threads)
-    if record is None:
-        record = Spacing(tuple(sp), "given", None)
+    sa, sb, sp = _two_surfaces(ma, mb, spacing if record is None else record.values, threads)
+    source, unit = ("given", None) if record is None else (record.source, record.unit)
     out = {"hd": None, "hd95": None, "assd": None, "nsd": None, "nsd_tolerance": tol, "spacing": list(sp),
-           "spacing_source": record.source, "spacing_unit": record.unit, "notes": {}}
+           "spacing_source": source, "spacing_unit": unit, "notes": {}}
     if not (len(sa) and len(sb)):
         why = _empty_notes(len(sa), len(sb), "mask a", "mask b")
         out["notes"] = {k: why for k in _PIXEL}

@@ -9,6 +9,14 @@ import numpy as np
 from segscore.errors import ScoreError
 
 
+def read_labels(path, what: str = "label image"):
+    """A label image from a file (TIFF, PNG, npy, zarr, ...) as an array, singleton axes dropped."""
+    from segscore.io.readers import open_labels
+
+    with open_labels(path, what=what, ndims=range(1, 33)) as source:
+        return source.read_all()
+
+
 def as_labels(image, what: str = "labels") -> np.ndarray:
     """``image`` as a non-negative integer label array, or a :class:`ScoreError` saying why not.
 
