@@ -137,7 +137,7 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
         return 0.0
 
     # nearest candidate of each sink: segscore's voxel search, unless two candidates of different
-    # attachments tie for a surviving sink: then cKDTree, whose (build-order) choice curvicost makes
+    # attachments tie for a surviving sink: then the choice cKDTree (curvicost's search) makes
     key = np.where(c_node >= 0, c_node, -1 - np.arange(len(c_node)))
     found = nearest_voxels(cand, sinks, shape, _SINK_D2, key)
     if found is not None and not (found[2] & alive).any():
@@ -145,9 +145,9 @@ def kirchhoff(g: SkeletonGraph, src: int, sinks: np.ndarray, lab: np.ndarray, ra
         dist = np.full(len(sinks), np.inf)
         dist[j >= 0] = np.sqrt(d2[j >= 0].astype(float))
     else:
-        from scipy.spatial import cKDTree
+        from segscore.curvilinear.graph import PointTree
 
-        dist, j = cKDTree(cand).query(sinks, distance_upper_bound=SINK_MATCH_RADIUS)
+        dist, j = PointTree(cand).query(sinks, distance_upper_bound=SINK_MATCH_RADIUS)
     used = set()
     node_sinks = set()
     splits: dict[int, list[int]] = {}

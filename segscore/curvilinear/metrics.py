@@ -158,9 +158,9 @@ def diadem_like(ref_pos, ref_weight, pred_pos) -> float | None:
         d2, _, _ = nearest_voxels(pred_pos - lo, ref_pos - lo, shape, int(DIADEM_MATCH_RADIUS**2 + 1e-9))
         close = d2 >= 0
     else:
-        from scipy.spatial import cKDTree
+        from segscore.curvilinear.graph import PointTree
 
-        d, _ = cKDTree(np.asarray(pred_pos, float)).query(np.asarray(ref_pos, float))
+        d, _ = PointTree(pred_pos).query(ref_pos)
         close = d * d <= DIADEM_MATCH_RADIUS**2 + 1e-9
     got = ref_weight[close]
     return float(np.sum(got) / tot)
@@ -387,11 +387,12 @@ class SkeletonPoints:
     def snap(self, points) -> tuple[np.ndarray, np.ndarray]:
         """The skeleton voxel nearest each point strictly within :data:`APLS_SNAP`:
         ``(found, position in coords)``. Ties go as scipy's ``cKDTree.query`` breaks them (by
-        its tree's layout over ``coords`` in C order): curvicost's snap is that query."""
-        from scipy.spatial import cKDTree
+        its tree's layout over ``coords`` in C order; :class:`segscore.curvilinear.graph.PointTree`
+        builds that layout): curvicost's snap is that query."""
+        from segscore.curvilinear.graph import PointTree
 
         if self._tree is None:
-            self._tree = cKDTree(self.coords)
+            self._tree = PointTree(self.coords)
         d, j = self._tree.query(np.asarray(points), distance_upper_bound=APLS_SNAP)
         ok = np.isfinite(d)
         return ok, np.where(ok, j, 0).astype(np.int64)

@@ -148,10 +148,24 @@ def _sever(out, mid, r, px):
 
 
 # ---------------------------------------------------------------- bridge
+def close_point_pairs(pos, gap):
+    """Every pair ``(i, j)``, ``i < j``, of points at most ``gap`` apart, ascending: the pairs,
+    in their order, of ``sorted(cKDTree(pos).query_pairs(gap))``."""
+    from segscore.kernels.graphmatch import close_pairs
+
+    pos = np.ascontiguousarray(pos, dtype=np.float64)
+    order = np.argsort(pos[:, 0], kind="stable").astype(np.int64)
+    none = np.zeros(0, np.int64)
+    c = close_pairs(pos, pos, order, gap**2, none, none, np.zeros(0))
+    pi, pj, d2 = np.empty(c, np.int64), np.empty(c, np.int64), np.empty(c)
+    if c:
+        close_pairs(pos, pos, order, gap**2, pi, pj, d2)
+    keep = pi < pj
+    return np.unique(np.stack([pi[keep], pj[keep]], axis=1), axis=0).reshape(-1, 2)
+
+
 def _bridge(mask, g, severity, rng):
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import shortest_path
-    from scipy.spatial import cKDTree
+    from segscore.kernels.graphmatch import hop_counts
 
     deg = g.degree()
     ends = np.flatnonzero(g.node_alive & (deg == 1))
@@ -161,15 +175,19 @@ def _bridge(mask, g, severity, rng):
     if len(ends) < 2:
         return out, info
     pos = g.node_pos[ends].astype(float)
-    pairs = np.array(sorted(cKDTree(pos).query_pairs(BRIDGE_GAP)), dtype=np.int64).reshape(-1, 2)
+    pairs = close_point_pairs(pos, BRIDGE_GAP)
     if len(pairs):
         dd = np.sqrt(((pos[pairs[:, 0]] - pos[pairs[:, 1]]) ** 2).sum(axis=1))
         pairs = pairs[dd >= 1.0]
     if len(pairs):
         e = g.alive_edges()
-        A = coo_matrix((np.ones(len(e)), (g.edge_u[e], g.edge_v[e])), shape=(g.n_nodes, g.n_nodes))
+        u = np.concatenate([g.edge_u[e], g.edge_v[e]]).astype(np.int64)
+        v = np.concatenate([g.edge_v[e], g.edge_u[e]]).astype(np.int64)
+        o = np.argsort(u, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(u, minlength=g.n_nodes))]).astype(np.int64)
         src = np.unique(pairs[:, 0])
-        hops = shortest_path(A, directed=False, unweighted=True, indices=ends[src])
+        hops = np.empty((len(src), g.n_nodes))
+        hop_counts(indptr, np.ascontiguousarray(v[o]), np.ascontiguousarray(ends[src], dtype=np.int64), hops)
         row = np.searchsorted(src, pairs[:, 0])
         h = hops[row, ends[pairs[:, 1]]]
         pairs = pairs[h >= BRIDGE_MIN_HOPS]  # inf (other component) passes
@@ -195,19 +213,18 @@ def _tube(out, a, b, r):
 
 # ---------------------------------------------------------------- truncate
 def _owner(skel, cache=None):
-    """Index (into the C-ordered skeleton voxels) of every voxel's nearest skeleton voxel (scipy's
-    feature transform of the skeleton, int32), and the skeleton's flat indices; kept in ``cache``."""
+    """Index (into the C-ordered skeleton voxels) of every voxel's nearest skeleton voxel (int32;
+    equidistant ones resolved as scipy's feature transform of the skeleton resolves them,
+    :func:`segscore.kernels.edt.nearest_feature`), and the skeleton's flat indices; kept in
+    ``cache``."""
     if cache is not None and "owner" in cache:
         return cache["owner"]
-    from scipy import ndimage
+    from segscore.kernels.edt import nearest_feature
 
-    inds = ndimage.distance_transform_edt(~skel, return_distances=False, return_indices=True)
-    flat = np.ravel_multi_index(tuple(inds), skel.shape)
-    del inds
-    sk = np.flatnonzero(skel.ravel())
-    rank = np.full(skel.size, -1, dtype=np.int32)
-    rank[sk] = np.arange(len(sk), dtype=np.int32)
-    found = rank[flat].reshape(skel.shape), sk
+    sk = np.flatnonzero(skel.ravel()).astype(np.int64)
+    rank = np.empty(skel.size, dtype=np.int32)
+    nearest_feature(np.array((1,) * (3 - skel.ndim) + skel.shape, dtype=np.int64), sk, rank)
+    found = rank.reshape(skel.shape), sk
     if cache is not None:
         cache["owner"] = found
     return found
@@ -278,15 +295,30 @@ def _radius(mask, skel, edt, scale, cache=None):
 
 
 # ---------------------------------------------------------------- boundary
-def _boundary(mask, frac, rng):
-    from scipy import ndimage
+def _eroded(mask):
+    """``scipy.ndimage.binary_erosion(mask)``: a voxel stays when it and its 2*ndim face
+    neighbours are set, the outside counting as unset."""
+    er = mask.copy()
+    for ax in range(mask.ndim):
+        lo = [slice(None)] * mask.ndim
+        hi = [slice(None)] * mask.ndim
+        lo[ax], hi[ax] = slice(1, None), slice(None, -1)
+        er[tuple(lo)] &= mask[tuple(hi)]
+        er[tuple(hi)] &= mask[tuple(lo)]
+        edge = [slice(None)] * mask.ndim
+        for i in (0, -1):
+            edge[ax] = i
+            er[tuple(edge)] = False
+    return er
 
+
+def _boundary(mask, frac, rng):
     from segscore.kernels.operators import erode_surface
     from segscore.kernels.skelgraph import neighbour_offsets
 
     total = int(np.count_nonzero(mask))
     target = int(frac * total)
-    shell = mask & ~ndimage.binary_erosion(mask)
+    shell = mask & ~_eroded(mask)
     pad = np.pad(mask.astype(np.uint8), 2)
     offsets, _ = neighbour_offsets(pad.shape)
     pshape = pad.shape

@@ -115,3 +115,117 @@ def window_edt_max(mask3, coords, out):
             if best[j] > m:
                 m = best[j]
         out[i] = np.sqrt(m)
+
+
+@jit
+def _voronoi_line(out, base, step, length, axis, coor, sk, shape3, lid, fc, g):
+    """One line of the exact feature transform (Maurer, Qi and Raghavan 2003) along ``axis``:
+    each voxel of the line takes the feature nearest it among the features its line's voxels
+    hold. Arithmetic and comparisons as scipy's ``_VoronoiFT`` makes them (exact on integer
+    coordinates), so equidistant features resolve as there."""
+    ny, nx = shape3[1], shape3[2]
+    n = 0
+    for ii in range(length):
+        f = out[base + ii * step]
+        lid[ii] = f
+        if f >= 0:
+            v = sk[f]
+            z = v // (ny * nx)
+            r = v - z * ny * nx
+            y = r // nx
+            fc[ii, 0] = z
+            fc[ii, 1] = y
+            fc[ii, 2] = r - y * nx
+            n += 1
+    if n == 0:
+        return
+    l = -1
+    for ii in range(length):
+        if lid[ii] < 0:
+            continue
+        fd = fc[ii, axis]
+        wr = 0.0
+        for jj in range(3):
+            if jj != axis:
+                tw = fc[ii, jj] - coor[jj]
+                wr += tw * tw
+        while l >= 1:
+            i1 = g[l]
+            f1 = fc[i1, axis]
+            i2 = g[l - 1]
+            a = f1 - fc[i2, axis]
+            b = fd - f1
+            c = a + b
+            ur = 0.0
+            vr = 0.0
+            for jj in range(3):
+                if jj != axis:
+                    tu = fc[i2, jj] - coor[jj]
+                    tv = fc[i1, jj] - coor[jj]
+                    ur += tu * tu
+                    vr += tv * tv
+            if c * vr - b * ur - a * wr - a * b * c <= 0.0:
+                break
+            l -= 1
+        l += 1
+        g[l] = ii
+    maxl = l
+    l = 0
+    for ii in range(length):
+        d1 = 0.0
+        for jj in range(3):
+            t = fc[g[l], jj] - (ii if jj == axis else coor[jj])
+            d1 += t * t
+        while l < maxl:
+            d2 = 0.0
+            for jj in range(3):
+                t = fc[g[l + 1], jj] - (ii if jj == axis else coor[jj])
+                d2 += t * t
+            if d1 <= d2:
+                break
+            d1 = d2
+            l += 1
+        out[base + ii * step] = lid[g[l]]
+
+
+@jit
+def nearest_feature(shape3, sk, out):
+    """For every voxel, the feature voxel ``scipy.ndimage.distance_transform_edt(~features,
+    return_indices=True)`` assigns it, as its position in ``sk``.
+
+    Parameters
+    ----------
+    shape3 : (3,) int64 array shape (2D as (1, Y, X)).
+    sk : (K,) int64 flat C-order indices of the feature voxels, ascending, K >= 1.
+    out : (Z*Y*X,) int32 output (flat, C order): the position in ``sk`` of each voxel's feature.
+
+    The transform runs along axis 0, then 1, then 2, each line keeping the features of the
+    previous pass (scipy's order; a 2D image's leading axis of length 1 changes no sum), so
+    ties between equidistant features go as scipy's do. Memory: ``out`` and one line's buffers.
+    """
+    nz, ny, nx = shape3[0], shape3[1], shape3[2]
+    out[:] = -1
+    for k in range(sk.shape[0]):
+        out[sk[k]] = k
+    longest = max(nz, max(ny, nx))
+    lid = np.empty(longest, np.int64)
+    fc = np.empty((longest, 3))
+    g = np.empty(longest, np.int64)
+    coor = np.zeros(3)
+    if nz > 1:
+        for y in range(ny):
+            for x in range(nx):
+                coor[1] = y
+                coor[2] = x
+                _voronoi_line(out, y * nx + x, ny * nx, nz, 0, coor, sk, shape3, lid, fc, g)
+    for z in range(nz):
+        for x in range(nx):
+            coor[0] = z
+            coor[2] = x
+            _voronoi_line(out, z * ny * nx + x, nx, ny, 1, coor, sk, shape3, lid, fc, g)
+    coor[2] = 0.0
+    for z in range(nz):
+        for y in range(ny):
+            coor[0] = z
+            coor[1] = y
+            _voronoi_line(out, (z * ny + y) * nx, 1, nx, 2, coor, sk, shape3, lid, fc, g)

@@ -1,5 +1,5 @@
 """Nearest-voxel search against brute force; the Kirchhoff sink attachment and DIADEM match it
-reproduces against cKDTree."""
+reproduces against scipy's cKDTree."""
 
 from __future__ import annotations
 
@@ -64,8 +64,24 @@ def test_ball_offsets_complete_and_sorted(nd):
                                                            if sum((np.array(o) - 3) ** 2) <= 8)
 
 
+class ScipyTree:
+    """scipy's cKDTree behind :class:`segscore.curvilinear.graph.PointTree`'s interface."""
+
+    def __init__(self, points):
+        from scipy.spatial import cKDTree
+
+        self.tree = cKDTree(np.asarray(points, dtype=float))
+
+    def query(self, x, distance_upper_bound=np.inf):
+        return self.tree.query(np.asarray(x, dtype=float), distance_upper_bound=distance_upper_bound)
+
+
 def _force_kdtree(monkeypatch):
+    """Every nearest search of the costs and metrics by scipy's cKDTree itself."""
+    import segscore.curvilinear.graph as G
+
     monkeypatch.setattr(C, "nearest_voxels", lambda *a, **k: None)
+    monkeypatch.setattr(G, "PointTree", ScipyTree)
 
 
 @pytest.mark.parametrize("nd", [2, 3])
@@ -92,16 +108,17 @@ def test_diadem_like_over_integer_and_float_positions():
     assert M.diadem_like(ref, w, pred) == M.diadem_like(ref.astype(float), w, pred.astype(float))
 
 
-def test_a_tied_sink_is_attached_by_cKDTree(monkeypatch):
-    import scipy.spatial
-
+def test_a_tied_sink_is_attached_as_cKDTree_attaches_it(monkeypatch):
+    import segscore.curvilinear.graph as G
     from tests.curvilinear.test_costs import ONE, SHAPE, make_graph, row
 
     calls = []
-    real = scipy.spatial.cKDTree
-    monkeypatch.setattr(scipy.spatial, "cKDTree", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = G.PointTree
+    monkeypatch.setattr(G, "PointTree", lambda *a, **k: calls.append(1) or real(*a, **k))
     g = make_graph(SHAPE, [(5, 2), (5, 22), (7, 2), (7, 22)], [(0, 1, row(5, 2, 22)), (2, 3, row(7, 2, 22))])
     C.kirchhoff(g, 0, np.array([[5, 22]]), ONE, everywhere(np.ones(SHAPE)))
     assert calls == []  # on the skeleton: no tie, no k-d tree
-    C.kirchhoff(g, 0, np.array([[6, 12]]), ONE, everywhere(np.ones(SHAPE)))  # (5, 12) and (7, 12) both at 1
+    ours = C.kirchhoff(g, 0, np.array([[6, 12]]), ONE, everywhere(np.ones(SHAPE)))  # (5, 12) and (7, 12) both at 1
     assert calls == [1]
+    monkeypatch.setattr(G, "PointTree", ScipyTree)
+    assert ours == C.kirchhoff(g, 0, np.array([[6, 12]]), ONE, everywhere(np.ones(SHAPE)))
