@@ -276,19 +276,19 @@ def _truncate(mask, skel, g, severity, rng, cache=None):
 
 # ---------------------------------------------------------------- radius
 def _radius(mask, skel, edt, scale, cache=None):
+    from segscore.curvilinear.graph import voxel_components
     from segscore.kernels.operators import paint_balls
 
-    comp, _ = label(skel)
     rank, sk = _owner(skel, cache)  # each voxel's nearest skeleton voxel, and so its skeleton component
-    owner = comp.ravel()[sk].astype(np.int64)[rank.ravel()]
+    sk_comp = voxel_components(skel)  # component of each skeleton voxel, in the order of sk
     centres = np.array(np.unravel_index(edt.idx, skel.shape)).T
     radii = np.maximum(edt.val * scale, 1.0)
-    cc = comp[skel].astype(np.int64)
+    cc = sk_comp[np.searchsorted(sk, edt.idx)]
     shape3 = np.array((1,) * (3 - mask.ndim) + mask.shape, dtype=np.int64)
     c3 = np.zeros((len(centres), 3), dtype=np.int64)
     c3[:, 3 - mask.ndim:] = centres
     out = np.zeros(mask.size, dtype=bool)
-    paint_balls(shape3, c3, radii.astype(np.float64), cc, owner, out)
+    paint_balls(shape3, c3, radii.astype(np.float64), cc, rank.ravel(), sk_comp, out)
     out = out.reshape(mask.shape)
     return out, {"operator": "radius", "severity": scale, "scale": scale,
                  "voxels": int(np.count_nonzero(out)) - int(np.count_nonzero(mask))}

@@ -81,15 +81,18 @@ def erode_surface(flat, order, offsets, n_target):
 
 
 @jit
-def paint_balls(shape3, centres, radii, comp, owner, out):
+def paint_balls(shape3, centres, radii, comp, nearest, near_comp, out):
     """Paint a ball of ``radii[i]`` at each of ``centres[i]`` into ``out``, only on voxels whose
-    ``owner`` (component of their nearest skeleton voxel) equals ``comp[i]``.
+    owner (the component of their nearest skeleton voxel, ``near_comp[nearest[q]]``) equals
+    ``comp[i]``.
 
     Parameters
     ----------
     shape3 : (3,) int64, the (unpadded) volume shape, a 2D image as (1, H, W).
     centres : (K, 3) int64; radii : (K,) float64; comp : (K,) int64.
-    owner : (Z*H*W,) int64 flat; out : (Z*H*W,) bool flat, painted in place.
+    nearest : (Z*H*W,) int32 flat, each voxel's nearest skeleton voxel (a position in
+        ``near_comp``); near_comp : (S,) int64, the component of each skeleton voxel.
+    out : (Z*H*W,) bool flat, painted in place.
 
     Notes: a voxel q is in the ball when |q - c|^2 <= r^2.
     """
@@ -114,5 +117,5 @@ def paint_balls(shape3, centres, radii, comp, owner, out):
                     dx = x - cx
                     if dz * dz + dy * dy + dx * dx <= r2:
                         q = (z * H + y) * W + x
-                        if owner[q] == c:
+                        if near_comp[nearest[q]] == c:
                             out[q] = True

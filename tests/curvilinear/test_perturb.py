@@ -184,9 +184,11 @@ def test_paint_balls_matches_numpy(seed):
         centres = np.stack([rng.integers(0, s, K) for s in shape], 1).astype(np.int64)
         radii = rng.uniform(0.5, 5, K)
         comp = rng.integers(1, 3, K).astype(np.int64)
-        owner = rng.integers(0, 3, int(np.prod(shape))).astype(np.int64)
+        near_comp = rng.integers(0, 3, 20).astype(np.int64)
+        nearest = rng.integers(0, 20, int(np.prod(shape))).astype(np.int32)
+        owner = near_comp[nearest]
         out = np.zeros(int(np.prod(shape)), bool)
-        paint_balls(np.array(shape, np.int64), centres, radii, comp, owner, out)
+        paint_balls(np.array(shape, np.int64), centres, radii, comp, nearest, near_comp, out)
         zz, yy, xx = np.indices(shape)
         exp = np.zeros(shape, bool)
         for c, r, k in zip(centres, radii, comp):
