@@ -699,36 +699,46 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress)
         remaining = []
         # threads: a task a case (no scheduler to feed); a cluster: runs of cases per reference
         workers = ex.workers() if isinstance(ex, _Distributed) else None
-        for i, (name, mask) in enumerate(refs):
-            pf = ex.submit(_prepare, name, ex.scatter(mask), opts)
-            preps.append(pf)
-            summaries.append(ex.submit(_summary, pf))
-            specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
-            remaining.append(len(specs))
-            runs = _chunks(len(specs), workers) if workers else [(j, j + 1) for j in range(len(specs))]
-            for lo, hi in runs:
-                f = ex.submit(_cases, pf, specs[lo:hi], opts)
-                meta[f] = (i, range(lo, hi))
-                futures.append(f)
-        total = sum(remaining)
+        inline = isinstance(ex, _Threads) and ex.pool is None  # each task ran as it was submitted
+        total = sum(len(plan) + int(redraw) for _ in refs)
         rows = [[None] * (len(plan) + int(redraw)) for _ in refs]
         done = 0
         if progress is not None:
             progress(0, total)
+
+        def take(f):
+            nonlocal done
+            got = f.result()
+            if got and isinstance(got[0], _Failure):
+                raise ScoreError(got[0].message)
+            i, js = meta.pop(f)
+            for j, r in zip(js, got):
+                rows[i][j] = r
+                remaining[i] -= 1
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            if remaining[i] == 0:
+                preps[i] = None  # its reference is no longer needed: let it go
+
         try:
+            for i, (name, mask) in enumerate(refs):
+                pf = ex.submit(_prepare, name, ex.scatter(mask), opts)
+                preps.append(pf)
+                summaries.append(ex.submit(_summary, pf))
+                specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
+                remaining.append(len(specs))
+                runs = _chunks(len(specs), workers) if workers else [(j, j + 1) for j in range(len(specs))]
+                for lo, hi in runs:
+                    f = ex.submit(_cases, pf, specs[lo:hi], opts)
+                    meta[f] = (i, range(lo, hi))
+                    if inline:
+                        take(f)  # rows kept, the reference let go before the next one is prepared
+                    else:
+                        futures.append(f)
+                del pf
             for f in ex.as_completed(futures):
-                got = f.result()
-                if got and isinstance(got[0], _Failure):
-                    raise ScoreError(got[0].message)
-                i, js = meta.pop(f)
-                for j, r in zip(js, got):
-                    rows[i][j] = r
-                    remaining[i] -= 1
-                    done += 1
-                    if progress is not None:
-                        progress(done, total)
-                if remaining[i] == 0:
-                    preps[i] = None  # its reference is no longer needed: let it go
+                take(f)
             radii = []
             for s in summaries:
                 r = s.result()

@@ -84,13 +84,13 @@ class _Analysis:
 
 
 def _analyse(mask: np.ndarray, prune_px: float, spacing=None, prune_length=None) -> _Analysis:
-    lab, n = label(mask)
-    if n == 0:
+    if not mask.any():
         return _Analysis(mask, np.zeros_like(mask), SkeletonRadius(np.zeros(0, np.int64), np.zeros(0)),
-                         lab, 0, None)
+                         np.zeros(mask.shape, np.int32), 0, None)
     skel = skeletonize(mask)
     edt = radius_on_skeleton(mask, skel, spacing)
     g = build_graph(skel, edt, prune_px, spacing, prune_length)
+    lab, n = label(mask)  # last: the graph's image-sized scratch is gone by then
     return _Analysis(mask, skel, edt, lab, int(n), g)
 
 
@@ -387,6 +387,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "prune_length": ref.prune_length,
         "notes": notes,
     }
+    pa.lab = None  # read by the costs only: the optional metrics run without the label image
     if all_metrics:
         row.update(_optional(ref, gt_m, pa, pred, notes))
     order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS)}

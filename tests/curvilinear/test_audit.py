@@ -107,6 +107,29 @@ def test_threads_1_and_2_give_the_same_result(base, trees):
     assert two == base
 
 
+def test_one_thread_holds_one_prepared_reference_at_a_time(trees, monkeypatch):
+    """Inline (one thread), a reference is let go once its cases are scored, before the next is
+    prepared: memory stays that of one reference however many masks are audited."""
+    import weakref
+
+    alive, most = [], [0]
+    prepare, case_row = AUD._prepare, AUD._case_row
+
+    def tracked_prepare(*a):
+        p = prepare(*a)
+        alive.append(weakref.ref(p))
+        return p
+
+    def counted_case_row(*a):
+        most[0] = max(most[0], sum(r() is not None for r in alive))
+        return case_row(*a)
+
+    monkeypatch.setattr(AUD, "_prepare", tracked_prepare)
+    monkeypatch.setattr(AUD, "_case_row", counted_case_row)
+    AUD.audit(trees, threads=1, severities=[0.3], radius_scales=[1.3], boundary_fracs=[0.1], n_boot=50)
+    assert len(alive) == len(trees) and most[0] == 1
+
+
 def test_processes_1_and_2_give_the_same_case_table(base, trees):
     """Each run starts its own LocalCluster on 127.0.0.1 and closes it."""
     pytest.importorskip("distributed")
