@@ -92,7 +92,9 @@ def neighbour_lists(pixels, offsets, step_len, indptr, indices, weights):
 
 
 @jit
-def _push(hd, hn, size, d, v):
+def heap_push(hd, hn, size, d, v):
+    """Add ``(d, v)`` to the binary min-heap ``hd``/``hn`` of ``size`` entries; returns the new
+    size. An entry rises while strictly below its parent."""
     i = size
     hd[i] = d
     hn[i] = v
@@ -107,8 +109,9 @@ def _push(hd, hn, size, d, v):
 
 
 @jit
-def _pop(hd, hn, size):
-    """Remove the root; returns the new size (the root was read by the caller)."""
+def heap_pop(hd, hn, size):
+    """Remove the root; returns the new size (the root was read by the caller). The last entry
+    sinks toward the smaller child (the first on a tie) while strictly above it."""
     size -= 1
     hd[0] = hd[size]
     hn[0] = hn[size]
@@ -163,12 +166,12 @@ def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
         dist[src] = 0.0
         touched[nt] = src
         nt += 1
-        size = _push(hd, hn, 0, 0.0, src)
+        size = heap_push(hd, hn, 0, 0.0, src)
         left = n_targets
         while size > 0 and left > 0:
             d = hd[0]
             u = hn[0]
-            size = _pop(hd, hn, size)
+            size = heap_pop(hd, hn, size)
             if done[u]:
                 continue
             done[u] = True
@@ -182,7 +185,7 @@ def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
                         touched[nt] = v
                         nt += 1
                     dist[v] = nd
-                    size = _push(hd, hn, size, nd, v)
+                    size = heap_push(hd, hn, size, nd, v)
         for t in range(targets.shape[0]):
             out[s, t] = dist[targets[t]]
         for i in range(nt):

@@ -16,8 +16,9 @@ following the definitions in scipy's ``ckdtree/src/build.cxx`` and ``query.cxx``
   insertion sort for the last three or fewer), the points below it gathered by
   ``std::partition`` (the bidirectional form); when none is below, the split slides just past
   the minimum;
-- the search descends to the near child, queues the far one by its distance lower bound in
-  scipy's binary heap, scans leaves in their stored order, and replaces the best point only by
+- the search descends to the near child, queues the far one by its distance lower bound in a
+  binary heap that orders equal bounds as scipy's does (:func:`segscore.kernels.graphmatch.heap_push`),
+  scans leaves in their stored order, and replaces the best point only by
   a strictly nearer one.
 
 The point order inside the tree (``idx``) equals ``cKDTree(data).indices``, and the queries
@@ -30,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
+from segscore.kernels.graphmatch import heap_pop, heap_push
 
 LEAFSIZE = 16
 
@@ -151,7 +153,12 @@ def nth_element(idx, first, nth, last, data, d):
     the GNU C++ library runs it (so equal keys end where its introselect leaves them)."""
     if first == last or nth == last:
         return
-    depth = 2 * _floor_log2(last - first)
+    introselect(idx, first, nth, last, 2 * _floor_log2(last - first), data, d)
+
+
+@jit
+def introselect(idx, first, nth, last, depth, data, d):
+    """:func:`nth_element`'s loop with ``depth`` partitions allowed before the heap selection."""
     while last - first > 3:
         if depth == 0:
             _heap_select(idx, first, nth + 1, last, data, d)
@@ -287,38 +294,6 @@ def build_tree(data, idx):
 
 
 @jit
-def _heap_push(prio, item, n, p, it):
-    i = n
-    prio[i] = p
-    item[i] = it
-    while i > 0 and prio[i] < prio[(i - 1) // 2]:
-        j = (i - 1) // 2
-        prio[i], prio[j] = prio[j], prio[i]
-        item[i], item[j] = item[j], item[i]
-        i = j
-    return n + 1
-
-
-@jit
-def _heap_remove(prio, item, n):
-    prio[0] = prio[n - 1]
-    item[0] = item[n - 1]
-    n -= 1
-    i, j, k = 0, 1, 2
-    while (j < n and prio[i] > prio[j]) or (k < n and prio[i] > prio[k]):
-        if k < n and prio[j] > prio[k]:
-            lo = k
-        else:
-            lo = j
-        prio[i], prio[lo] = prio[lo], prio[i]
-        item[i], item[lo] = item[lo], item[i]
-        i = lo
-        j = 2 * i + 1
-        k = 2 * i + 2
-    return n
-
-
-@jit
 def query_nearest(data, idx, start, end, sdim, split, less, greater, queries, bound2, out_d2, out_j):
     """The nearest point of each query strictly within ``sqrt(bound2)``, as
     ``cKDTree(data).query(queries, distance_upper_bound=sqrt(bound2))`` finds it.
@@ -390,7 +365,7 @@ def query_nearest(data, idx, start, end, sdim, split, less, greater, queries, bo
                 if hn == 0:
                     break
                 ni1 = hitem[0]
-                hn = _heap_remove(hprio, hitem, hn)
+                hn = heap_pop(hprio, hitem, hn)
             else:
                 if mind[ni1] > dub:
                     break
@@ -415,6 +390,6 @@ def query_nearest(data, idx, start, end, sdim, split, less, greater, queries, bo
                 if mind[ni1] > mind[ni2]:
                     ni1, ni2 = ni2, ni1
                 if mind[ni2] <= dub:
-                    hn = _heap_push(hprio, hitem, hn, mind[ni2], ni2)
+                    hn = heap_push(hprio, hitem, hn, mind[ni2], ni2)
         out_d2[q] = best_d
         out_j[q] = best_j

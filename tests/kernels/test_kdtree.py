@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from segscore.curvilinear.graph import PointTree
-from segscore.kernels.kdtree import build_tree, nth_element, partition_below
+from segscore.kernels.kdtree import build_tree, introselect, nth_element, partition_below
 
 cKDTree = pytest.importorskip("scipy.spatial").cKDTree
 
@@ -77,3 +77,20 @@ def test_nth_element_selects_and_partition_splits(seed):
     k = data[idx, 0]
     assert p == int((data[:, 0] < np.sort(data[:, 0])[nth]).sum())
     assert (k[:p] < np.sort(data[:, 0])[nth]).all() and (k[p:] >= np.sort(data[:, 0])[nth]).all()
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_the_heap_selection_past_the_depth_limit_selects(depth):
+    """Past its depth limit introselect finishes by a heap selection (rare on real data, so
+    forced here): the nth key is in place, none before it larger, none after it smaller."""
+    rng = np.random.default_rng(depth)
+    for _ in range(200):
+        n = int(rng.integers(4, 120))
+        data = rng.integers(0, 6, (n, 2)).astype(float)
+        idx = rng.permutation(n).astype(np.int64)
+        nth = int(rng.integers(0, n))
+        introselect(idx, 0, nth, n, depth, data, 1)
+        k = data[idx, 1]
+        assert sorted(idx.tolist()) == list(range(n))
+        assert k[nth] == np.sort(data[:, 1])[nth]
+        assert (k[:nth] <= k[nth]).all() and (k[nth + 1:] >= k[nth]).all()
