@@ -75,6 +75,7 @@ attribute ``segscore.curvilinear.audit`` is this function, not the module.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -570,7 +571,17 @@ def _warm_worker():
     m[12, 2:22] = m[2:22, 12] = m[4, 4:12] = True
     for op, sev in (("break", 0.5), ("bridge", 0.5), ("truncate", 0.5), ("radius", 0.8), ("boundary", 0.1)):
         perturb(m, op, sev, seed=0, prune_px=1)
+    _warm_findings()
     return names
+
+
+def _warm_findings():
+    """The statistics' kernels (Spearman, the cluster bootstrap), loaded on a tiny cell."""
+    from segscore.curvilinear.findings import cluster_interval, spearman_rho
+
+    x = np.arange(6.0)
+    spearman_rho(x, x[::-1].copy())
+    cluster_interval(x, x[::-1].copy(), np.array([0, 0, 1, 1, 2, 2]), n_boot=4)
 
 
 # ------------------------------------------------------------------------------------------
@@ -678,9 +689,11 @@ class _NoCluster:
         pass
 
 
-def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress):
-    """Every case row of every reference (in plan order), the redraw rows and each reference's
-    median radius."""
+def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress, finish):
+    """``finish(cases, floors, radii)``: the cases of every reference (in plan order), the redraw
+    rows and each reference's median radius, given to ``finish``, whose result is returned. On a
+    cluster ``finish`` (the statistics) runs on a worker, whose kernels are loaded: this process
+    then never starts numba (a second of a study-ladder run's serial tail)."""
     plan = _plan(ladder)
     ex = _executor(threads, processes, scheduler)
     try:
@@ -749,11 +762,13 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress)
             ex.cancel([f for f in futures if not f.done()])
             raise
         del futures, preps, summaries, meta
+        cases = [r for per in rows for r in per[:len(plan)]]
+        floors = [per[len(plan)] for per in rows] if redraw else []
+        if isinstance(ex, _Distributed):
+            return ex.submit(finish, cases, floors, radii).result()
     finally:
         ex.close()
-    cases = [r for per in rows for r in per[:len(plan)]]
-    floors = [per[len(plan)] for per in rows] if redraw else []
-    return cases, floors, radii
+    return finish(cases, floors, radii)
 
 
 # ------------------------------------------------------------------------------------------
@@ -983,14 +998,8 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
             raise ScoreError(f"spacing {list(spacing)}: every voxel size must be a positive finite number")
     opts = _Options(prune_px=prune_px, metrics=metrics, users=tuple(users),
                     need_radius=bool(redraw_floor or lad["severities"].get("radius")), spacing=spacing)
-    cases, floors, radii = _run(refs, lad, opts, bool(redraw_floor), threads=threads, processes=processes,
-                                scheduler=scheduler, progress=progress)
     from segscore import __version__
 
-    ratios = [prune_px / r if r > 0 else math.nan for r in radii]
-    fin = [r for r in ratios if math.isfinite(r)]
-    scale = {"median_radius": float(np.median(radii)), "prune_px": prune_px,
-             "prune_in_radii": float(np.median(fin)) if fin else None, "n_units": len(radii)}
     ladder_out = {"name": lad["name"], "severities": {op: list(v) for op, v in lad["severities"].items()},
                   "seeds": list(lad["seeds"]), "n_boot": lad["n_boot"], "prune_px": prune_px,
                   "erl": bool(erl), "version": f"segscore {__version__}",
@@ -1000,9 +1009,21 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
     sided = {u.name: u.sided for u in users}
     if "density_kept" in costs:
         sided = {"density_kept": "kept", **sided}
-    return _assemble(cases, floors, costs=all_costs, min_units=min_units, min_cases=min_cases, n_boot=lad["n_boot"],
-                     include_cases=include_cases, ladder=ladder_out, scale=scale, cost_labels=labels,
-                     cost_sided=sided, references=[n for n, _ in refs])
+    finish = functools.partial(_finish, prune_px=prune_px, costs=all_costs, min_units=min_units,
+                               min_cases=min_cases, n_boot=lad["n_boot"], include_cases=include_cases,
+                               ladder=ladder_out, cost_labels=labels, cost_sided=sided,
+                               references=[n for n, _ in refs])
+    return _run(refs, lad, opts, bool(redraw_floor), threads=threads, processes=processes, scheduler=scheduler,
+                progress=progress, finish=finish)
+
+
+def _finish(cases, floors, radii, *, prune_px, **assemble):
+    """The audit's result from its case rows, redraw rows and each reference's median radius."""
+    ratios = [prune_px / r if r > 0 else math.nan for r in radii]
+    fin = [r for r in ratios if math.isfinite(r)]
+    scale = {"median_radius": float(np.median(radii)), "prune_px": prune_px,
+             "prune_in_radii": float(np.median(fin)) if fin else None, "n_units": len(radii)}
+    return _assemble(cases, floors, scale=scale, **assemble)
 
 
 @as_result
