@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.curvilinear.graph import build_graph, count_components, label, nonzero_coords, radius_on_skeleton, skeletonize
+from segscore.curvilinear.graph import build_graph, count_components, label, radius_on_skeleton, skeletonize
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
 
@@ -295,34 +295,18 @@ def _radius(mask, skel, edt, scale, cache=None):
 
 
 # ---------------------------------------------------------------- boundary
-def _eroded(mask):
-    """``scipy.ndimage.binary_erosion(mask)``: a voxel stays when it and its 2*ndim face
-    neighbours are set, the outside counting as unset."""
-    er = mask.copy()
-    for ax in range(mask.ndim):
-        lo = [slice(None)] * mask.ndim
-        hi = [slice(None)] * mask.ndim
-        lo[ax], hi[ax] = slice(1, None), slice(None, -1)
-        er[tuple(lo)] &= mask[tuple(hi)]
-        er[tuple(hi)] &= mask[tuple(lo)]
-        edge = [slice(None)] * mask.ndim
-        for i in (0, -1):
-            edge[ax] = i
-            er[tuple(edge)] = False
-    return er
-
-
 def _boundary(mask, frac, rng):
     from segscore.kernels.operators import erode_surface
     from segscore.kernels.skelgraph import neighbour_offsets
+    from segscore.metrics.surface import mask_surface
 
     total = int(np.count_nonzero(mask))
     target = int(frac * total)
-    shell = mask & ~_eroded(mask)
     pad = np.pad(mask.astype(np.uint8), 2)
     offsets, _ = neighbour_offsets(pad.shape)
     pshape = pad.shape
-    idx = nonzero_coords(shell) + 2
+    # the shell, mask & ~binary_erosion(mask), in C order
+    idx = mask_surface(mask)[:, 3 - mask.ndim:].astype(np.int64) + 2
     order = np.ravel_multi_index(tuple(idx.T), pshape).astype(np.int64)
     order = order[rng.permutation(len(order))]
     flat = pad.ravel()

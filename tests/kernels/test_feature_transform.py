@@ -70,16 +70,6 @@ def test_hop_counts_equal_scipy_shortest_path(seed):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("nd", [2, 3])
-def test_erosion_equals_scipy(nd):
-    from segscore.curvilinear.operators import _eroded
-
-    rng = np.random.default_rng(nd)
-    for _ in range(20):
-        m = rng.random(tuple(rng.integers(1, 12, nd))) < 0.7
-        np.testing.assert_array_equal(_eroded(m), ndimage.binary_erosion(m))
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_bridge_pairs_equal_ckdtree_query_pairs(seed):
     """The bridge operator's candidate pairs, and so its draws, are those of
