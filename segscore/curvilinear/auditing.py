@@ -495,11 +495,16 @@ def _cases(prep, specs, opts: _Options) -> list:
 #: scheduler) busy for 9.5 s of CPU in a 38 s two-process study-ladder run, a quarter of one of
 #: the two CPUs; with runs, 4.2 s in a 33 s run (measured 2026-12-01)
 CHUNKS_PER_WORKER = 2
+#: the same for the last reference, whose runs end the audit: with runs of 18 cases one of two
+#: workers waited a second for the other at the end of a study-ladder run (tasks of 4-5 cases
+#: end within a fifth of that)
+LAST_CHUNKS_PER_WORKER = 8
 
 
-def _chunks(n: int, workers: int) -> list:
-    """``[(lo, hi)]`` cutting ``n`` cases of one reference into runs for ``workers`` workers."""
-    k = max(1, min(n, CHUNKS_PER_WORKER * workers))
+def _chunks(n: int, workers: int, last: bool = False) -> list:
+    """``[(lo, hi)]`` cutting ``n`` cases of one reference into runs for ``workers`` workers
+    (finer for the ``last`` reference)."""
+    k = max(1, min(n, (LAST_CHUNKS_PER_WORKER if last else CHUNKS_PER_WORKER) * workers))
     bounds = [round(i * n / k) for i in range(k + 1)]
     return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
 
@@ -741,7 +746,8 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
                 summaries.append(ex.submit(_summary, pf))
                 specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
                 remaining.append(len(specs))
-                runs = _chunks(len(specs), workers) if workers else [(j, j + 1) for j in range(len(specs))]
+                runs = (_chunks(len(specs), workers, last=i == len(refs) - 1) if workers else
+                        [(j, j + 1) for j in range(len(specs))])
                 for lo, hi in runs:
                     f = ex.submit(_cases, pf, specs[lo:hi], opts)
                     meta[f] = (i, range(lo, hi))

@@ -426,10 +426,12 @@ def test_audit_from_cases_reads_back_its_own_json(base, tmp_path):
     assert all(f["redraw_cost"] is not None for f in other["findings"])
 
 
+@pytest.mark.parametrize("last", [False, True])
 @pytest.mark.parametrize("n, workers", [(1, 1), (1, 4), (7, 2), (23, 2), (90, 3), (4, 8)])
-def test_case_runs_cover_every_case_once_in_order(n, workers):
-    runs = AUD._chunks(n, workers)
+def test_case_runs_cover_every_case_once_in_order(n, workers, last):
+    runs = AUD._chunks(n, workers, last=last)
     assert [j for lo, hi in runs for j in range(lo, hi)] == list(range(n))
-    assert len(runs) == min(n, AUD.CHUNKS_PER_WORKER * workers)
+    per = AUD.LAST_CHUNKS_PER_WORKER if last else AUD.CHUNKS_PER_WORKER
+    assert len(runs) == min(n, per * workers)
     sizes = [hi - lo for lo, hi in runs]
     assert max(sizes) - min(sizes) <= 1
