@@ -52,9 +52,10 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 **Fan-out.** Cases are tasks: a thread pool in this process by default (``threads``), or a
 ``distributed`` cluster: ``processes=N`` starts a ``LocalCluster`` of N worker processes on
 127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
-``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])`` and
-the five operators on a tiny mask) are warmed here first, then once per worker (``client.run``), so
-no two processes build numba's cache at once.
+``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])``, the
+five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
+any arrives: in this process for its threads, on each worker (``client.run``) for a cluster, where
+the statistics then run too (on one worker), so this process never starts numba.
 ``distributed`` is imported only on those paths.
 
 **Result** (the result contract, :mod:`segscore.io.results`): curvicost's fields ``n_cases``,
