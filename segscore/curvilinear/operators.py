@@ -165,7 +165,7 @@ def close_point_pairs(pos, gap):
 
 
 def _bridge(mask, g, severity, rng):
-    from segscore.kernels.graphmatch import hop_counts
+    from segscore.kernels.graphmatch import dijkstra_to_targets
 
     deg = g.degree()
     ends = np.flatnonzero(g.node_alive & (deg == 1))
@@ -186,10 +186,12 @@ def _bridge(mask, g, severity, rng):
         o = np.argsort(u, kind="stable")
         indptr = np.concatenate([[0], np.cumsum(np.bincount(u, minlength=g.n_nodes))]).astype(np.int64)
         src = np.unique(pairs[:, 0])
-        hops = np.empty((len(src), g.n_nodes))
-        hop_counts(indptr, np.ascontiguousarray(v[o]), np.ascontiguousarray(ends[src], dtype=np.int64), hops)
-        row = np.searchsorted(src, pairs[:, 0])
-        h = hops[row, ends[pairs[:, 1]]]
+        # hops: shortest paths with every edge of length 1 (integers, exact in float)
+        hops = np.empty((len(src), len(pairs)))
+        dijkstra_to_targets(indptr, np.ascontiguousarray(v[o]), np.ones(len(o)),
+                            np.ascontiguousarray(ends[src], dtype=np.int64),
+                            np.ascontiguousarray(ends[pairs[:, 1]], dtype=np.int64), hops)
+        h = hops[np.searchsorted(src, pairs[:, 0]), np.arange(len(pairs))]
         pairs = pairs[h >= BRIDGE_MIN_HOPS]  # inf (other component) passes
     info["candidates"] = int(len(pairs))
     if len(pairs) == 0 or n == 0:

@@ -308,34 +308,3 @@ def greedy_match(pi, pj, na, nb):
         tp += 1
     return tp
 
-
-@jit
-def hop_counts(indptr, indices, sources, out):
-    """Fewest edges from each source to every node of an undirected graph (breadth first):
-    ``out[s, v]``, inf where no path joins them (``scipy.sparse.csgraph.shortest_path(...,
-    unweighted=True)``'s values).
-
-    Parameters
-    ----------
-    indptr, indices : the graph's adjacency, both directions of every edge (CSR, int64).
-    sources : (S,) int64 node numbers.
-    out : (S, N) float64 output.
-    """
-    n = indptr.shape[0] - 1
-    queue = np.empty(n, np.int64)
-    for s in range(sources.shape[0]):
-        row = out[s]
-        row[:] = np.inf
-        row[sources[s]] = 0.0
-        queue[0] = sources[s]
-        head, tail = 0, 1
-        while head < tail:
-            u = queue[head]
-            head += 1
-            h = row[u] + 1.0
-            for k in range(indptr[u], indptr[u + 1]):
-                v = indices[k]
-                if row[v] == np.inf:
-                    row[v] = h
-                    queue[tail] = v
-                    tail += 1

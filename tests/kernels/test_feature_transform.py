@@ -50,11 +50,13 @@ def test_nearest_feature_on_a_skeleton_equals_scipy():
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_hop_counts_equal_scipy_shortest_path(seed):
+def test_unit_length_shortest_paths_equal_scipy_hop_counts(seed):
+    """The bridge operator's hop counts (shortest paths with every edge of length 1) against
+    ``scipy.sparse.csgraph.shortest_path(..., unweighted=True)``."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import shortest_path
 
-    from segscore.kernels.graphmatch import hop_counts
+    from segscore.kernels.graphmatch import dijkstra_to_targets
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 60))
@@ -66,7 +68,7 @@ def test_hop_counts_equal_scipy_shortest_path(seed):
     o = np.argsort(a, kind="stable")
     indptr = np.concatenate([[0], np.cumsum(np.bincount(a, minlength=n))]).astype(np.int64)
     got = np.empty((len(src), n))
-    hop_counts(indptr, b[o].astype(np.int64), src, got)
+    dijkstra_to_targets(indptr, b[o].astype(np.int64), np.ones(len(o)), src, np.arange(n, dtype=np.int64), got)
     np.testing.assert_array_equal(got, want)
 
 
