@@ -46,15 +46,21 @@ def test_one_and_two_worker_processes_give_identical_rows(tmp_path, cli):
     assert sum(r["status"] == "scored" for r in one.values()) == len(jobs) - 1
 
 
-def test_our_local_clusters_run_without_the_task_profiler():
-    """distributed's profiler thread costs a single-threaded scoring task about a third of its time."""
+def test_our_local_clusters_run_without_the_task_profiler(monkeypatch):
+    """distributed's profiler thread costs a single-threaded scoring task about a third of its
+    time; its MALLOC_TRIM_THRESHOLD_ doubled an audit's page faults."""
+    import os
+
     import dask
 
     from segscore.engine.executor import local_cluster
 
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)  # another cluster may have set it here
     client, cluster = local_cluster(1)
     try:
         assert set(client.run(lambda: dask.config.get("distributed.worker.profile.enabled")).values()) == {False}
+        assert set(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values()) == {None}
+        assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
         assert len(client.scheduler_info()["workers"]) == 1
     finally:
         client.close()
