@@ -496,15 +496,23 @@ def _cases(prep, specs, opts: _Options) -> list:
 #: scheduler) busy for 9.5 s of CPU in a 38 s two-process study-ladder run, a quarter of one of
 #: the two CPUs; with runs, 4.2 s in a 33 s run (measured 2026-12-01)
 CHUNKS_PER_WORKER = 2
-#: the same for the last reference, whose runs end the audit: with runs of 18 cases one of two
-#: workers waited a second for the other at the end of a study-ladder run (tasks of 4-5 cases
-#: end within a fifth of that)
+#: the same for the last references (one per worker), whose runs end the audit: with runs of 18
+#: cases one of two workers waited a second for the other at the end of a study-ladder run
+#: (tasks of 4-5 cases end within a fifth of that)
 LAST_CHUNKS_PER_WORKER = 8
+
+
+def _cluster_order(refs) -> list:
+    """The order a cluster takes the references in: the most foreground first (a reference's
+    cases cost about in proportion to it), so the runs that end the audit are the cheapest, and
+    ties in the order given. Longest first: two workers ended a study-ladder run 1.3 s apart
+    when a large reference came last (2026-12-02)."""
+    return sorted(range(len(refs)), key=lambda i: -int(np.count_nonzero(refs[i][1])))
 
 
 def _chunks(n: int, workers: int, last: bool = False) -> list:
     """``[(lo, hi)]`` cutting ``n`` cases of one reference into runs for ``workers`` workers
-    (finer for the ``last`` reference)."""
+    (finer for the ``last`` references, those that end the run)."""
     k = max(1, min(n, (LAST_CHUNKS_PER_WORKER if last else CHUNKS_PER_WORKER) * workers))
     bounds = [round(i * n / k) for i in range(k + 1)]
     return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
@@ -605,7 +613,7 @@ class _Threads:
         self.threads = threads
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="segscore-audit") if threads > 1 else None
 
-    def submit(self, fn, *args):
+    def submit(self, fn, *args, priority=0):
         from concurrent.futures import Future
 
         def call():
@@ -639,8 +647,10 @@ class _Distributed:
         self.client = client
         self.cluster = cluster
 
-    def submit(self, fn, *args):
-        return self.client.submit(fn, *args, pure=False)
+    def submit(self, fn, *args, priority=0):
+        # the priority orders the tasks: tasks submitted together otherwise tie, and the
+        # scheduler then takes them in no particular order
+        return self.client.submit(fn, *args, pure=False, priority=priority)
 
     def scatter(self, x):
         return self.client.scatter(x, hash=False)
@@ -713,12 +723,15 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
             _warm_worker()
         meta = {}
         futures = []
-        summaries = []
-        preps = []
-        remaining = []
         # threads: a task a case (no scheduler to feed); a cluster: runs of cases per reference
         workers = ex.workers() if isinstance(ex, _Distributed) else None
         inline = isinstance(ex, _Threads) and ex.pool is None  # each task ran as it was submitted
+        # a cluster: the references in their order (largest first), each one's tasks before the
+        # next one's; threads: in the order given, first in first out
+        order = _cluster_order(refs) if workers else list(range(len(refs)))
+        preps = [None] * len(refs)
+        summaries = [None] * len(refs)
+        remaining = [0] * len(refs)
         total = sum(len(plan) + int(redraw) for _ in refs)
         rows = [[None] * (len(plan) + int(redraw)) for _ in refs]
         done = 0
@@ -741,16 +754,18 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
                 preps[i] = None  # its reference is no longer needed: let it go
 
         try:
-            for i, (name, mask) in enumerate(refs):
-                pf = ex.submit(_prepare, name, ex.scatter(mask), opts)
-                preps.append(pf)
-                summaries.append(ex.submit(_summary, pf))
+            for rank, i in enumerate(order):
+                name, mask = refs[i]
+                prio = len(refs) - rank
+                pf = ex.submit(_prepare, name, ex.scatter(mask), opts, priority=prio)
+                preps[i] = pf
+                summaries[i] = ex.submit(_summary, pf, priority=prio)
                 specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
-                remaining.append(len(specs))
-                runs = (_chunks(len(specs), workers, last=i == len(refs) - 1) if workers else
+                remaining[i] = len(specs)
+                runs = (_chunks(len(specs), workers, last=rank >= len(refs) - workers) if workers else
                         [(j, j + 1) for j in range(len(specs))])
                 for lo, hi in runs:
-                    f = ex.submit(_cases, pf, specs[lo:hi], opts)
+                    f = ex.submit(_cases, pf, specs[lo:hi], opts, priority=prio)
                     meta[f] = (i, range(lo, hi))
                     if inline:
                         take(f)  # rows kept, the reference let go before the next one is prepared

@@ -426,6 +426,48 @@ def test_audit_from_cases_reads_back_its_own_json(base, tmp_path):
     assert all(f["redraw_cost"] is not None for f in other["findings"])
 
 
+def test_a_cluster_takes_the_largest_reference_first_and_ties_in_order():
+    m = [np.zeros((9, 9), bool) for _ in range(5)]
+    for k, n in enumerate((3, 7, 3, 0, 7)):
+        m[k].flat[:n] = True
+    assert AUD._cluster_order([(f"r{k}", a) for k, a in enumerate(m)]) == [1, 4, 0, 2, 3]
+
+
+def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_last_runs(base, trees, monkeypatch):
+    """What a cluster is given, in which order, with which priority (recorded on an inline
+    stand-in for the cluster); the case table is still the threads' one."""
+    submitted = []
+
+    class Recorder(AUD._Threads):
+        client = type("Client", (), {"run": staticmethod(lambda fn: fn())})()
+
+        def workers(self):
+            return 2
+
+        def submit(self, fn, *args, priority=0):
+            submitted.append((getattr(fn, "__name__", "finish"), args[0] if fn is AUD._prepare else None, priority,
+                              len(args[1]) if fn is AUD._cases else None))
+            return super().submit(fn, *args)
+
+    monkeypatch.setattr(AUD, "_Distributed", Recorder)
+    monkeypatch.setattr(AUD, "_executor", lambda *a: Recorder(1))
+    got = AUD.audit(trees, processes=2, include_cases=True, **LADDER, **FLOORS)
+    assert got == base
+    sizes = {t: int(np.count_nonzero(AUD._references([t])[0][1])) for t in trees}
+    prepared = [(name, prio) for fn, name, prio, _ in submitted if fn == "_prepare"]
+    assert [n for n, _ in prepared] == sorted(trees, key=lambda t: -sizes[t])
+    assert [p for _, p in prepared] == list(range(len(trees), 0, -1))
+    runs = {}  # priority -> sizes of its runs
+    for fn, _, prio, n in submitted:
+        if fn == "_cases":
+            runs.setdefault(prio, []).append(n)
+    per_ref = len(base["cases"]) // len(trees) + 1  # its cases and its redraw
+    for prio, sizes_ in runs.items():
+        assert sum(sizes_) == per_ref
+        fine = prio <= 2  # the last two references (one per worker) end the run in finer runs
+        assert len(sizes_) == min(per_ref, (AUD.LAST_CHUNKS_PER_WORKER if fine else AUD.CHUNKS_PER_WORKER) * 2)
+
+
 @pytest.mark.parametrize("last", [False, True])
 @pytest.mark.parametrize("n, workers", [(1, 1), (1, 4), (7, 2), (23, 2), (90, 3), (4, 8)])
 def test_case_runs_cover_every_case_once_in_order(n, workers, last):
