@@ -54,9 +54,12 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
 ``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])``, the
 five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
-any arrives: in this process for its threads, on each worker (``client.run``) for a cluster, where
-the statistics then run too (on one worker), so this process never starts numba.
-``distributed`` is imported only on those paths.
+any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. A
+cluster takes the references largest first, with falling task priorities, so the cheapest end the
+run. The statistics' bulk (each cell's ρ and interval,
+:func:`~segscore.curvilinear.findings.cell_statistics`) is then cut in one part per worker or
+thread, run side by side; on a cluster the rest is assembled here while the cluster closes, so
+this process never starts numba. ``distributed`` is imported only on those paths.
 
 **Result** (the result contract, :mod:`segscore.io.results`): curvicost's fields ``n_cases``,
 ``n_units`` (acting cases and units), ``has_ci``, ``min_units``, ``min_cases``, ``findings``,
@@ -84,6 +87,7 @@ import math
 import numbers
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -705,11 +709,13 @@ class _NoCluster:
         pass
 
 
-def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress, finish):
-    """``finish(cases, floors, radii)``: the cases of every reference (in plan order), the redraw
-    rows and each reference's median radius, given to ``finish``, whose result is returned. On a
-    cluster ``finish`` (the statistics) runs on a worker, whose kernels are loaded: this process
-    then never starts numba (a second of a study-ladder run's serial tail)."""
+def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress, finish, statistics):
+    """``finish(cases, floors, radii, *parts)``: the cases of every reference (in plan order), the
+    redraw rows, each reference's median radius and the parts of ``statistics(cases, part,
+    parts)`` (the statistics' bulk, one part per worker or thread, side by side), given to
+    ``finish``, whose result is returned. On a cluster the parts run on the workers, whose kernels
+    are loaded, and ``finish`` (no kernel left to run) here while the cluster closes: this process
+    never starts numba (a second of a study-ladder run's serial tail)."""
     plan = _plan(ladder)
     ex = _executor(threads, processes, scheduler)
     try:
@@ -786,11 +792,25 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
         del futures, preps, summaries, meta
         cases = [r for per in rows for r in per[:len(plan)]]
         floors = [per[len(plan)] for per in rows] if redraw else []
+        parts = None
         if isinstance(ex, _Distributed):
-            return ex.submit(finish, cases, floors, radii).result()
-    finally:
+            parts = [f.result() for f in [ex.submit(statistics, cases, k, workers) for k in range(workers)]]
+    except BaseException:
         ex.close()
-    return finish(cases, floors, radii)
+        raise
+    if parts is None:  # threads
+        ex.close()
+        from segscore.engine.executor import side_by_side
+
+        n = ex.threads
+        parts = side_by_side([functools.partial(statistics, cases, k, n) for k in range(n)], threads=n)
+        return finish(cases, floors, radii, *parts)
+    closer = threading.Thread(target=ex.close, name="segscore-audit-close")
+    closer.start()
+    try:
+        return finish(cases, floors, radii, *parts)
+    finally:
+        closer.join()
 
 
 # ------------------------------------------------------------------------------------------
@@ -878,14 +898,28 @@ def _nan_to_none(obj):
     return obj
 
 
+def _plain(cases, source=None):
+    """The case table the statistics read: the rows without their notes."""
+    from segscore.curvilinear.findings import CaseTable
+
+    return CaseTable([{k: v for k, v in c.items() if k != "notes"} for c in cases], source=source or "audit")
+
+
+def _statistics(cases, part, parts, *, costs, n_boot):
+    """Part ``part`` of ``parts`` of the cells' correlations and intervals (the bulk of the
+    statistics), for :func:`_finish`; the parts run side by side, each where it is sent."""
+    from segscore.curvilinear.findings import cell_statistics
+
+    return cell_statistics(_plain(cases), costs=tuple(costs), n_boot=n_boot, seed=0, part=part, parts=parts)
+
+
 def _assemble(cases, floors, *, costs, min_units, min_cases, n_boot, include_cases, ladder, scale, cost_labels,
-              cost_sided, references=None, floor_values=None, floor_units=None, source=None):
-    from segscore.curvilinear.findings import CASE_TABLE_FORMAT, CaseTable, findings_from_cases
+              cost_sided, references=None, floor_values=None, floor_units=None, source=None, cells=None):
+    from segscore.curvilinear.findings import CASE_TABLE_FORMAT, findings_from_cases
 
     notes: dict = {}
-    plain = CaseTable([{k: v for k, v in c.items() if k != "notes"} for c in cases], source=source or "audit")
-    res = findings_from_cases(plain, costs=tuple(costs), min_units=min_units, min_cases=min_cases, n_boot=n_boot,
-                              seed=0)
+    res = findings_from_cases(_plain(cases, source), costs=tuple(costs), min_units=min_units, min_cases=min_cases,
+                              n_boot=n_boot, seed=0, cells=cells)
     findings = res["findings"]
     redraw = None
     values = None
@@ -1035,12 +1069,16 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
                                min_cases=min_cases, n_boot=lad["n_boot"], include_cases=include_cases,
                                ladder=ladder_out, cost_labels=labels, cost_sided=sided,
                                references=[n for n, _ in refs])
+    statistics = functools.partial(_statistics, costs=all_costs, n_boot=lad["n_boot"])
     return _run(refs, lad, opts, bool(redraw_floor), threads=threads, processes=processes, scheduler=scheduler,
-                progress=progress, finish=finish)
+                progress=progress, finish=finish, statistics=statistics)
 
 
-def _finish(cases, floors, radii, *, prune_px, **assemble):
-    """The audit's result from its case rows, redraw rows and each reference's median radius."""
+def _finish(cases, floors, radii, *parts, prune_px, **assemble):
+    """The audit's result from its case rows, redraw rows and each reference's median radius (and
+    the cells :func:`_statistics` computed already, in ``parts``)."""
+    if parts:
+        assemble["cells"] = {k: v for part in parts for k, v in part.items()}
     ratios = [prune_px / r if r > 0 else math.nan for r in radii]
     fin = [r for r in ratios if math.isfinite(r)]
     scale = {"median_radius": float(np.median(radii)), "prune_px": prune_px,

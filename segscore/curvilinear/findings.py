@@ -68,7 +68,7 @@ import numpy as np
 
 from segscore.errors import InputFileError, ScoreError
 
-__all__ = ["findings_from_cases", "read_cases", "label_cell", "spearman_rho", "cluster_interval",
+__all__ = ["findings_from_cases", "cell_statistics", "read_cases", "label_cell", "spearman_rho", "cluster_interval",
            "CaseTable", "OPERATORS", "COSTS", "METRIC_ORDER", "LOWER_IS_BETTER", "LABELS",
            "MIN_UNITS", "MIN_CASES", "N_BOOT", "CASE_TABLE_FORMAT"]
 
@@ -362,8 +362,80 @@ def _join(units, limit=6):
 # the audit's findings
 # ------------------------------------------------------------------------------------------
 
+class _Resolved:
+    """A case table read and checked, with the costs, metrics, operators and acting units its
+    findings use: what :func:`findings_from_cases` and :func:`cell_statistics` share."""
+
+    def __init__(self, cases, costs, metrics, min_units, min_cases, n_boot, seed, directions, origin):
+        t = _Table(cases, getattr(cases, "source", None) or origin)
+        min_units = _whole(min_units, "min_units", 0)
+        min_cases = _whole(min_cases, "min_cases", 0)
+        n_boot = _whole(n_boot, "n_boot", 1)
+        seed = _whole(seed, "seed", 0)
+        lower = set(LOWER_IS_BETTER)
+        higher = set(HIGHER_IS_BETTER)
+        for m, d in (directions or {}).items():
+            if d not in ("higher", "lower") or not isinstance(m, str):
+                raise ScoreError(f"directions[{m!r}] is {d!r}; fix: \"higher\" or \"lower\" (is better)")
+            (lower if d == "lower" else higher).add(m)
+            (higher if d == "lower" else lower).discard(m)
+
+        acting = t.acted
+        if costs is None:
+            costs = getattr(cases, "costs", None) or tuple(c for c in COSTS if t.has(c)) or COSTS
+        costs = _names(costs, "costs")
+        for c in costs:
+            if not t.has(c) and acting.any():
+                held = ", ".join(k for k in _value_keys(t) if k not in METRIC_ORDER) or "none"
+                raise ScoreError(f"{t.origin}: no acting case has the cost {c!r}; fix: name a cost the table "
+                                 f"holds (numeric columns besides the metrics: {held})")
+        if metrics is None:
+            metrics = tuple(m for m in METRIC_ORDER if t.has(m) and np.isfinite(t.column(m)[acting]).any())
+        else:
+            metrics = _names(metrics, "metrics")
+            for m in metrics:
+                if m not in lower and m not in higher:
+                    raise ScoreError(f"metrics: {m!r} has no known direction; fix: pass directions={{{m!r}: "
+                                     "\"higher\" or \"lower\"}}")
+                if not t.has(m) and acting.any():
+                    raise ScoreError(f"{t.origin}: no acting case has the metric {m!r}; fix: name a metric the "
+                                     "table holds")
+
+        for k in costs + metrics:
+            t.column(k)  # every value read is checked, whether or not its operator gets cells
+
+        ops_all = np.asarray(t.operator, dtype=object)
+        units_all = np.asarray(t.unit, dtype=object)
+        tried = set(t.operator)
+        operators = [o for o in OPERATORS if o in tried] + sorted(tried - set(OPERATORS))
+        acting_units = sorted({u for u, a in zip(t.unit, acting) if a})
+        unit_index = {u: i for i, u in enumerate(acting_units)}
+        gidx = np.asarray([unit_index.get(u, -1) for u in t.unit], dtype=np.int64)
+
+        self.t, self.min_units, self.min_cases, self.n_boot, self.seed = t, min_units, min_cases, n_boot, seed
+        self.lower, self.higher, self.acting, self.costs, self.metrics = lower, higher, acting, costs, metrics
+        self.ops_all, self.units_all, self.operators = ops_all, units_all, operators
+        self.acting_units, self.gidx = acting_units, gidx
+
+    def cells(self):
+        """``(cost, operator, metric, idx)`` of every cell, in the findings' order (operators with
+        fewer than 3 acting cases have none); ``idx`` are the rows of the operator's acting cases."""
+        for cost in self.costs:
+            for op in self.operators:
+                idx = np.flatnonzero((self.ops_all == op) & self.acting)
+                if idx.size < MIN_OPERATOR_CASES:
+                    continue
+                for metric in self.metrics:
+                    yield cost, op, metric, idx
+
+    def cell(self, cost, metric, idx, picks_cache):
+        """:func:`_cell` of one cell."""
+        return _cell(metric, cost, self.t.column(metric)[idx], self.t.column(cost)[idx], self.gidx[idx],
+                     self.acting_units, n_boot=self.n_boot, seed=self.seed, picks_cache=picks_cache)
+
+
 def findings_from_cases(cases, *, costs=None, metrics=None, min_units=MIN_UNITS, min_cases=MIN_CASES,
-                        n_boot=N_BOOT, seed=0, directions=None) -> dict:
+                        n_boot=N_BOOT, seed=0, directions=None, cells=None) -> dict:
     """The audit's findings from a case table (see the module docstring), as curvicost 0.3.1's
     ``audit`` computes them from its cases.
 
@@ -383,6 +455,9 @@ def findings_from_cases(cases, *, costs=None, metrics=None, min_units=MIN_UNITS,
         Bootstrap resamples per cell, and the seed every cell starts from.
     directions : dict, optional
         ``{metric: "higher" | "lower"}`` for metrics beyond the built-in ones (or to override them).
+    cells : dict, optional
+        Cells already computed by :func:`cell_statistics` on this table with the same costs,
+        metrics, ``n_boot`` and ``seed`` (the parts merged): those are not computed again.
 
     Returns
     -------
@@ -395,56 +470,15 @@ def findings_from_cases(cases, *, costs=None, metrics=None, min_units=MIN_UNITS,
         cost_constant), ``operator_notes`` ({operator: explanation}) and ``notes`` (empty: every
         null is explained in its row's ``reason``).
     """
-    t = _Table(cases, getattr(cases, "source", None) or "findings_from_cases")
-    min_units = _whole(min_units, "min_units", 0)
-    min_cases = _whole(min_cases, "min_cases", 0)
-    n_boot = _whole(n_boot, "n_boot", 1)
-    seed = _whole(seed, "seed", 0)
-    lower = set(LOWER_IS_BETTER)
-    higher = set(HIGHER_IS_BETTER)
-    for m, d in (directions or {}).items():
-        if d not in ("higher", "lower") or not isinstance(m, str):
-            raise ScoreError(f"directions[{m!r}] is {d!r}; fix: \"higher\" or \"lower\" (is better)")
-        (lower if d == "lower" else higher).add(m)
-        (higher if d == "lower" else lower).discard(m)
-
-    acting = t.acted
-    if costs is None:
-        costs = getattr(cases, "costs", None) or tuple(c for c in COSTS if t.has(c)) or COSTS
-    costs = _names(costs, "costs")
-    for c in costs:
-        if not t.has(c) and acting.any():
-            held = ", ".join(k for k in _value_keys(t) if k not in METRIC_ORDER) or "none"
-            raise ScoreError(f"{t.origin}: no acting case has the cost {c!r}; fix: name a cost the table "
-                             f"holds (numeric columns besides the metrics: {held})")
-    if metrics is None:
-        metrics = tuple(m for m in METRIC_ORDER if t.has(m) and np.isfinite(t.column(m)[acting]).any())
-    else:
-        metrics = _names(metrics, "metrics")
-        for m in metrics:
-            if m not in lower and m not in higher:
-                raise ScoreError(f"metrics: {m!r} has no known direction; fix: pass directions={{{m!r}: "
-                                 "\"higher\" or \"lower\"}}")
-            if not t.has(m) and acting.any():
-                raise ScoreError(f"{t.origin}: no acting case has the metric {m!r}; fix: name a metric the "
-                                 "table holds")
-
-    for k in costs + metrics:
-        t.column(k)  # every value read is checked, whether or not its operator gets cells
-
+    r = _Resolved(cases, costs, metrics, min_units, min_cases, n_boot, seed, directions, "findings_from_cases")
+    t, min_units, min_cases, n_boot, seed = r.t, r.min_units, r.min_cases, r.n_boot, r.seed
+    lower, acting, costs, metrics = r.lower, r.acting, r.costs, r.metrics
+    ops_all, units_all, operators, acting_units, gidx = r.ops_all, r.units_all, r.operators, r.acting_units, r.gidx
     notes: dict[str, list[str]] = {}
 
     def note(op, why):
         if why not in notes.setdefault(op, []):
             notes[op].append(why)
-
-    ops_all = np.asarray(t.operator, dtype=object)
-    units_all = np.asarray(t.unit, dtype=object)
-    tried = set(t.operator)
-    operators = [o for o in OPERATORS if o in tried] + sorted(tried - set(OPERATORS))
-    acting_units = sorted({u for u, a in zip(t.unit, acting) if a})
-    unit_index = {u: i for i, u in enumerate(acting_units)}
-    gidx = np.asarray([unit_index.get(u, -1) for u in t.unit], dtype=np.int64)
 
     for op in operators:
         on = ops_all == op
@@ -503,8 +537,9 @@ def findings_from_cases(cases, *, costs=None, metrics=None, min_units=MIN_UNITS,
                 miss = int((~np.isfinite(xv)).sum())
                 if 0 < miss < n_cases:
                     note(op, f"The metric {metric} is null on {miss} of its {n_cases} acting cases; its cells use the others.")
-                rho, lo, hi, why, constant = _cell(metric, cost, xv, yv, gidx[idx], unit_names, n_boot=n_boot,
-                                                   seed=seed, picks_cache=picks_cache)
+                got = cells.get((cost, op, metric)) if cells is not None else None
+                rho, lo, hi, why, constant = got if got is not None else _cell(
+                    metric, cost, xv, yv, gidx[idx], unit_names, n_boot=n_boot, seed=seed, picks_cache=picks_cache)
                 if metric in lower and rho is not None:
                     rho, lo, hi = -rho, (None if hi is None else -hi), (None if lo is None else -lo)
                 label, reason = label_cell(rho, lo, hi, n_cases, n_units, min_units=min_units,
@@ -540,6 +575,23 @@ def findings_from_cases(cases, *, costs=None, metrics=None, min_units=MIN_UNITS,
                 has_ci=len(acting_units) >= MIN_CI_UNITS, min_units=min_units, min_cases=min_cases,
                 n_boot=n_boot, seed=seed, costs=list(costs), metrics=list(metrics), findings=findings,
                 operator_notes={op: " ".join(v) for op, v in notes.items()}, notes={})
+
+
+def cell_statistics(cases, *, costs=None, metrics=None, n_boot=N_BOOT, seed=0, directions=None, part=0,
+                    parts=1) -> dict:
+    """The correlations and intervals of part ``part`` of ``parts`` of the cells
+    :func:`findings_from_cases` computes (every ``parts``-th cell in its order, from the
+    ``part``-th): ``{(cost, operator, metric): value}``, to be merged and given back to it as
+    ``cells``. Each cell depends on its own cases and the seed alone, so the parts may run in any
+    process and the findings are those of one call."""
+    r = _Resolved(cases, costs, metrics, MIN_UNITS, MIN_CASES, n_boot, seed, directions, "cell_statistics")
+    parts = _whole(parts, "parts", 1)
+    part = _whole(part, "part", 0)
+    if part >= parts:
+        raise ScoreError(f"part {part} of {parts}: expected 0 <= part < parts")
+    picks_cache: dict[int, np.ndarray] = {}
+    return {(cost, op, metric): r.cell(cost, metric, idx, picks_cache)
+            for k, (cost, op, metric, idx) in enumerate(r.cells()) if k % parts == part}
 
 
 def _value_keys(t):

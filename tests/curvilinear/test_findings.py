@@ -465,3 +465,37 @@ def test_malformed_curvicost_ladders_and_cases_are_refused_or_skipped(tmp_path):
     table = read_cases(tmp_path / "odd.json")
     assert all(c["operator"] in ("break", "bridge", "truncate", "radius", "boundary") for c in table)
     assert all(math.isfinite(c["severity"]) for c in table)
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_cells_in_parts_give_the_findings_of_one_call(parts):
+    """The statistics' bulk split over workers: the parts cover every cell once, and the findings
+    made from them are those computed in one call, whatever the number of parts."""
+    from segscore.curvilinear.findings import cell_statistics
+
+    cases = list(read_cases(FIXTURE))
+    want = findings_from_cases(cases, min_units=3, min_cases=5, n_boot=300)
+    got = [cell_statistics(cases, n_boot=300, part=k, parts=parts) for k in range(parts)]
+    keys = [k for g in got for k in g]
+    assert len(keys) == len(set(keys)) == len(want["findings"])
+    assert set(keys) == {(f["cost"], f["operator"], f["metric"]) for f in want["findings"]}
+    cells = {k: v for g in got for k, v in g.items()}
+    assert findings_from_cases(cases, min_units=3, min_cases=5, n_boot=300, cells=cells) == want
+
+
+def test_cells_given_are_used_and_not_computed_again(monkeypatch):
+    from segscore.curvilinear import findings as F
+
+    cases = list(read_cases(FIXTURE))
+    cells = F.cell_statistics(cases, n_boot=300)
+    monkeypatch.setattr(F, "_cell", lambda *a, **k: pytest.fail("a cell was computed again"))
+    assert F.findings_from_cases(cases, min_units=3, min_cases=5, n_boot=300, cells=cells)["findings"]
+
+
+@pytest.mark.parametrize("kw, match", [(dict(part=2, parts=2), "part 2 of 2"), (dict(parts=0), "parts 0"),
+                                       (dict(part=-1, parts=2), "part -1")])
+def test_cell_statistics_refuses_a_part_outside_its_parts(kw, match):
+    from segscore.curvilinear.findings import cell_statistics
+
+    with pytest.raises(ScoreError, match=match):
+        cell_statistics(list(read_cases(FIXTURE)), **kw)
