@@ -94,3 +94,22 @@ def test_the_heap_selection_past_the_depth_limit_selects(depth):
         assert sorted(idx.tolist()) == list(range(n))
         assert k[nth] == np.sort(data[:, 1])[nth]
         assert (k[:nth] <= k[nth]).all() and (k[nth + 1:] >= k[nth]).all()
+
+
+def test_the_heap_selection_leaves_equal_keys_where_the_gnu_library_does():
+    """Past the depth limit too, the index order is libstdc++'s own: its ``std::__introselect``
+    with depth limits 0-3 on keys full of ties, recorded by benchmarks/introselect_fixtures.py."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).resolve().parents[1] / "data" / "libstdcxx" / "introselect.json").read_text())
+    assert len(doc["cases"]) >= 100
+    certain = 0
+    for c in doc["cases"]:
+        n = len(c["keys"])
+        data = np.asarray(c["keys"], float)[:, None]
+        idx = np.arange(n, dtype=np.int64)
+        introselect(idx, 0, c["nth"], n, c["depth"], data, 0)
+        assert idx.tolist() == c["want"], c
+        certain += n > 3 and c["depth"] == 0
+    assert certain >= 30  # cases where the heap selection does all the work
