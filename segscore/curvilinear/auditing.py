@@ -905,12 +905,13 @@ def _plain(cases, source=None):
     return CaseTable([{k: v for k, v in c.items() if k != "notes"} for c in cases], source=source or "audit")
 
 
-def _statistics(cases, part, parts, *, costs, n_boot):
+def _statistics(cases, part, parts, *, costs, n_boot, source=None):
     """Part ``part`` of ``parts`` of the cells' correlations and intervals (the bulk of the
-    statistics), for :func:`_finish`; the parts run side by side, each where it is sent."""
+    statistics), for :func:`_assemble`; the parts run side by side, each where it is sent."""
     from segscore.curvilinear.findings import cell_statistics
 
-    return cell_statistics(_plain(cases), costs=tuple(costs), n_boot=n_boot, seed=0, part=part, parts=parts)
+    return cell_statistics(_plain(cases, source), costs=tuple(costs), n_boot=n_boot, seed=0, part=part,
+                           parts=parts)
 
 
 def _assemble(cases, floors, *, costs, min_units, min_cases, n_boot, include_cases, ladder, scale, cost_labels,
@@ -1139,9 +1140,15 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
     labels = {c: labels.get(c) or COST_LABELS.get(c, c) for c in costs}
     sided = doc.get("cost_sided") if isinstance(doc.get("cost_sided"), dict) else {}
     sided = {c: s for c, s in sided.items() if c in costs}
+    from segscore.engine.executor import default_workers, side_by_side
+
+    n = default_workers()  # the statistics' bulk in one part per thread
+    parts = side_by_side([functools.partial(_statistics, cases, k, n, costs=costs, n_boot=n_boot, source=source)
+                          for k in range(n)], threads=n)
     result = _assemble(cases, floors, costs=costs, min_units=min_units, min_cases=min_cases, n_boot=n_boot,
                        include_cases=include_cases, ladder=ladder, scale=scale, cost_labels=labels, cost_sided=sided,
-                       floor_values=floor_values, floor_units=floor_units, source=source)
+                       floor_values=floor_values, floor_units=floor_units, source=source,
+                       cells={k: v for part in parts for k, v in part.items()})
     for k, what in (("ladder", "its ladder"), ("scale", "its masks' scale")):
         if result[k] is None:
             result["notes"][k] = (f"{source or 'the case table'} does not record {what}; a case table written by "
