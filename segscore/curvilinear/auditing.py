@@ -800,11 +800,7 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
         raise
     if parts is None:  # threads
         ex.close()
-        from segscore.engine.executor import side_by_side
-
-        n = ex.threads
-        parts = side_by_side([functools.partial(statistics, cases, k, n) for k in range(n)], threads=n)
-        return finish(cases, floors, radii, *parts)
+        return finish(cases, floors, radii, *_parts_here(statistics, cases, ex.threads))
     closer = threading.Thread(target=ex.close, name="segscore-audit-close")
     closer.start()
     try:
@@ -912,6 +908,19 @@ def _statistics(cases, part, parts, *, costs, n_boot, source=None):
 
     return cell_statistics(_plain(cases, source), costs=tuple(costs), n_boot=n_boot, seed=0, part=part,
                            parts=parts)
+
+
+def _parts_here(statistics, cases, n):
+    """The ``n`` parts of ``statistics(cases, part, parts)`` side by side on this process's
+    threads (the kernels release the GIL)."""
+    from segscore.engine.executor import side_by_side
+
+    return side_by_side([functools.partial(statistics, cases, k, n) for k in range(n)], threads=n)
+
+
+def _merged(parts) -> dict:
+    """The cells of every part in one dict (each cell is in one part)."""
+    return {k: v for part in parts for k, v in part.items()}
 
 
 def _assemble(cases, floors, *, costs, min_units, min_cases, n_boot, include_cases, ladder, scale, cost_labels,
@@ -1079,7 +1088,7 @@ def _finish(cases, floors, radii, *parts, prune_px, **assemble):
     """The audit's result from its case rows, redraw rows and each reference's median radius (and
     the cells :func:`_statistics` computed already, in ``parts``)."""
     if parts:
-        assemble["cells"] = {k: v for part in parts for k, v in part.items()}
+        assemble["cells"] = _merged(parts)
     ratios = [prune_px / r if r > 0 else math.nan for r in radii]
     fin = [r for r in ratios if math.isfinite(r)]
     scale = {"median_radius": float(np.median(radii)), "prune_px": prune_px,
@@ -1140,15 +1149,14 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
     labels = {c: labels.get(c) or COST_LABELS.get(c, c) for c in costs}
     sided = doc.get("cost_sided") if isinstance(doc.get("cost_sided"), dict) else {}
     sided = {c: s for c, s in sided.items() if c in costs}
-    from segscore.engine.executor import default_workers, side_by_side
+    from segscore.engine.executor import default_workers
 
-    n = default_workers()  # the statistics' bulk in one part per thread
-    parts = side_by_side([functools.partial(_statistics, cases, k, n, costs=costs, n_boot=n_boot, source=source)
-                          for k in range(n)], threads=n)
+    parts = _parts_here(functools.partial(_statistics, costs=costs, n_boot=n_boot, source=source), cases,
+                        default_workers())
     result = _assemble(cases, floors, costs=costs, min_units=min_units, min_cases=min_cases, n_boot=n_boot,
                        include_cases=include_cases, ladder=ladder, scale=scale, cost_labels=labels, cost_sided=sided,
                        floor_values=floor_values, floor_units=floor_units, source=source,
-                       cells={k: v for part in parts for k, v in part.items()})
+                       cells=_merged(parts))
     for k, what in (("ladder", "its ladder"), ("scale", "its masks' scale")):
         if result[k] is None:
             result["notes"][k] = (f"{source or 'the case table'} does not record {what}; a case table written by "

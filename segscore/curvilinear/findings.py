@@ -413,16 +413,20 @@ class _Resolved:
         gidx = np.asarray([unit_index.get(u, -1) for u in t.unit], dtype=np.int64)
 
         self.t, self.min_units, self.min_cases, self.n_boot, self.seed = t, min_units, min_cases, n_boot, seed
-        self.lower, self.higher, self.acting, self.costs, self.metrics = lower, higher, acting, costs, metrics
+        self.lower, self.acting, self.costs, self.metrics = lower, acting, costs, metrics
         self.ops_all, self.units_all, self.operators = ops_all, units_all, operators
         self.acting_units, self.gidx = acting_units, gidx
 
+    def acting_rows(self, op) -> np.ndarray:
+        """The rows of the operator's acting cases."""
+        return np.flatnonzero((self.ops_all == op) & self.acting)
+
     def cells(self):
         """``(cost, operator, metric, idx)`` of every cell, in the findings' order (operators with
-        fewer than 3 acting cases have none); ``idx`` are the rows of the operator's acting cases."""
+        fewer than 3 acting cases have none); ``idx``: :meth:`acting_rows`."""
         for cost in self.costs:
             for op in self.operators:
-                idx = np.flatnonzero((self.ops_all == op) & self.acting)
+                idx = self.acting_rows(op)
                 if idx.size < MIN_OPERATOR_CASES:
                     continue
                 for metric in self.metrics:
@@ -503,16 +507,14 @@ def findings_from_cases(cases, *, costs=None, metrics=None, min_units=MIN_UNITS,
 
     findings = []
     short = {}
-    unit_names = acting_units
     picks_cache: dict[int, np.ndarray] = {}
     for cost in costs:
         y_all = t.column(cost)
         for op in operators:
-            sub = (ops_all == op) & acting
-            n_cases = int(sub.sum())
+            idx = r.acting_rows(op)
+            n_cases = int(idx.size)
             if n_cases < MIN_OPERATOR_CASES:
                 continue
-            idx = np.flatnonzero(sub)
             n_units = len(set(gidx[idx].tolist()))
             yv = y_all[idx]
             fin = yv[np.isfinite(yv)]
@@ -538,8 +540,7 @@ def findings_from_cases(cases, *, costs=None, metrics=None, min_units=MIN_UNITS,
                 if 0 < miss < n_cases:
                     note(op, f"The metric {metric} is null on {miss} of its {n_cases} acting cases; its cells use the others.")
                 got = cells.get((cost, op, metric)) if cells is not None else None
-                rho, lo, hi, why, constant = got if got is not None else _cell(
-                    metric, cost, xv, yv, gidx[idx], unit_names, n_boot=n_boot, seed=seed, picks_cache=picks_cache)
+                rho, lo, hi, why, constant = got if got is not None else r.cell(cost, metric, idx, picks_cache)
                 if metric in lower and rho is not None:
                     rho, lo, hi = -rho, (None if hi is None else -hi), (None if lo is None else -lo)
                 label, reason = label_cell(rho, lo, hi, n_cases, n_units, min_units=min_units,

@@ -253,6 +253,16 @@ def nonzero_coords(a: np.ndarray) -> np.ndarray:
     return np.stack(np.unravel_index(idx, a.shape), axis=1).astype(np.int64, copy=False)
 
 
+def csr_order(u: np.ndarray, n: int):
+    """``(indptr, order)`` of a graph given as directed edges from nodes ``u`` (in ``[0, n)``):
+    the edges of node ``i`` are ``order[indptr[i]:indptr[i + 1]]``, in their given order
+    (the CSR form the graph kernels read: ``indices = v[order]``, ``weights = w[order]``)."""
+    u = np.asarray(u, dtype=np.int64)
+    order = np.argsort(u, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(u, minlength=n))]).astype(np.int64)
+    return indptr, order
+
+
 def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
     """Nearest of the voxels ``cand`` to each voxel of ``queries`` within squared distance
     ``max_d2``: ``(d2, idx, tied)`` with ``d2`` -1 and ``idx`` -1 where none is that close,

@@ -356,6 +356,7 @@ class SkeletonPoints:
         The searches run on the voxel graph with its degree-2 runs contracted
         (:func:`segscore.kernels.graphmatch.contract_chains`, keeping the sources, the targets
         and every voxel of another degree): the same lengths, summed run by run."""
+        from segscore.curvilinear.graph import csr_order
         from segscore.kernels.graphmatch import contract_chains, dijkstra_to_targets
 
         sources = np.ascontiguousarray(sources, dtype=np.int64)
@@ -372,8 +373,7 @@ class SkeletonPoints:
         kept = np.flatnonzero(keep)
         new_id = np.full(len(keep), -1, np.int64)
         new_id[kept] = np.arange(len(kept))
-        o = np.argsort(u[:c], kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(new_id[u[:c]], minlength=len(kept)))]).astype(np.int64)
+        indptr, o = csr_order(new_id[u[:c]], len(kept))  # new_id keeps the nodes' order
         dijkstra_to_targets(indptr, new_id[v[:c][o]], w[:c][o].copy(), new_id[sources], new_id[targets], out)
         return out
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segscore.curvilinear.graph import build_graph, count_components, label, radius_on_skeleton, skeletonize
+from segscore.curvilinear.graph import build_graph, count_components, csr_order, label, radius_on_skeleton, skeletonize
 from segscore.curvilinear.masks import as_binary
 from segscore.errors import ScoreError
 
@@ -183,8 +183,7 @@ def _bridge(mask, g, severity, rng):
         e = g.alive_edges()
         u = np.concatenate([g.edge_u[e], g.edge_v[e]]).astype(np.int64)
         v = np.concatenate([g.edge_v[e], g.edge_u[e]]).astype(np.int64)
-        o = np.argsort(u, kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(u, minlength=g.n_nodes))]).astype(np.int64)
+        indptr, o = csr_order(u, g.n_nodes)
         src = np.unique(pairs[:, 0])
         # hops: shortest paths with every edge of length 1 (integers, exact in float)
         hops = np.empty((len(src), len(pairs)))
