@@ -54,7 +54,8 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
 ``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])``, the
 five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
-any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. A
+any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. Each
+task runs on one thread (:func:`_one_thread`): ``threads=N`` or N one-thread processes use N CPUs. A
 cluster takes the references largest first, with falling task priorities, so the cheapest end the
 run. The statistics' bulk (each cell's ρ and interval,
 :func:`~segscore.curvilinear.findings.cell_statistics`) is then cut in one part per worker or
@@ -88,6 +89,7 @@ import numbers
 import os
 import sys
 import threading
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -606,6 +608,19 @@ def _warm_findings():
 # running the tasks
 # ------------------------------------------------------------------------------------------
 
+def _one_thread(fn, *args):
+    """``fn(*args)`` with every pass inside it held to one thread (the engine's
+    :func:`~segscore.engine.executor.thread_budget`): each task of an audit is one case run (or a
+    reference's preparation, or a part of the statistics) on one of the executor's threads, so
+    ``threads=N`` or ``processes=N`` (one thread each) keeps N CPUs busy, not more. Without it the
+    two directions of a case's surface distances ran side by side on a thread of their own: a
+    one-process run used about 1.2 CPUs, and two processes oversubscribed two CPUs."""
+    from segscore.engine.executor import thread_budget
+
+    with thread_budget(1):
+        return fn(*args)
+
+
 class _Threads:
     """Tasks on a thread pool (or inline with one thread); Future arguments are resolved in the
     worker thread. The queue is first in, first out, so a reference is prepared before its cases
@@ -621,7 +636,7 @@ class _Threads:
         from concurrent.futures import Future
 
         def call():
-            return fn(*[a.result() if isinstance(a, Future) else a for a in args])
+            return _one_thread(fn, *[a.result() if isinstance(a, Future) else a for a in args])
 
         if self.pool is not None:
             return self.pool.submit(call)
@@ -654,7 +669,10 @@ class _Distributed:
     def submit(self, fn, *args, priority=0):
         # the priority orders the tasks: tasks submitted together otherwise tie, and the
         # scheduler then takes them in no particular order
-        return self.client.submit(fn, *args, pure=False, priority=priority)
+        from dask.utils import funcname
+
+        return self.client.submit(_one_thread, fn, *args, key=f"{funcname(fn)}-{uuid.uuid4().hex}",
+                                  priority=priority)
 
     def scatter(self, x):
         return self.client.scatter(x, hash=False)

@@ -130,6 +130,49 @@ def test_one_thread_holds_one_prepared_reference_at_a_time(trees, monkeypatch):
     assert len(alive) == len(trees) and most[0] == 1
 
 
+@pytest.mark.parametrize("where", ["threads", "inline", "cluster"])
+def test_each_task_runs_on_one_thread(trees, monkeypatch, where):
+    """A case runs on the one thread its task has: the passes inside it (the surface distances'
+    two directions) get no threads of their own, so N threads or N one-thread workers use N CPUs.
+    A cluster in this process (threads of one worker) records what its tasks saw."""
+    import segscore.engine
+    from segscore.engine import executor
+
+    import threading
+
+    seen = []
+    in_case = threading.local()
+    case_row, side_by_side = AUD._case_row, executor.side_by_side
+
+    def recording_case_row(*a):
+        seen.append(("budget", executor.default_workers()))
+        in_case.on = True
+        try:
+            return case_row(*a)
+        finally:
+            in_case.on = False
+
+    def recording_side_by_side(calls, *, threads=None):
+        if getattr(in_case, "on", False):
+            seen.append(("side_by_side", executor._capped(threads or executor.default_workers())))
+        return side_by_side(calls, threads=threads)
+
+    monkeypatch.setattr(AUD, "_case_row", recording_case_row)
+    monkeypatch.setattr(executor, "side_by_side", recording_side_by_side)
+    monkeypatch.setattr(segscore.engine, "side_by_side", recording_side_by_side)
+    kw = dict(severities=[0.3], radius_scales=[1.3], boundary_fracs=[0.1], n_boot=20)
+    if where == "cluster":
+        distributed = pytest.importorskip("distributed")
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None,
+                                      host="127.0.0.1", protocol="tcp") as cluster, distributed.Client(cluster) as c:
+            AUD.audit(trees[:2], scheduler=c, **kw)
+    else:
+        AUD.audit(trees[:2], threads=2 if where == "threads" else 1, **kw)
+    assert ("budget", 1) in seen and ("side_by_side", 1) in seen  # the hd95 of every case: in its own thread
+    assert {n for _, n in seen} == {1}
+    assert executor.default_workers() == min(8, len(__import__("os").sched_getaffinity(0)))  # here: unchanged
+
+
 def test_processes_1_and_2_give_the_same_case_table(base, trees):
     """Each run starts its own LocalCluster on 127.0.0.1 and closes it."""
     pytest.importorskip("distributed")
