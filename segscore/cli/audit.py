@@ -337,6 +337,11 @@ def _profile_of(args):
 def run(args) -> int:
     from segscore.cli._common import emit, fail
 
+    if args.processes is None and args.scheduler is None:
+        from segscore.kernels._jit import start_without_blas_probe
+
+        start_without_blas_probe()  # this process runs the kernels: start numba lean, before the threads
+
     if args.profile and args.profile_json:
         return fail(args, "--profile and --profile-json: give one (predictions to profile, or a profile's JSON)")
     if bool(args.profile) != bool(args.gt):

@@ -38,7 +38,9 @@ COMMANDS = {
 #: commands that run other commands' jobs (no family's: the registry names them, see segscore.families)
 RUNNERS = {"batch": "segscore.cli.batch", "report": "segscore.cli.report"}
 #: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe
-KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "audit", "profile", "objects", "holdout", "fibers"}
+#: commands whose kernels run in this process (``audit`` and ``batch`` decide in their ``run``: with
+#: ``--processes`` or ``--scheduler`` their kernels run on the workers, and this process never starts numba)
+KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "profile", "objects", "holdout", "fibers"}
 ALIASES: dict[str, str] = {
     "score": "target",
     "score-columns": "columns",

@@ -307,6 +307,35 @@ def test_processes_and_scheduler_exclude_each_other(cli):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "not allowed with" in err
 
 
+_MODULES_AT_EXIT = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: sys.stderr.write('MODULES ' + ','.join(m for m in ('numba', 'scipy.linalg') "
+    "if m in sys.modules) + '\\n'))\n"
+    "from segscore.cli.main import entry\n"
+    "sys.argv[0] = 'segscore'\n"
+    "entry()\n")
+
+
+@pytest.mark.parametrize("fan_out, want", [([], "numba"), (["--processes", "1"], "")])
+def test_the_command_starts_numba_only_where_the_cases_run(masks, tmp_path, fan_out, want):
+    """On threads the command's own process runs the kernels, and starts numba without its BLAS
+    probe (no scipy.linalg); with --processes the cases, the warm-up and the statistics run on the
+    workers, and this process never starts numba (0.7 s it spent before the cluster could start)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("distributed")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "audit", *masks[:3], *TINY, *fan_out,
+                           "--json-out", str(tmp_path / "a.json")], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [line for line in proc.stderr.splitlines() if line.startswith("MODULES")] == [f"MODULES {want}"]
+    assert json.loads((tmp_path / "a.json").read_text())["n_cases"] > 0
+
+
 def test_cases_from_a_bare_table_keep_the_contract_and_name_the_file(cli, tmp_path):
     rows = [{"unit": f"u{i % 3}", "operator": "break", "traceable_frac": (i * 7 % 5) / 5, "dice": 1 - i / 20}
             for i in range(9)]
