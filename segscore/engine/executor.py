@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import sys
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
@@ -153,18 +155,100 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
 }
 
+#: the variables the worker server starts with (:func:`start_worker_server`): what distributed's
+#: pre-spawn environment gives a spawned worker of ours under the config above (one thread for
+#: OpenMP, MKL and OpenBLAS; PYTHONHASHSEED 6640, so that workers hash alike; no
+#: MALLOC_TRIM_THRESHOLD_), read, as distributed reads it, with a value this process has set
+#: already winning. A worker forked from the server then starts as a spawned one would (numpy's
+#: OpenBLAS, for one, would otherwise start a thread pool in the server, which then forks with
+#: threads running). tests/batch/test_cluster.py compares it with a spawned worker's.
+WORKER_SERVER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                         "PYTHONHASHSEED": "6640"}
 
-def local_cluster(processes: int, threads: int | None = None):
+
+def _server_environ() -> dict:
+    """:data:`WORKER_SERVER_ENVIRON` with this process's own values where set (distributed's
+    rule, which also takes a PYTHONHASHSEED of 0 as not set)."""
+    out = {}
+    for k, v in WORKER_SERVER_ENVIRON.items():
+        mine = os.environ.get(k)
+        out[k] = v if mine is None or (k == "PYTHONHASHSEED" and mine == "0") else mine
+    return out
+
+
+_server_lock = threading.Lock()
+
+
+def start_worker_server(preload: Sequence[str]) -> bool:
+    """Start the process our local clusters fork their workers from, with ``preload`` imported
+    in it; True where workers will be forked from it (Linux), False where they are spawned.
+
+    A spawned worker starts a Python, imports distributed (about 0.6 s here) and then loads the
+    kernels it runs (numba and about 30 kernels from the on-disk cache, 1.2-1.5 s); every worker
+    does it again, and its interpreter's teardown takes another half second. This is
+    multiprocessing's fork server (``forkserver``), started with ``preload`` (module names, in
+    order; a module whose import warms kernels loads them here once) in the environment a spawned
+    worker of ours gets (:data:`WORKER_SERVER_ENVIRON`): each worker is then a fork of a process
+    with all of that loaded, ready in a tenth of a second, and ends at once. The server has one
+    thread when it forks, as a fork server is made to. Call this as early as possible: it returns
+    at once, and the server imports ``preload`` while this process goes on (:func:`local_cluster`
+    with ``preload`` calls it too). On a cold numba cache the server compiles each kernel once
+    and the cluster waits for it; workers never compile side by side.
+
+    The server is this process's (multiprocessing keeps one per process) and stays for later
+    clusters until the process ends. Started here first, it has ``preload``; if this process
+    started a fork server before, for other work, workers are forked from that one and load what
+    they lack themselves. ``preload`` must not raise: a module that may fail catches its error, and
+    the workers then load their kernels when they are warmed.
+    """
+    import multiprocessing
+
+    if not sys.platform.startswith("linux") or "forkserver" not in multiprocessing.get_all_start_methods():
+        return False
+    import multiprocessing.forkserver as forkserver
+
+    with _server_lock:
+        multiprocessing.get_context("forkserver").set_forkserver_preload(list(preload))
+        env = _server_environ()
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)  # the server inherits this process's environment as it starts
+        try:
+            forkserver.ensure_running()  # a no-op when it runs already
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    del os.environ[k]
+                else:
+                    os.environ[k] = v
+    return True
+
+
+def local_cluster(processes: int, threads: int | None = None, *, preload: Sequence[str] = ()):
     """``(client, cluster)``: a ``distributed.LocalCluster`` of ``processes`` worker processes
     with ``threads`` threads each (default 1) on 127.0.0.1, no dashboard, quiet logs, no task
     profiler and slower monitors (:data:`LOCAL_CLUSTER_CONFIG`). A cluster you start yourself
-    keeps its own settings (set those there for the same speed)."""
+    keeps its own settings (set those there for the same speed).
+
+    With ``preload`` (module names), the workers are forked from the worker server
+    (:func:`start_worker_server`) that has imported them, where there is one (Linux); without it,
+    or elsewhere, each worker is spawned afresh."""
     import logging
 
     import dask
+
+    cfg = dict(LOCAL_CLUSTER_CONFIG)
+    if preload and start_worker_server(preload):
+        cfg["distributed.worker.multiprocessing-method"] = "forkserver"
+        import distributed.utils
+
+        # distributed, asked for a fork server the first time, imports every package it knows of
+        # in this process (pandas among them: 0.5 s) to preload them in the server; ours runs
+        # already, with what our workers need
+        if hasattr(distributed.utils, "_forkserver_preload_set"):
+            distributed.utils._forkserver_preload_set = True
     from distributed import Client, LocalCluster
 
-    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+    with dask.config.set(cfg):
         cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
                                dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,91 @@ def test_our_local_clusters_run_without_the_task_profiler(monkeypatch):
         client.close()
         cluster.close()
     assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's config is left as it was
+
+
+#: run in a fresh process (multiprocessing keeps one fork server per process, started with the
+#: environment of that moment): a spawned and a forked cluster of ours, side by side
+_SERVER_PROBE = r"""
+import json, os, sys
+
+def probe():
+    import os, sys
+    from segscore.kernels import rankstats
+    parent = os.getppid()
+    with open(f"/proc/{parent}/cmdline", "rb") as f:
+        cmd = f.read().replace(b"\0", b" ").decode()
+    with open(f"/proc/{parent}/environ", "rb") as f:  # the server's environment as it started
+        penv = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+    with open(f"/proc/{parent}/maps") as f:
+        llvm = "libllvmlite" in f.read()
+    keys = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED", "MALLOC_TRIM_THRESHOLD_")
+    return {"parent": parent, "parent_threads": len(os.listdir(f"/proc/{parent}/task")),
+            "forkserver": "forkserver" in cmd, "parent_has_llvm": llvm,
+            "kernels_loaded": bool(rankstats.spearman.overloads), "scipy_linalg": "scipy.linalg" in sys.modules,
+            "env": {k: os.environ.get(k) for k in keys},
+            "parent_env": {k: (penv.get(k.encode()) or b"").decode() or None for k in keys},
+            "hash": hash("segscore")}
+
+if __name__ == "__main__":
+    from segscore.curvilinear.auditing import WORKER_PRELOAD
+    from segscore.engine.executor import local_cluster, start_worker_server
+    before = dict(os.environ)
+    started = start_worker_server(WORKER_PRELOAD)
+    same_env = dict(os.environ) == before
+    out = {"started": started, "same_env": same_env}
+    for name, pre in (("spawned", ()), ("forked", WORKER_PRELOAD)):
+        client, cluster = local_cluster(2, preload=pre)
+        try:
+            out[name] = list(client.run(probe).values())
+        finally:
+            client.close()
+            cluster.close()
+    print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the worker server is Linux's forkserver")
+@pytest.mark.parametrize("env", [{}, {"OPENBLAS_NUM_THREADS": "3", "PYTHONHASHSEED": "0"}])
+def test_workers_are_forked_from_one_server_with_the_kernels_loaded(tmp_path, env):
+    """local_cluster(preload=...) forks every worker from one single-threaded server that has
+    imported the modules (the audit's: distributed and its kernels) and started in the
+    environment a spawned worker of ours gets (a value set here wins, as distributed has it)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "probe.py"
+    script.write_text(_SERVER_PROBE)
+    run_env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                                                 "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED",
+                                                                 "MALLOC_TRIM_THRESHOLD_")}
+    run_env.update(env, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                                    run_env.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=run_env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["started"] and got["same_env"]  # this process's environment is left as it was
+    spawned, forked = got["spawned"], got["forked"]
+    assert len(forked) == 2 and len({f["parent"] for f in forked}) == 1 and len({f["hash"] for f in forked}) == 1
+    for f in forked:
+        assert f["forkserver"] and f["parent_threads"] == 1  # forked by a process with one thread
+        assert f["parent_has_llvm"] and f["kernels_loaded"]  # loaded there, before any task or warm-up
+        assert not f["scipy_linalg"]  # numba started lean in the server
+        assert f["parent_env"] == f["env"] == spawned[0]["env"]  # the server started as a spawned worker does
+    assert not any(s["forkserver"] or s["kernels_loaded"] for s in spawned)
+    assert spawned[0]["env"]["OPENBLAS_NUM_THREADS"] == env.get("OPENBLAS_NUM_THREADS", "1")
+    assert spawned[0]["env"]["PYTHONHASHSEED"] == "6640" and spawned[0]["env"]["MALLOC_TRIM_THRESHOLD_"] is None
+
+def test_the_worker_preload_never_raises(monkeypatch):
+    """The server imports its preload before it serves: a module that raised there would take it
+    down, and the cluster with it. The audit's leaves a failure to the workers' own warm-up."""
+    import importlib
+
+    import segscore.curvilinear._worker as worker
+    from segscore.curvilinear import auditing
+
+    def broken():
+        raise RuntimeError("no kernels here")
+
+    monkeypatch.setattr(auditing, "_warm_worker", broken)
+    importlib.reload(worker)  # no exception

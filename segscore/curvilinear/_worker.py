@@ -1,0 +1,24 @@
+"""Imported once by the worker server an audit's local cluster forks its workers from
+(:func:`segscore.engine.executor.start_worker_server`, with ``distributed`` before it): the
+kernels an audit runs are loaded there (:func:`segscore.curvilinear.auditing._warm_worker`), so
+every worker starts with them loaded instead of loading them itself.
+
+The server is a process segscore started, with one thread, so numba starts without its BLAS probe
+(:func:`segscore.kernels._jit.start_without_blas_probe`). Importing this module never raises: if
+the kernels cannot be loaded here, each worker loads them in its own warm-up, which reports why.
+"""
+
+
+def _load() -> None:
+    try:
+        from segscore.kernels._jit import start_without_blas_probe
+
+        start_without_blas_probe()
+        from segscore.curvilinear.auditing import _warm_worker
+
+        _warm_worker()
+    except Exception:  # noqa: BLE001 - left to the workers' own warm-up, which says what failed
+        pass
+
+
+_load()
