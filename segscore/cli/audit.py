@@ -373,6 +373,12 @@ def run(args) -> int:
         if not args.masks:
             return fail(args, "no reference masks; fix: give MASK files (3+ for intervals, 10+ for a verdict), "
                               "or --cases FILE to re-read an earlier audit")
+        if args.processes is not None:
+            # first thing: the workers' server loads the kernels while this process imports and
+            # reads the masks (audit() would start it too, 0.2 s later)
+            from segscore.curvilinear.workers import start_server
+
+            start_server()
         from segscore.curvilinear.auditing import COSTS, audit
 
         costs = tuple(dict.fromkeys(args.cost)) if args.cost else COSTS

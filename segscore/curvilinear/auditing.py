@@ -57,7 +57,7 @@ five operators on a tiny mask and the statistics' kernels) are warmed where the 
 any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. The
 workers of ``processes=N`` are forked (on Linux) from a server process started first thing, which
 imports distributed and loads those kernels once while this process reads the masks
-(:func:`segscore.engine.executor.start_worker_server`, :data:`WORKER_PRELOAD`), so each worker
+(:mod:`segscore.curvilinear.workers`), so each worker
 starts with them loaded and ends at once; elsewhere each is spawned and loads them itself. Each
 task runs on one thread (:func:`_one_thread`): ``threads=N`` or N one-thread processes use N CPUs. A
 cluster takes the references largest first, with falling task priorities, so the cheapest end the
@@ -100,6 +100,7 @@ from typing import Callable
 
 import numpy as np
 
+from segscore.curvilinear.workers import WORKER_PRELOAD
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
 
@@ -147,9 +148,6 @@ SEVERITY_RANGE = {"break": (0.0, 1.0), "bridge": (0.0, 1.0), "truncate": (0.0, 1
 SIDED = ("one", "two")
 MIN_UNITS = 10
 MIN_CASES = 12
-#: what the worker server of ``processes=N`` imports before it forks the workers: distributed,
-#: then the audit's kernels (:mod:`segscore.curvilinear._worker`)
-WORKER_PRELOAD = ("distributed", "segscore.curvilinear._worker")
 
 
 # ------------------------------------------------------------------------------------------
@@ -1078,13 +1076,13 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
     all_costs = costs + tuple(u.name for u in users)
     if not all_costs:
         raise ScoreError("costs: none given; fix: name a built-in quantity or pass cost_fns")
-    if processes is not None and scheduler is None and importlib.util.find_spec("distributed") is not None:
+    if processes is not None and scheduler is None:
         # the workers' server starts now and loads the kernels while this process reads the
         # masks and imports distributed: a two-process study-ladder run was ready for its first
         # case 1.3 s sooner (3.7 -> 2.4 s; 2026-12-02)
-        from segscore.engine.executor import start_worker_server
+        from segscore.curvilinear.workers import start_server
 
-        start_worker_server(WORKER_PRELOAD)
+        start_server()
     refs = _references(masks)
     metrics = tuple(m for m in AUDIT_METRICS if erl or m not in ERL_METRICS)
     if spacing is not None:

@@ -2,11 +2,27 @@
 
 It knows no family: what to compile before work fans out is registered by each family in
 :mod:`segscore.families` (``segscore.warm()``).
+
+Its names are imported on first use, so that a command can reach
+:func:`segscore.engine.executor.start_worker_server` before numpy is loaded.
 """
 
 from __future__ import annotations
 
-from segscore.engine.driver import Tile, check_options, plan_bands, reduce, resolve_aliases
-from segscore.engine.executor import side_by_side
+import importlib
 
 __all__ = ["reduce", "Tile", "check_options", "plan_bands", "resolve_aliases", "side_by_side"]
+
+#: each public name and the module it lives in
+_WHERE = {"reduce": "driver", "Tile": "driver", "check_options": "driver", "plan_bands": "driver",
+          "resolve_aliases": "driver", "side_by_side": "executor"}
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"segscore.engine.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'segscore.engine' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -93,7 +93,7 @@ def probe():
             "hash": hash("segscore")}
 
 if __name__ == "__main__":
-    from segscore.curvilinear.auditing import WORKER_PRELOAD
+    from segscore.curvilinear.workers import WORKER_PRELOAD
     from segscore.engine.executor import local_cluster, start_worker_server
     before = dict(os.environ)
     started = start_worker_server(WORKER_PRELOAD)
@@ -147,7 +147,7 @@ def test_the_worker_preload_never_raises(monkeypatch):
     down, and the cluster with it. The audit's leaves a failure to the workers' own warm-up."""
     import importlib
 
-    import segscore.curvilinear._worker as worker
+    import segscore.curvilinear._worker_preload as worker
     from segscore.curvilinear import auditing
 
     def broken():

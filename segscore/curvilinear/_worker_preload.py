@@ -1,5 +1,5 @@
 """Imported once by the worker server an audit's local cluster forks its workers from
-(:func:`segscore.engine.executor.start_worker_server`, with ``distributed`` before it): the
+(:mod:`segscore.curvilinear.workers`, with ``distributed`` before it): the
 kernels an audit runs are loaded there (:func:`segscore.curvilinear.auditing._warm_worker`), so
 every worker starts with them loaded instead of loading them itself.
 
