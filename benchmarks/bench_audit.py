@@ -11,14 +11,17 @@ Cases (made once, cached under benchmarks/_cache/audit, outside git):
   `--processes 1` and `--processes 2` (a LocalCluster each), then `--cases` re-reading the second
   run's JSON (statistics only, no scoring).
 
-Rows: median wall seconds of --repeat runs (default 1), the command's own peak RSS (its
-``ru_maxrss``, under a bare parent) and the peak RSS of its whole process tree (sampled every 0.1 s
-with psutil: with --processes the worker processes are the command's children), numba's cache
-warm (the measured segscore command run once, unmeasured, first). Below the table: how the two default-ladder
-results agree (the radius arm and the redraw floor draw nothing, so those cells must agree
-exactly; the other operators' draws are each tool's own).
+Rows: median wall seconds of --repeat runs (default 1; the commands of a group in turns), the
+command's own peak RSS (its ``ru_maxrss``, under a bare parent) and the peaks of the summed RSS and
+summed PSS of its whole process tree (:class:`benchmarks._harness.TreeMemory`: RSS every 0.1 s,
+the tree and PSS every 0.5 s). With --processes the workers are forked from segscore's worker
+server, a child of the command: the RSS sum counts the pages they share with it once per process,
+the PSS sum once. numba's cache is warm (the measured segscore command run once, unmeasured,
+first). Below the table: how the two default-ladder results agree (the radius arm and the redraw
+floor draw nothing, so those cells must agree exactly; the other operators' draws are each tool's
+own).
 
-    PYTHONPATH=. python benchmarks/bench_audit.py [--repeat N] [--skip-study]
+    PYTHONPATH=. python benchmarks/bench_audit.py [--repeat N] [--skip-study | --study-only]
 """
 
 from __future__ import annotations
@@ -26,20 +29,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import _WRAPPER, CACHE, curvicost_exe, machine_note, python_env, segscore_argv, shared_data, table  # noqa: E402
+from benchmarks._harness import (_WRAPPER, CACHE, TreeMemory, curvicost_exe, machine_note, python_env,  # noqa: E402
+                                 segscore_argv, shared_data, table)
 
 FIVES = shared_data("fives", required=False)
 HERE = CACHE / "audit"
@@ -76,55 +78,31 @@ def inputs() -> tuple[list[Path], list[Path]]:
 
 
 def run_tree(argv, *, cwd=None) -> dict:
-    """Run ``argv`` once under a bare parent: wall seconds, its own peak RSS (MB) and the peak of
-    the sum over its process tree (MB, sampled)."""
-    import psutil
-
+    """Run ``argv`` once under a bare parent: wall seconds, its own peak RSS (MB), and the peaks
+    of the summed RSS and PSS of its process tree (sampled: :class:`benchmarks._harness.TreeMemory`)."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-S", "-c", _WRAPPER, rss.name, *map(str, argv)], env=python_env(),
                                 cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        peak = [0]
-        stop = threading.Event()
-
-        def sample():
-            try:
-                root = psutil.Process(proc.pid)
-            except psutil.Error:
-                return
-            while not stop.is_set():
-                total = 0
-                try:
-                    for p in root.children(recursive=True):
-                        try:
-                            total += p.memory_info().rss
-                        except psutil.Error:
-                            pass
-                except psutil.Error:
-                    break
-                peak[0] = max(peak[0], total)
-                stop.wait(0.1)
-
-        th = threading.Thread(target=sample, daemon=True)
-        th.start()
+        tree = TreeMemory(proc.pid, include_root=False, interval=0.1)
         _, err = proc.communicate()
-        stop.set()
-        th.join()
+        tree.stop()
         wall = time.perf_counter() - t0
         own = int(rss.read() or 0) / 1024.0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, argv))} exited {proc.returncode}:\n{err.decode(errors='replace')[-2000:]}")
-    return {"seconds": wall, "peak_mb": own, "tree_mb": peak[0] / 2**20}
+    return {"seconds": wall, "peak_mb": own, "tree_mb": tree.tree_rss, "tree_pss_mb": tree.tree_pss}
 
 
 def measure(cases: dict, repeat: int) -> dict:
-    """Each command ``repeat`` times, in turns; medians."""
+    """Each command ``repeat`` times, in turns; medians (and each command's wall seconds per turn,
+    ``turns``)."""
     runs = {k: [] for k in cases}
     for _ in range(repeat):
         for name, argv in cases.items():
             runs[name].append(run_tree(argv))
-    return {k: {m: statistics.median(r[m] for r in rs) for m in ("seconds", "peak_mb", "tree_mb")}
-            for k, rs in runs.items()}
+    return {k: {**{m: statistics.median(r[m] for r in rs) for m in ("seconds", "peak_mb", "tree_mb", "tree_pss_mb")},
+                "turns": [r["seconds"] for r in rs]} for k, rs in runs.items()}
 
 
 def curvicost_argv(*args) -> list[str]:
@@ -172,7 +150,10 @@ def agreement(ours_path: Path, theirs_path: Path) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--skip-study", action="store_true", help="only the default-ladder comparison")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--skip-study", action="store_true", help="only the default-ladder comparison")
+    which.add_argument("--study-only", action="store_true", help="only the study-ladder rows (--processes 1 and 2, "
+                       "--cases)")
     args = ap.parse_args(argv)
     four, twelve = inputs()
     out = HERE / "out"
@@ -183,15 +164,17 @@ def main(argv=None) -> int:
     # numba's cache warm: the measured command once, unmeasured (a smaller run leaves kernels of the
     # full one to compile inside the first measured run: 8.6 s instead of 3.9 s, seen 2026-12-01)
     run_tree(ss)
-    cc = curvicost_argv("audit", *four, "--prune-px", PRUNE, "--quiet", "--json", out / "cc_default.json",
-                        "--csv", out / "cc_default.csv")
-    res = measure({"segscore": ss, "curvicost": cc}, args.repeat)
-    n = json.loads((out / "seg_default.json").read_text())["n_cases"]
-    base = res["curvicost"]["seconds"]
-    rows.append(dict(case="default ladder, 4 masks 682² (2 FIVES + 2 trees)", tool="curvicost audit 0.3.1",
-                     cases=json.loads((out / "cc_default.json").read_text())["n_cases"], **res["curvicost"], ratio=1.0))
-    rows.append(dict(case="", tool="segscore audit (threads)", cases=n, **res["segscore"],
-                     ratio=base / res["segscore"]["seconds"]))
+    if not args.study_only:
+        cc = curvicost_argv("audit", *four, "--prune-px", PRUNE, "--quiet", "--json", out / "cc_default.json",
+                            "--csv", out / "cc_default.csv")
+        res = measure({"segscore": ss, "curvicost": cc}, args.repeat)
+        n = json.loads((out / "seg_default.json").read_text())["n_cases"]
+        base = res["curvicost"]["seconds"]
+        rows.append(dict(case="default ladder, 4 masks 682² (2 FIVES + 2 trees)", tool="curvicost audit 0.3.1",
+                         cases=json.loads((out / "cc_default.json").read_text())["n_cases"], **res["curvicost"],
+                         ratio=1.0))
+        rows.append(dict(case="", tool="segscore audit (threads)", cases=n, **res["segscore"],
+                         ratio=base / res["segscore"]["seconds"]))
     if not args.skip_study:
         study = {}
         for p in (1, 2):
@@ -200,6 +183,7 @@ def main(argv=None) -> int:
         res = measure(study, args.repeat)
         js = json.loads((out / "seg_study_p2.json").read_text())
         p1 = res["p1"]["seconds"]
+        turns = [a / b for a, b in zip(res["p1"]["turns"], res["p2"]["turns"])]
         rows.append(dict(case="study ladder, 12 masks 682² (2 FIVES + 10 trees)", tool="segscore audit --processes 1",
                          cases=js["n_cases"], **res["p1"], ratio=1.0))
         rows.append(dict(case="", tool="segscore audit --processes 2", cases=js["n_cases"], **res["p2"],
@@ -214,14 +198,17 @@ def main(argv=None) -> int:
           f"--prune-px {PRUNE}\n")
     print(table(rows, [("case", "case", None), ("tool", "command", None), ("cases", "acting cases", "{:,}"),
                        ("seconds", "wall s", "{:.1f}"), ("peak_mb", "peak RSS MB (own)", "{:.0f}"),
-                       ("tree_mb", "peak RSS MB (process tree)", "{:.0f}"), ("ratio", "speed-up", "{:.2f}x")]))
+                       ("tree_mb", "peak RSS MB (process tree)", "{:.0f}"),
+                       ("tree_pss_mb", "peak PSS MB (process tree)", "{:.0f}"), ("ratio", "speed-up", "{:.2f}x")]))
     print()
-    print("Default ladder, segscore against curvicost:")
-    print("\n".join(agreement(out / "seg_default.json", out / "cc_default.json")))
+    if not args.study_only:
+        print("Default ladder, segscore against curvicost:")
+        print("\n".join(agreement(out / "seg_default.json", out / "cc_default.json")))
     if not args.skip_study:
         js1 = json.loads((out / "seg_study_p1.json").read_text())
         print(f"- study ladder: the case tables of --processes 1 and 2 are {'identical' if same else 'DIFFERENT'}; "
               f"--cases gives the same findings: {again['findings'] == js1['findings']}")
+        print(f"- --processes 1 / --processes 2, turn by turn: {', '.join(f'{t:.2f}x' for t in turns)}")
         print("- speed-up: against curvicost for the default ladder; against --processes 1 for the study rows")
     return 0
 

@@ -28,14 +28,13 @@ import json
 import shlex
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import CACHE, machine_note, python_env, shared_data, table  # noqa: E402
+from benchmarks._harness import CACHE, TreeMemory, machine_note, python_env, shared_data, table  # noqa: E402
 
 SIZES = {  # (auc jobs, auc map shape, curves, curve side, objects, objects side, objects n, fibers)
     "default": (10, (2990, 4120), 6, 1024, 6, 1024, 520, 2),
@@ -144,49 +143,12 @@ def mixed_jobs(n_curve, side, n_obj, obj_side, obj_n, n_fib) -> tuple[Path, list
     return folder, jobs
 
 
-class PeakRSS:
-    """Peak resident memory of every process under ``pid``, polled every 50 ms (psutil)."""
-
-    def __init__(self, pid):
-        import psutil
-
-        self.root = psutil.Process(pid)
-        self.peaks: dict[int, float] = {}
-        self.names: dict[int, str] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
-
-    def _poll(self):
-        import psutil
-
-        while not self._stop.is_set():
-            try:
-                procs = [self.root, *self.root.children(recursive=True)]
-            except psutil.Error:
-                break
-            for p in procs:
-                try:
-                    rss = p.memory_info().rss / 2**20
-                    if rss > self.peaks.get(p.pid, 0):
-                        self.peaks[p.pid] = rss
-                        self.names.setdefault(p.pid, " ".join(p.cmdline()[:3]))
-                except psutil.Error:
-                    pass
-            time.sleep(0.05)
-
-    def stop(self) -> dict:
-        self._stop.set()
-        self._thread.join()
-        return self.peaks
-
-
 def run_measured(argv, cwd) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, env=python_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    meter = PeakRSS(proc.pid)
+    meter = TreeMemory(proc.pid)
     _, err = proc.communicate()
-    peaks = meter.stop()
+    peaks = meter.stop().peaks
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, argv))} exited {proc.returncode}:\n{err.decode()[-2000:]}")
