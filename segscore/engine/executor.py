@@ -196,10 +196,12 @@ def start_worker_server(preload: Sequence[str]) -> bool:
     and the cluster waits for it; workers never compile side by side.
 
     The server is this process's (multiprocessing keeps one per process) and stays for later
-    clusters until the process ends. Started here first, it has ``preload``; if this process
-    started a fork server before, for other work, workers are forked from that one and load what
-    they lack themselves. ``preload`` must not raise: a module that may fail catches its error, and
-    the workers then load their kernels when they are warmed.
+    clusters until the process ends; then it ends at once, without tearing its interpreter down
+    (:mod:`segscore.engine._server_exit`, imported after ``preload``), so the standard output and
+    error it shares with this process close with it. Started here first, it has ``preload``; if this
+    process started a fork server before, for other work, workers are forked from that one and load
+    what they lack themselves. ``preload`` must not raise: a module that may fail catches its error,
+    and the workers then load their kernels when they are warmed.
     """
     import multiprocessing
 
@@ -208,7 +210,7 @@ def start_worker_server(preload: Sequence[str]) -> bool:
     import multiprocessing.forkserver as forkserver
 
     with _server_lock:
-        multiprocessing.get_context("forkserver").set_forkserver_preload(list(preload))
+        multiprocessing.get_context("forkserver").set_forkserver_preload([*preload, "segscore.engine._server_exit"])
         env = _server_environ()
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # the server inherits this process's environment as it starts

@@ -155,3 +155,47 @@ def test_the_worker_preload_never_raises(monkeypatch):
 
     monkeypatch.setattr(auditing, "_warm_worker", broken)
     importlib.reload(worker)  # no exception
+
+
+_SERVER_EXIT_SCRIPT = r"""
+import multiprocessing, os, sys
+
+def parent_pid():
+    print("SERVER", os.getppid(), flush=True)
+
+if __name__ == "__main__":
+    from segscore.engine.executor import start_worker_server
+    assert start_worker_server(["marker_at_teardown"])
+    p = multiprocessing.get_context("forkserver").Process(target=parent_pid)
+    p.start()
+    p.join()
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the worker server is Linux's forkserver")
+def test_the_worker_server_ends_at_once_with_its_process(tmp_path):
+    """When the process that started it ends, the server ends at its atexit handler: the handlers
+    registered before it (the preload's) and the interpreter's teardown (0.6 s with numba loaded,
+    with the command's stdout and stderr held open) never run."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "marker_at_teardown.py").write_text(
+        "import atexit, os\n"
+        "atexit.register(lambda: open(os.environ['SEGSCORE_TEST_MARK'], 'w').write('teardown ran'))\n")
+    (tmp_path / "main.py").write_text(_SERVER_EXIT_SCRIPT)
+    mark = tmp_path / "mark.txt"
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "SEGSCORE_TEST_MARK": str(mark),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), root, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    server = int(next(line for line in proc.stdout.splitlines() if line.startswith("SERVER")).split()[1])
+    deadline = time.monotonic() + 60
+    while os.path.exists(f"/proc/{server}") and time.monotonic() < deadline:  # the pipes closed: it is ending
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{server}")
+    assert not mark.exists()  # its teardown never ran
