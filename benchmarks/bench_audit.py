@@ -19,7 +19,8 @@ server, a child of the command: the RSS sum counts the pages they share with it 
 the PSS sum once. numba's cache is warm (the measured segscore command run once, unmeasured,
 first). Below the table: how the two default-ladder results agree (the radius arm and the redraw
 floor draw nothing, so those cells must agree exactly; the other operators' draws are each tool's
-own).
+own), and curvicost's own case table (its ``--include-cases`` JSON) re-analysed by ``segscore audit
+--cases``: every cell's ρ, interval and label against curvicost's findings from those cases.
 
     PYTHONPATH=. python benchmarks/bench_audit.py [--repeat N] [--skip-study | --study-only]
 """
@@ -147,6 +148,37 @@ def agreement(ours_path: Path, theirs_path: Path) -> list[str]:
             f"- cases: segscore {ours['n_cases']} acting (+{ours['n_declined']} declined), curvicost {theirs['n_cases']}"]
 
 
+def reanalysis(theirs_path: Path, again_path: Path) -> list[str]:
+    """curvicost's own case table (its ``--include-cases`` JSON) through ``segscore audit --cases``:
+    every cell's ρ and interval against curvicost's findings from the same cases."""
+    subprocess.run(segscore_argv("audit", "--cases", theirs_path, "--quiet", "--json-out", again_path),
+                   env=python_env(), stdout=subprocess.DEVNULL, check=True)
+    theirs = {(f["cost"], f["operator"], f["metric"]): f for f in json.loads(theirs_path.read_text())["findings"]}
+    ours = json.loads(again_path.read_text())["findings"]
+    same = total = worst_rho = worst_ci = 0
+    nulls_agree = True
+    for f in ours:
+        g = theirs.get((f["cost"], f["operator"], f["metric"]))
+        if g is None:
+            continue
+        total += 1
+        same += f["label"] == g["label"]
+        for k in ("aligned_rho", "ci_lo", "ci_hi"):
+            a, b = f[k], g[k]
+            b = None if isinstance(b, float) and math.isnan(b) else b
+            if (a is None) != (b is None):
+                nulls_agree = False
+            elif a is not None:
+                d = abs(a - b)
+                if k == "aligned_rho":
+                    worst_rho = max(worst_rho, d)
+                else:
+                    worst_ci = max(worst_ci, d)
+    return [f"- curvicost's own case table through `segscore audit --cases`: {total} cells in both "
+            f"({len(theirs)} curvicost cells), same label {same}, largest |Δρ| {worst_rho:.1e}, largest |Δ| of the "
+            f"interval ends {worst_ci:.1e}, null where curvicost has NaN: {'yes' if nulls_agree else 'NO'}"]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=1)
@@ -166,7 +198,7 @@ def main(argv=None) -> int:
     run_tree(ss)
     if not args.study_only:
         cc = curvicost_argv("audit", *four, "--prune-px", PRUNE, "--quiet", "--json", out / "cc_default.json",
-                            "--csv", out / "cc_default.csv")
+                            "--csv", out / "cc_default.csv", "--include-cases")
         res = measure({"segscore": ss, "curvicost": cc}, args.repeat)
         n = json.loads((out / "seg_default.json").read_text())["n_cases"]
         base = res["curvicost"]["seconds"]
@@ -204,6 +236,7 @@ def main(argv=None) -> int:
     if not args.study_only:
         print("Default ladder, segscore against curvicost:")
         print("\n".join(agreement(out / "seg_default.json", out / "cc_default.json")))
+        print("\n".join(reanalysis(out / "cc_default.json", out / "seg_from_cc_cases.json")))
     if not args.skip_study:
         js1 = json.loads((out / "seg_study_p1.json").read_text())
         print(f"- study ladder: the case tables of --processes 1 and 2 are {'identical' if same else 'DIFFERENT'}; "
