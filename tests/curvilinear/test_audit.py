@@ -314,6 +314,20 @@ def test_a_cost_function_loads_three_ways(how, trees, tmp_path, monkeypatch):
     assert any(f["cost"] == "user:area" for f in r["findings"])
 
 
+def test_a_cost_function_of_the_current_folder_on_worker_processes(trees, tmp_path, monkeypatch):
+    """Workers forked from the worker server (started earlier, in another folder, by another test)
+    find a module of this process's current folder and give the rows a thread gives."""
+    pytest.importorskip("distributed")
+    (tmp_path / "mymeasures_workers.py").write_text(MEASURES)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "mymeasures_workers", raising=False)
+    kw = dict(include_cases=True, redraw_floor=False, cost_fns=["mymeasures_workers:area"], severities=[0.3],
+              radius_scales=[1.3], boundary_fracs=[0.1], n_boot=20)
+    here = AUD.audit(trees[:3], threads=1, **kw)
+    there = AUD.audit(trees[:3], processes=1, **kw)
+    assert there == here and "user:area" in there["costs"]
+
+
 def test_a_callable_and_a_reference_where_it_is_zero(trees):
     calls = []
 
