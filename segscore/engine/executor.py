@@ -193,7 +193,8 @@ def start_worker_server(preload: Sequence[str]) -> bool:
     thread when it forks, as a fork server is made to. Call this as early as possible: it returns
     at once, and the server imports ``preload`` while this process goes on (:func:`local_cluster`
     with ``preload`` calls it too). On a cold numba cache the server compiles each kernel once
-    and the cluster waits for it; workers never compile side by side.
+    and the cluster waits for it; workers never compile side by side. Where the server cannot be
+    started (an ``OSError``), False: the workers are spawned.
 
     The server is this process's (multiprocessing keeps one per process) and stays for later
     clusters until the process ends; then it ends at once, without tearing its interpreter down
@@ -216,6 +217,8 @@ def start_worker_server(preload: Sequence[str]) -> bool:
         os.environ.update(env)  # the server inherits this process's environment as it starts
         try:
             forkserver.ensure_running()  # a no-op when it runs already
+        except OSError:  # no socket or process for it here (a locked-down sandbox): spawn workers
+            return False
         finally:
             for k, v in saved.items():
                 if v is None:

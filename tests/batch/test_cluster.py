@@ -199,3 +199,23 @@ def test_the_worker_server_ends_at_once_with_its_process(tmp_path):
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{server}")
     assert not mark.exists()  # its teardown never ran
+
+
+def test_where_no_server_can_start_workers_are_spawned(monkeypatch):
+    """An OSError starting the server (no socket or process allowed) leaves spawned workers and
+    this process's environment as it was."""
+    import multiprocessing.forkserver
+    import os
+
+    from segscore.curvilinear.workers import WORKER_PRELOAD
+    from segscore.engine import executor
+
+    def refused():
+        raise PermissionError("socket: operation not permitted")
+
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", refused)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "5")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    before = dict(os.environ)
+    assert executor.start_worker_server(WORKER_PRELOAD) is False  # the list every other test sets
+    assert dict(os.environ) == before
