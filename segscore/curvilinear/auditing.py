@@ -55,10 +55,11 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 ``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])``, the
 five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
 any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. The
-workers of ``processes=N`` are forked (on Linux) from a server process started first thing, which
-imports distributed and loads those kernels once while this process reads the masks
-(:mod:`segscore.curvilinear.workers`), so each worker
-starts with them loaded and ends at once; elsewhere each is spawned and loads them itself. Each
+workers of ``processes=N`` are forked from the audit's worker server where this process started
+one (``segscore audit --processes N`` does, first thing; a script opts in with
+:func:`segscore.curvilinear.workers.start_server`): it imported distributed and loaded those
+kernels once, so each worker starts with them loaded and ends at once. Otherwise each worker is
+spawned and loads them itself. Each
 task runs on one thread (:func:`_one_thread`): ``threads=N`` or N one-thread processes use N CPUs. A
 cluster takes the references largest first, with falling task priorities, so the cheapest end the
 run. The statistics' bulk (each cell's ρ and interval,
@@ -100,7 +101,6 @@ from typing import Callable
 
 import numpy as np
 
-from segscore.curvilinear.workers import WORKER_PRELOAD
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
 
@@ -723,7 +723,7 @@ def _executor(threads, processes, scheduler):
         return ex
     from segscore.engine.executor import local_cluster
 
-    client, cluster = local_cluster(processes, threads, preload=WORKER_PRELOAD)
+    client, cluster = local_cluster(processes, threads)
     return _Distributed(client, cluster)
 
 
@@ -1076,13 +1076,6 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
     all_costs = costs + tuple(u.name for u in users)
     if not all_costs:
         raise ScoreError("costs: none given; fix: name a built-in quantity or pass cost_fns")
-    if processes is not None and scheduler is None:
-        # the workers' server starts now and loads the kernels while this process reads the
-        # masks and imports distributed: a two-process study-ladder run was ready for its first
-        # case 1.3 s sooner (3.7 -> 2.4 s; 2026-12-02)
-        from segscore.curvilinear.workers import start_server
-
-        start_server()
     refs = _references(masks)
     metrics = tuple(m for m in AUDIT_METRICS if erl or m not in ERL_METRICS)
     if spacing is not None:

@@ -155,13 +155,14 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
 }
 
-#: the variables the worker server starts with (:func:`start_worker_server`): what distributed's
-#: pre-spawn environment gives a spawned worker of ours under the config above (one thread for
-#: OpenMP, MKL and OpenBLAS; PYTHONHASHSEED 6640, so that workers hash alike; no
-#: MALLOC_TRIM_THRESHOLD_), read, as distributed reads it, with a value this process has set
-#: already winning. A worker forked from the server then starts as a spawned one would (numpy's
-#: OpenBLAS, for one, would otherwise start a thread pool in the server, which then forks with
-#: threads running). tests/batch/test_cluster.py compares it with a spawned worker's.
+#: the variables the worker server starts with (:func:`start_worker_server`): the defaults of
+#: distributed's pre-spawn environment under the config above (one thread for OpenMP, MKL and
+#: OpenBLAS; PYTHONHASHSEED 6640, so that workers hash alike; no MALLOC_TRIM_THRESHOLD_), read as
+#: distributed reads them: a value set in this process's environment wins. OpenBLAS sizes its
+#: thread pool from these when numpy loads, in the server, and every worker forked from it keeps
+#: that size. A ``distributed.nanny.pre-spawn-environ`` of your own dask config is not read here
+#: (reading it would mean importing dask before the server can start); the variables themselves
+#: are. tests/batch/test_cluster.py compares the server's start with a spawned worker's.
 WORKER_SERVER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                          "PYTHONHASHSEED": "6640"}
 
@@ -177,88 +178,134 @@ def _server_environ() -> dict:
 
 
 _server_lock = threading.Lock()
+_server_started = False  # this process started the worker server (start_worker_server)
+
+
+def _running_fork_server() -> bool:
+    """Whether a multiprocessing fork server runs for this process already (multiprocessing
+    keeps the server's pid on its private singleton; where that changes, no server is seen)."""
+    import multiprocessing.forkserver as forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    if pid is None:
+        return False
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == 0
+    except ChildProcessError:
+        return False
 
 
 def start_worker_server(preload: Sequence[str]) -> bool:
-    """Start the process our local clusters fork their workers from, with ``preload`` imported
-    in it; True where workers will be forked from it (Linux), False where they are spawned.
+    """Start the process :func:`local_cluster` then forks its workers from, with ``preload``
+    imported in it; True where it runs (Linux), False where workers stay spawned.
 
-    A spawned worker starts a Python, imports distributed (about 0.6 s here) and then loads the
-    kernels it runs (numba and about 30 kernels from the on-disk cache, 1.2-1.5 s); every worker
-    does it again, and its interpreter's teardown takes another half second. This is
-    multiprocessing's fork server (``forkserver``), started with ``preload`` (module names, in
-    order; a module whose import warms kernels loads them here once) in the environment a spawned
-    worker of ours gets (:data:`WORKER_SERVER_ENVIRON`): each worker is then a fork of a process
-    with all of that loaded, ready in a tenth of a second, and ends at once. The server has one
-    thread when it forks, as a fork server is made to. Call this as early as possible: it returns
-    at once, and the server imports ``preload`` while this process goes on (:func:`local_cluster`
-    with ``preload`` calls it too). On a cold numba cache the server compiles each kernel once
-    and the cluster waits for it; workers never compile side by side. Where the server cannot be
-    started (an ``OSError``), False: the workers are spawned.
+    For a process segscore owns (``segscore audit --processes N`` calls it first thing), or a
+    script that opts in: the server is multiprocessing's fork server, one per process, and every
+    ``forkserver`` process of this process comes from it until the process ends. A spawned worker
+    starts a Python, imports distributed and loads the kernels it runs, every worker again, and
+    tears its interpreter down at the end; a worker forked from a server that did that once is
+    ready within a tenth of a second and ends at once. ``preload`` (module names, in order; a
+    module whose import warms kernels loads them there once) is imported in the environment a
+    spawned worker of ours gets (:data:`WORKER_SERVER_ENVIRON`), with this process's
+    ``sys.path`` and without the current folder in front of it (``PYTHONSAFEPATH``); those start
+    variables are put back in the server before any worker is forked, so a worker's environment
+    is this process's with the pre-spawn variables set, as a spawned worker's is. Call this as
+    early as possible: it returns at once, and the server imports ``preload`` while this process
+    goes on. On a cold numba cache the server compiles each kernel once and the cluster waits for
+    it; workers never compile side by side.
 
-    The server is this process's (multiprocessing keeps one per process) and stays for later
-    clusters until the process ends; then it ends at once, without tearing its interpreter down
-    (:mod:`segscore.engine._server_exit`, imported after ``preload``), so the standard output and
-    error it shares with this process close with it. Started here first, it has ``preload``; if this
-    process started a fork server before, for other work, workers are forked from that one and load
-    what they lack themselves. ``preload`` must not raise: a module that may fail catches its error,
-    and the workers then load their kernels when they are warmed.
+    The server has one thread when it forks. It ends at once when this process ends, without
+    tearing its interpreter down (:mod:`segscore.engine._server_exit`), so the standard output and
+    error it shares with this process close with it. False (and nothing changed) where a fork
+    server runs already that this function did not start (yours, or Python's own default on
+    3.14), or where none can start (an ``OSError``: no socket or process allowed); later calls
+    return at once. ``preload`` must not raise: a module that may fail catches its error, and the
+    workers then load their kernels when they are warmed.
     """
+    global _server_started
     import multiprocessing
 
     if not sys.platform.startswith("linux") or "forkserver" not in multiprocessing.get_all_start_methods():
         return False
+    import json
     import multiprocessing.forkserver as forkserver
 
     with _server_lock:
-        multiprocessing.get_context("forkserver").set_forkserver_preload([*preload, "segscore.engine._server_exit"])
+        if _server_started:
+            return True
+        if _running_fork_server():
+            return False
         env = _server_environ()
+        env["PYTHONSAFEPATH"] = "1"
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
         saved = {k: os.environ.get(k) for k in env}
+        env["SEGSCORE_WORKER_SERVER"] = json.dumps({"parent": os.getpid(), "restore": {
+            k: v for k, v in saved.items() if k in ("PYTHONSAFEPATH", "PYTHONPATH")}})
+        saved["SEGSCORE_WORKER_SERVER"] = os.environ.get("SEGSCORE_WORKER_SERVER")
+        multiprocessing.get_context("forkserver").set_forkserver_preload(
+            ["segscore.engine._server_start", *preload, "segscore.engine._server_exit"])
         os.environ.update(env)  # the server inherits this process's environment as it starts
         try:
-            forkserver.ensure_running()  # a no-op when it runs already
+            forkserver.ensure_running()
         except OSError:  # no socket or process for it here (a locked-down sandbox): spawn workers
             return False
         finally:
             for k, v in saved.items():
                 if v is None:
-                    del os.environ[k]
+                    os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+        _server_started = True
     return True
 
 
-def local_cluster(processes: int, threads: int | None = None, *, preload: Sequence[str] = ()):
+def worker_server_started() -> bool:
+    """Whether :func:`start_worker_server` started the worker server in this process."""
+    return _server_started
+
+
+def local_cluster(processes: int, threads: int | None = None):
     """``(client, cluster)``: a ``distributed.LocalCluster`` of ``processes`` worker processes
     with ``threads`` threads each (default 1) on 127.0.0.1, no dashboard, quiet logs, no task
     profiler and slower monitors (:data:`LOCAL_CLUSTER_CONFIG`). A cluster you start yourself
     keeps its own settings (set those there for the same speed).
 
-    With ``preload`` (module names), the workers are forked from the worker server
-    (:func:`start_worker_server`) that has imported them, where there is one (Linux); without it,
-    or elsewhere, each worker is spawned afresh."""
+    Where this process started the worker server (:func:`start_worker_server`), the workers are
+    forked from it (a worker the nanny restarts later is spawned); if that cluster fails to
+    start, it is started again with spawned workers. Elsewhere each worker is spawned."""
     import logging
 
     import dask
 
-    cfg = dict(LOCAL_CLUSTER_CONFIG)
-    if preload and start_worker_server(preload):
-        cfg["distributed.worker.multiprocessing-method"] = "forkserver"
+    forked = worker_server_started()
+    if forked:
         import distributed.utils
 
         # distributed, asked for a fork server the first time, imports every package it knows of
-        # in this process (pandas among them: 0.5 s) to preload them in the server; ours runs
-        # already, with what our workers need
+        # in this process (pandas among them: 0.5 s) to preload them in a server it starts; ours
+        # runs already
         if hasattr(distributed.utils, "_forkserver_preload_set"):
             distributed.utils._forkserver_preload_set = True
     from distributed import Client, LocalCluster
 
-    with dask.config.set(cfg):
-        cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
-                               dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
+    def start(method):
+        cfg = dict(LOCAL_CLUSTER_CONFIG)
+        if method:
+            cfg["distributed.worker.multiprocessing-method"] = method
+        with dask.config.set(cfg):
+            cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
+                                   dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
+            try:
+                client = Client(cluster)
+            except BaseException:
+                cluster.close()
+                raise
+        return client, cluster
+
+    if forked:
         try:
-            client = Client(cluster)
-        except BaseException:
-            cluster.close()
-            raise
-    return client, cluster
+            return start("forkserver")
+        except Exception:  # noqa: BLE001 - the server refused or died: the spawned cluster says why, if it fails too
+            pass
+    return start(None)
+

@@ -135,6 +135,8 @@ def test_each_task_runs_on_one_thread(trees, monkeypatch, where):
     """A case runs on the one thread its task has: the passes inside it (the surface distances'
     two directions) get no threads of their own, so N threads or N one-thread workers use N CPUs.
     A cluster in this process (threads of one worker) records what its tasks saw."""
+    import os
+
     import segscore.engine
     from segscore.engine import executor
 
@@ -157,6 +159,8 @@ def test_each_task_runs_on_one_thread(trees, monkeypatch, where):
             seen.append(("side_by_side", executor._capped(threads or executor.default_workers())))
         return side_by_side(calls, threads=threads)
 
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)  # 4 CPUs, whatever
+    # this machine has: a pass would take 4 threads unless held to one
     monkeypatch.setattr(AUD, "_case_row", recording_case_row)
     monkeypatch.setattr(executor, "side_by_side", recording_side_by_side)
     monkeypatch.setattr(segscore.engine, "side_by_side", recording_side_by_side)
@@ -170,7 +174,7 @@ def test_each_task_runs_on_one_thread(trees, monkeypatch, where):
         AUD.audit(trees[:2], threads=2 if where == "threads" else 1, **kw)
     assert ("budget", 1) in seen and ("side_by_side", 1) in seen  # the hd95 of every case: in its own thread
     assert {n for _, n in seen} == {1}
-    assert executor.default_workers() == min(8, len(__import__("os").sched_getaffinity(0)))  # here: unchanged
+    assert executor.default_workers() == 4  # outside the tasks: unchanged
 
 
 def test_processes_1_and_2_give_the_same_case_table(base, trees):
@@ -315,9 +319,12 @@ def test_a_cost_function_loads_three_ways(how, trees, tmp_path, monkeypatch):
 
 
 def test_a_cost_function_of_the_current_folder_on_worker_processes(trees, tmp_path, monkeypatch):
-    """Workers forked from the worker server (started earlier, in another folder, by another test)
-    find a module of this process's current folder and give the rows a thread gives."""
+    """Workers forked from the audit's worker server (started, as a script opts in, in another
+    folder) find a module of this process's current folder and give the rows a thread gives."""
     pytest.importorskip("distributed")
+    from segscore.curvilinear.workers import start_server
+
+    start_server()  # here, before the folder changes (a no-op where it runs already)
     (tmp_path / "mymeasures_workers.py").write_text(MEASURES)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "mymeasures_workers", raising=False)
