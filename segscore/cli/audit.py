@@ -334,13 +334,16 @@ def _profile_of(args):
     return None
 
 
+def runs_kernels_here(args) -> bool:
+    """Whether the command's own process runs kernels before its work is done (numba is then
+    started lean, first thing): not with ``--processes`` or ``--scheduler``, whose cases, warm-up
+    and statistics run on the workers. (``--profile`` with them runs the profile here after the
+    audit; numba then starts there, with its BLAS probe, rather than delay the cluster.)"""
+    return args.processes is None and args.scheduler is None
+
+
 def run(args) -> int:
     from segscore.cli._common import emit, fail
-
-    if args.processes is None and args.scheduler is None:
-        from segscore.kernels._jit import start_without_blas_probe
-
-        start_without_blas_probe()  # this process runs the kernels: start numba lean, before the threads
 
     if args.profile and args.profile_json:
         return fail(args, "--profile and --profile-json: give one (predictions to profile, or a profile's JSON)")
@@ -373,9 +376,9 @@ def run(args) -> int:
         if not args.masks:
             return fail(args, "no reference masks; fix: give MASK files (3+ for intervals, 10+ for a verdict), "
                               "or --cases FILE to re-read an earlier audit")
-        if args.processes is not None:
-            # first thing: the workers' server loads the kernels while this process imports and
-            # reads the masks (audit() would start it too, 0.2 s later)
+        if args.processes is not None and getattr(args, "own_process", False):
+            # a process the command owns: its workers are forked from the audit's worker server,
+            # started first thing, which loads the kernels while this process reads the masks
             from segscore.curvilinear.workers import start_server
 
             start_server()

@@ -31,15 +31,15 @@ def add_arguments(p) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
 
 
+def runs_kernels_here(args) -> bool:
+    """Whether this process runs the jobs' kernels (not with ``--processes`` or ``--scheduler``)."""
+    return not (args.processes or args.scheduler)
+
+
 def run(args) -> int:
     import sys
 
     from segscore.batch.runner import run as run_batch
-
-    if not (args.processes or args.scheduler):
-        from segscore.kernels._jit import start_without_blas_probe
-
-        start_without_blas_probe()  # this process runs the kernels: start numba lean, before the threads
 
     def crashed(job, tb):
         sys.stderr.write(f"segscore batch: job {job.id} crashed (a bug, please report it):\n{tb}")

@@ -37,10 +37,11 @@ COMMANDS = {
 }
 #: commands that run other commands' jobs (no family's: the registry names them, see segscore.families)
 RUNNERS = {"batch": "segscore.cli.batch", "report": "segscore.cli.report"}
-#: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe
-#: commands whose kernels run in this process (``audit`` and ``batch`` decide in their ``run``: with
-#: ``--processes`` or ``--scheduler`` their kernels run on the workers, and this process never starts numba)
-KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "profile", "objects", "holdout", "fibers"}
+#: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe, where
+#: their kernels run in the command's own process (a module's ``runs_kernels_here(args)`` decides:
+#: ``audit`` and ``batch`` with ``--processes`` or ``--scheduler`` run theirs on the workers)
+KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "audit", "profile", "objects", "holdout",
+                   "fibers", "batch"}
 ALIASES: dict[str, str] = {
     "score": "target",
     "score-columns": "columns",
@@ -113,8 +114,13 @@ def _command(argv) -> str | None:
     return ALIASES.get(command, command)
 
 
-def main(argv=None) -> int:
-    """Run ``segscore`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+def main(argv=None, *, own_process: bool = False) -> int:
+    """Run ``segscore`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+
+    ``own_process``: this process is the command's own (the console script's, :func:`entry`), so
+    it may be set up for the command: numba started without its BLAS probe where the command's
+    kernels run here, and whatever else a command does only in a process it owns (its ``args``
+    carry ``own_process``). Called from Python, a command changes nothing process-wide."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     try:
@@ -128,18 +134,21 @@ def main(argv=None) -> int:
     from segscore.cli._common import run_command
     from segscore.engine.memory import release_large_buffers
 
-    release_large_buffers()
-    return run_command(importlib.import_module(args._module).run, args)
-
-
-def entry() -> None:  # console script and ``python -m segscore``
-    argv = sys.argv[1:]
-    if _command(argv) in KERNEL_COMMANDS and not {"-h", "--help"} & set(argv):
-        # this process is the command's own: start numba lean, before any thread exists
+    module = importlib.import_module(args._module)
+    args.own_process = own_process
+    if own_process and command in KERNEL_COMMANDS and getattr(
+            module, "runs_kernels_here", lambda a: True)(args):
+        # this process is the command's own and runs its kernels: start numba lean, before any
+        # thread exists
         from segscore.kernels._jit import start_without_blas_probe
 
         start_without_blas_probe()
-    exit_now(main())
+    release_large_buffers()
+    return run_command(module.run, args)
+
+
+def entry() -> None:  # console script and ``python -m segscore``
+    exit_now(main(own_process=True))
 
 
 def exit_now(code: int) -> None:
