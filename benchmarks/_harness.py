@@ -147,28 +147,56 @@ def _pss_mb(pid: int) -> float:
     return 0.0
 
 
+def _status_mb(pid: int) -> tuple[float, float] | None:
+    """``(VmRSS, VmHWM)`` of ``pid`` in MB (``/proc/PID/status``): its resident set now and at its
+    highest so far; None once it has gone."""
+    rss = hwm = None
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1]) / 1024.0
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None if rss is None or hwm is None else (rss, hwm)
+
+
 class TreeMemory:
     """Memory of the process tree under ``pid`` while it runs, sampled in a thread: each process's
-    peak RSS (``peaks``, MB, with ``names``), the peak of the tree's summed RSS (``tree_rss``) and
-    of its summed PSS (``tree_pss``: pages a forked worker shares with the process it was forked
-    from counted once, not once per process). ``include_root``: whether ``pid`` itself counts.
+    own peak RSS (``peaks``, MB: its high-water mark, ``VmHWM``, as last read before it ended;
+    with ``names``), the peak of the tree's summed RSS (``tree_rss``) and of its summed PSS
+    (``tree_pss``: pages a forked worker shares with the process it was forked from counted once,
+    not once per process). ``include_root``: whether ``pid`` itself counts in the sums.
 
-    RSS of the processes already known every ``interval`` s (about 0.03 ms each); the tree itself
-    (new children, which means reading every process of the machine: about 3 ms here) and the
-    PSS every ``refresh`` s. A run on every CPU pays this sampler's time out of its own; polling
-    the whole tree every 0.1 s cost about 3 % of a CPU."""
+    ``getrusage``'s peak of a child (``wait4``) is the highest of the child and of every process
+    it reaped: a command that reaped its spawned workers reported a worker's peak as its own. The
+    high-water mark here is each process's alone.
+
+    The memory of the processes already known is read every ``interval`` s (about 0.03 ms each);
+    the tree itself (new children, which means reading every process of the machine: about 3 ms
+    here) and the PSS every ``refresh`` s, and every ``interval`` during the first second. A run
+    on every CPU pays this sampler's time out of its own; polling the whole tree every 0.1 s cost
+    about 3 % of a CPU."""
 
     def __init__(self, pid: int, *, include_root: bool = True, interval: float = 0.05, refresh: float = 0.5):
         import psutil
 
-        self.root = psutil.Process(pid)
-        self.include_root = include_root
-        self.interval, self.refresh = interval, refresh
         self.peaks: dict[int, float] = {}
         self.names: dict[int, str] = {}
+        self.direct: set[int] = set()  # the children of ``pid`` itself seen
         self.tree_rss = 0.0
         self.tree_pss = 0.0
+        self.include_root = include_root
+        self.interval, self.refresh = interval, refresh
         self._stop = threading.Event()
+        try:
+            self.root = psutil.Process(pid)
+        except psutil.Error:  # gone already: nothing to sample
+            self.root = None
+            self._thread = None
+            return
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
 
@@ -179,31 +207,33 @@ class TreeMemory:
             kids = self.root.children(recursive=True)
         except psutil.Error:
             return []
+        self.direct.update(k.pid for k in kids if k.ppid() == self.root.pid)
         return ([self.root] if self.include_root else []) + kids
 
     def _poll(self):
         import psutil
 
-        procs, next_refresh = [], 0.0
+        procs, next_refresh, t0 = [], 0.0, time.perf_counter()
         while not self._stop.is_set():
             now = time.perf_counter()
             refresh = now >= next_refresh
             if refresh:
                 procs = self._tree()
-                next_refresh = now + self.refresh
+                next_refresh = now + (self.interval if now - t0 < 1.0 else self.refresh)
             total = pss = 0.0
             for p in procs:
-                try:
-                    rss = p.memory_info().rss / 2**20
-                except psutil.Error:
+                got = _status_mb(p.pid)
+                if got is None:
                     continue
+                rss, hwm = got
                 total += rss
-                if rss > self.peaks.get(p.pid, 0):
-                    self.peaks[p.pid] = rss
-                    try:
-                        self.names.setdefault(p.pid, " ".join(p.cmdline()[:3]))
-                    except psutil.Error:
-                        pass
+                if hwm > self.peaks.get(p.pid, 0):
+                    self.peaks[p.pid] = hwm
+                    if p.pid not in self.names:
+                        try:
+                            self.names[p.pid] = " ".join(p.cmdline()[:3])
+                        except psutil.Error:
+                            pass
                 if refresh:
                     pss += _pss_mb(p.pid)
             self.tree_rss = max(self.tree_rss, total)
@@ -213,7 +243,8 @@ class TreeMemory:
 
     def stop(self) -> "TreeMemory":
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         return self
 
 

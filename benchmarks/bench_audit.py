@@ -79,8 +79,12 @@ def inputs() -> tuple[list[Path], list[Path]]:
 
 
 def run_tree(argv, *, cwd=None) -> dict:
-    """Run ``argv`` once under a bare parent: wall seconds, its own peak RSS (MB), and the peaks
-    of the summed RSS and PSS of its process tree (sampled: :class:`benchmarks._harness.TreeMemory`)."""
+    """Run ``argv`` once under a bare parent: wall seconds, the command's own peak RSS (MB), and
+    the peaks of the summed RSS and PSS of its process tree (sampled:
+    :class:`benchmarks._harness.TreeMemory`). The own peak is ``getrusage``'s, exact, for a
+    command that started no process; for one that did, whose ``getrusage`` peak is the highest of
+    it and every process it reaped, it is the command's own high-water mark as last read (every
+    0.1 s)."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-S", "-c", _WRAPPER, rss.name, *map(str, argv)], env=python_env(),
@@ -89,9 +93,11 @@ def run_tree(argv, *, cwd=None) -> dict:
         _, err = proc.communicate()
         tree.stop()
         wall = time.perf_counter() - t0
-        own = int(rss.read() or 0) / 1024.0
+        reaped = int(rss.read() or 0) / 1024.0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, argv))} exited {proc.returncode}:\n{err.decode(errors='replace')[-2000:]}")
+    command = min(tree.direct) if tree.direct else None  # the bare parent's one child
+    own = reaped if len(tree.peaks) <= 1 else tree.peaks.get(command, reaped)
     return {"seconds": wall, "peak_mb": own, "tree_mb": tree.tree_rss, "tree_pss_mb": tree.tree_pss}
 
 
