@@ -637,7 +637,7 @@ class _Threads:
         self.threads = threads
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="segscore-audit") if threads > 1 else None
 
-    def submit(self, fn, *args, priority=0):
+    def submit(self, fn, *args, priority=0, group=None):
         from concurrent.futures import Future
 
         def call():
@@ -671,12 +671,14 @@ class _Distributed:
         self.client = client
         self.cluster = cluster
 
-    def submit(self, fn, *args, priority=0):
+    def submit(self, fn, *args, priority=0, group=None):
         # the priority orders the tasks: tasks submitted together otherwise tie, and the
-        # scheduler then takes them in no particular order
+        # scheduler then takes them in no particular order. ``group`` names the task's group (the
+        # scheduler's, by key prefix; default the function's name): see _run for why a
+        # reference's preparation has one of its own
         from dask.utils import funcname
 
-        return self.client.submit(_one_thread, fn, *args, key=f"{funcname(fn)}-{uuid.uuid4().hex}",
+        return self.client.submit(_one_thread, fn, *args, key=f"{group or funcname(fn)}-{uuid.uuid4().hex}",
                                   priority=priority)
 
     def scatter(self, x):
@@ -786,7 +788,12 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
             for rank, i in enumerate(order):
                 name, mask = refs[i]
                 prio = len(refs) - rank
-                pf = ex.submit(_prepare, name, ex.scatter(mask), opts, priority=prio)
+                # each preparation is a task group of its own: in one group of a dozen tasks
+                # over a few scattered masks, the scheduler took the third to fifth as
+                # "root-ish" and queued them until a worker was idle, that is until the end: a
+                # large reference was prepared last and its cases ended a two-process run
+                # (2026-12-02)
+                pf = ex.submit(_prepare, name, ex.scatter(mask), opts, priority=prio, group=f"_prepare_{rank}")
                 preps[i] = pf
                 summaries[i] = ex.submit(_summary, pf, priority=prio)
                 specs = plan + ([("redraw", 1.0, 0)] if redraw else [])

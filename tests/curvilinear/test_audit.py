@@ -335,6 +335,36 @@ def test_a_cost_function_of_the_current_folder_on_worker_processes(trees, tmp_pa
     assert there == here and "user:area" in there["costs"]
 
 
+ORDER_LOG = """import pathlib
+import numpy as np
+
+def count(mask):
+    with open(pathlib.Path(__file__).with_name("order.log"), "a") as f:
+        f.write(f"{mask.shape[0]}\\n")  # each reference has a size of its own, kept by its cases
+    return float(np.count_nonzero(mask))
+"""
+
+
+def test_a_cluster_prepares_the_references_largest_first(tmp_path):
+    """The references are prepared in the audit's order (largest first), also on a cluster,
+    whose scheduler queues "root-ish" tasks until a worker is idle: a third and a fourth
+    preparation in one task group were taken so, and ran after every other reference's cases."""
+    pytest.importorskip("distributed")
+    masks = []
+    for i in range(8):
+        p = tmp_path / f"r{i}.png"
+        save_mask(vessel_tree((64 + 8 * i, 64 + 8 * i), seed=i), p)
+        masks.append(str(p))
+    sizes = {64 + 8 * i: int(np.count_nonzero(load_mask(m)[0])) for i, m in enumerate(masks)}
+    assert len(set(sizes.values())) == len(sizes)
+    (tmp_path / "orderlog.py").write_text(ORDER_LOG)
+    AUD.audit(masks[::-1], processes=1, cost_fns=[f"{tmp_path / 'orderlog.py'}:count"], redraw_floor=False,
+              severities=[0.3], radius_scales=[1.3], boundary_fracs=[0.1], n_boot=20)
+    logged = [int(v) for v in (tmp_path / "order.log").read_text().split()]
+    first = sorted(sizes, key=logged.index)  # each reference's first call: its preparation
+    assert first == sorted(sizes, key=sizes.get, reverse=True)
+
+
 def test_a_callable_and_a_reference_where_it_is_zero(trees):
     calls = []
 
