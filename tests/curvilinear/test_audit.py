@@ -530,7 +530,7 @@ def test_a_cluster_takes_the_largest_reference_first_and_ties_in_order():
 def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_last_runs(base, trees, monkeypatch):
     """What a cluster is given, in which order, with which priority (recorded on an inline
     stand-in for the cluster); the case table is still the threads' one."""
-    submitted = []
+    submitted, groups = [], []
 
     class Recorder(AUD._Threads):
         client = type("Client", (), {"run": staticmethod(lambda fn: fn())})()
@@ -538,9 +538,10 @@ def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_la
         def workers(self):
             return 2
 
-        def submit(self, fn, *args, priority=0):
+        def submit(self, fn, *args, priority=0, group=None):
             submitted.append((getattr(fn, "__name__", "finish"), args[0] if fn is AUD._prepare else None, priority,
                               len(args[1]) if fn is AUD._cases else None))
+            groups.append(group)
             return super().submit(fn, *args)
 
     monkeypatch.setattr(AUD, "_Distributed", Recorder)
@@ -551,6 +552,10 @@ def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_la
     prepared = [(name, prio) for fn, name, prio, _ in submitted if fn == "_prepare"]
     assert [n for n, _ in prepared] == sorted(trees, key=lambda t: -sizes[t])
     assert [p for _, p in prepared] == list(range(len(trees), 0, -1))
+    # each preparation a task group of its own (never queued as one of many alike); the rest by function
+    assert [g for (fn, *_), g in zip(submitted, groups) if fn == "_prepare"] == [
+        f"_prepare_{k}" for k in range(len(trees))]
+    assert {g for (fn, *_), g in zip(submitted, groups) if fn != "_prepare"} == {None}
     runs = {}  # priority -> sizes of its runs
     for fn, _, prio, n in submitted:
         if fn == "_cases":
