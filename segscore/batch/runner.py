@@ -253,7 +253,7 @@ def _run_on_cluster(client, todo, families, task, record) -> dict:
 
     local = [j for j in todo if j.call is not None]  # arrays live here: run here, reduced on the cluster
     remote = [j for j in todo if j.call is None]
-    addresses = sorted(client.scheduler_info().get("workers", {}))
+    addresses = sorted(client.nthreads())  # every worker (scheduler_info lists 5 in some versions)
     if remote and families:
         if addresses:  # one worker builds any missing numba cache first, then the others load it
             client.run(warm_worker, families, workers=addresses[:1])

@@ -507,10 +507,14 @@ def _cases(prep, specs, opts: _Options) -> list:
 #: scheduler) busy for 9.5 s of CPU in a 38 s two-process study-ladder run, a quarter of one of
 #: the two CPUs; with runs, 4.2 s in a 33 s run (measured 2026-12-01)
 CHUNKS_PER_WORKER = 2
-#: the same for the last references (one per worker), whose runs end the audit: with runs of 18
-#: cases one of two workers waited a second for the other at the end of a study-ladder run
-#: (tasks of 4-5 cases end within a fifth of that)
+#: the same for the last references (LAST_REFS_PER_WORKER per worker), whose runs end the audit:
+#: with runs of 18 cases one of two workers waited a second for the other at the end of a
+#: study-ladder run (tasks of 4-5 cases end within a fifth of that)
 LAST_CHUNKS_PER_WORKER = 8
+#: how many references per worker end the audit in those finer runs: with one, a worker whose
+#: masks (:func:`_placement`) ended with a coarse reference ran its last runs of 22 cases (0.35 s
+#: each) while the other, done, waited (2026-12-02)
+LAST_REFS_PER_WORKER = 2
 
 
 def _cluster_order(refs) -> list:
@@ -519,6 +523,23 @@ def _cluster_order(refs) -> list:
     ties in the order given. Longest first: two workers ended a study-ladder run 1.3 s apart
     when a large reference came last (2026-12-02)."""
     return sorted(range(len(refs)), key=lambda i: -int(np.count_nonzero(refs[i][1])))
+
+
+def _placement(sizes, workers: int) -> list:
+    """The worker (an index below ``workers``) each reference goes to, given the references'
+    sizes (foreground voxels, about in proportion to what their cases cost) in the order the
+    cluster takes them: each to the worker with the least so far, the first of them on a tie.
+    The scheduler runs a reference's preparation where its mask is and its cases where the
+    preparation is; scattered in turn, the masks went to the workers one by one, so one worker had
+    the larger of every pair, ran out first and waited for work stolen from the other
+    (2026-12-02)."""
+    load = [0] * max(1, workers)
+    out = []
+    for size in sizes:
+        w = min(range(len(load)), key=load.__getitem__)
+        out.append(w)
+        load[w] += size
+    return out
 
 
 def _chunks(n: int, workers: int, last: bool = False) -> list:
@@ -649,7 +670,7 @@ class _Threads:
         f.set_result(call())
         return f
 
-    def scatter(self, x):
+    def scatter(self, x, worker=None):
         return x
 
     def as_completed(self, futures):
@@ -681,11 +702,15 @@ class _Distributed:
         return self.client.submit(_one_thread, fn, *args, key=f"{group or funcname(fn)}-{uuid.uuid4().hex}",
                                   priority=priority)
 
-    def scatter(self, x):
-        return self.client.scatter(x, hash=False)
+    def scatter(self, x, worker=None):
+        # worker: where the data goes (only the data: a task using it may run anywhere)
+        return self.client.scatter(x, hash=False, workers=None if worker is None else [worker])
+
+    def addresses(self) -> list:
+        return sorted(self.client.nthreads())  # every worker (scheduler_info lists 5 in some versions)
 
     def workers(self) -> int:
-        return max(1, len(self.client.scheduler_info().get("workers", {})))
+        return max(1, len(self.addresses()))
 
     def as_completed(self, futures):
         from distributed import as_completed
@@ -755,11 +780,17 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
         meta = {}
         futures = []
         # threads: a task a case (no scheduler to feed); a cluster: runs of cases per reference
-        workers = ex.workers() if isinstance(ex, _Distributed) else None
+        addresses = ex.addresses() if isinstance(ex, _Distributed) else []
+        workers = max(1, len(addresses)) if isinstance(ex, _Distributed) else None
         inline = isinstance(ex, _Threads) and ex.pool is None  # each task ran as it was submitted
         # a cluster: the references in their order (largest first), each one's tasks before the
-        # next one's; threads: in the order given, first in first out
+        # next one's, each mask sent to the worker with the least so far; threads: in the order
+        # given, first in first out
         order = _cluster_order(refs) if workers else list(range(len(refs)))
+        homes = [None] * len(order)
+        if len(addresses) > 1:
+            sizes = [int(np.count_nonzero(refs[i][1])) for i in order]
+            homes = [addresses[w] for w in _placement(sizes, len(addresses))]
         preps = [None] * len(refs)
         summaries = [None] * len(refs)
         remaining = [0] * len(refs)
@@ -793,12 +824,13 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
                 # "root-ish" and queued them until a worker was idle, that is until the end: a
                 # large reference was prepared last and its cases ended a two-process run
                 # (2026-12-02)
-                pf = ex.submit(_prepare, name, ex.scatter(mask), opts, priority=prio, group=f"_prepare_{rank}")
+                pf = ex.submit(_prepare, name, ex.scatter(mask, homes[rank]), opts, priority=prio,
+                               group=f"_prepare_{rank}")
                 preps[i] = pf
                 summaries[i] = ex.submit(_summary, pf, priority=prio)
                 specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
                 remaining[i] = len(specs)
-                runs = (_chunks(len(specs), workers, last=rank >= len(refs) - workers) if workers else
+                runs = (_chunks(len(specs), workers, last=rank >= len(refs) - LAST_REFS_PER_WORKER * workers) if workers else
                         [(j, j + 1) for j in range(len(specs))])
                 for lo, hi in runs:
                     f = ex.submit(_cases, pf, specs[lo:hi], opts, priority=prio)

@@ -146,6 +146,10 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.admin.system-monitor.disk": False,
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.admin.tick.interval": "1s",
+    # work stealing looks for an idle worker once a second by default: at the end of a run the
+    # worker done first waited up to that long for a task of the other's queue (0.3-0.9 s of an
+    # 11 s two-process study-ladder audit, 2026-12-02)
+    "distributed.scheduler.work-stealing-interval": "100ms",
     # distributed starts its workers with MALLOC_TRIM_THRESHOLD_=65536, which also freezes
     # glibc's mmap threshold at 128 KiB: every larger array is then a fresh mapping, faulted in
     # page by page and unmapped when freed. A one-process audit took 2.37 million page faults

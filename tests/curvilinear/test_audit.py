@@ -530,13 +530,17 @@ def test_a_cluster_takes_the_largest_reference_first_and_ties_in_order():
 def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_last_runs(base, trees, monkeypatch):
     """What a cluster is given, in which order, with which priority (recorded on an inline
     stand-in for the cluster); the case table is still the threads' one."""
-    submitted, groups = [], []
+    submitted, groups, homes = [], [], []
 
     class Recorder(AUD._Threads):
         client = type("Client", (), {"run": staticmethod(lambda fn: fn())})()
 
-        def workers(self):
-            return 2
+        def addresses(self):
+            return ["tcp://a", "tcp://b"]
+
+        def scatter(self, x, worker=None):
+            homes.append((int(np.count_nonzero(x)), worker))
+            return x
 
         def submit(self, fn, *args, priority=0, group=None):
             submitted.append((getattr(fn, "__name__", "finish"), args[0] if fn is AUD._prepare else None, priority,
@@ -556,6 +560,10 @@ def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_la
     assert [g for (fn, *_), g in zip(submitted, groups) if fn == "_prepare"] == [
         f"_prepare_{k}" for k in range(len(trees))]
     assert {g for (fn, *_), g in zip(submitted, groups) if fn != "_prepare"} == {None}
+    # each mask sent to the worker with the least foreground so far
+    assert [n for n, _ in homes] == sorted(sizes.values(), reverse=True)
+    assert [w for _, w in homes] == [["tcp://a", "tcp://b"][k] for k in AUD._placement([n for n, _ in homes], 2)]
+    assert {w for _, w in homes} == {"tcp://a", "tcp://b"}
     runs = {}  # priority -> sizes of its runs
     for fn, _, prio, n in submitted:
         if fn == "_cases":
@@ -563,8 +571,25 @@ def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_la
     per_ref = len(base["cases"]) // len(trees) + 1  # its cases and its redraw
     for prio, sizes_ in runs.items():
         assert sum(sizes_) == per_ref
-        fine = prio <= 2  # the last two references (one per worker) end the run in finer runs
+        fine = prio <= 2 * AUD.LAST_REFS_PER_WORKER  # the last references end the run in finer runs
         assert len(sizes_) == min(per_ref, (AUD.LAST_CHUNKS_PER_WORKER if fine else AUD.CHUNKS_PER_WORKER) * 2)
+
+
+def test_placement_sends_each_reference_to_the_least_loaded_worker():
+    assert AUD._placement([10, 9, 5, 5, 5, 5], 2) == [0, 1, 1, 0, 1, 0]
+    assert AUD._placement([3, 3, 3], 1) == [0, 0, 0]
+    assert AUD._placement([], 2) == []
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        workers = int(rng.integers(1, 5))
+        sizes = sorted(rng.integers(1, 1000, int(rng.integers(1, 30))).tolist(), reverse=True)
+        got = AUD._placement(sizes, workers)
+        load = [0] * workers
+        for size, w in zip(sizes, got):
+            assert load[w] == min(load)  # brute force: the least loaded so far (the first on a tie)
+            assert w == load.index(min(load))
+            load[w] += size
+        assert max(load) - min(load) <= max(sizes)
 
 
 @pytest.mark.parametrize("last", [False, True])
