@@ -703,8 +703,14 @@ class _Distributed:
                                   priority=priority)
 
     def scatter(self, x, worker=None):
-        # worker: where the data goes (only the data: a task using it may run anywhere)
-        return self.client.scatter(x, hash=False, workers=None if worker is None else [worker])
+        # worker: where the data goes (only the data: a task using it may run anywhere); a hint,
+        # so where it fails (that worker has left a cluster of yours), any worker
+        if worker is not None:
+            try:
+                return self.client.scatter(x, hash=False, workers=[worker])
+            except Exception:  # noqa: BLE001 - the scheduler's KeyError or TimeoutError for a gone worker
+                pass
+        return self.client.scatter(x, hash=False)
 
     def addresses(self) -> list:
         return sorted(self.client.nthreads())  # every worker (scheduler_info lists 5 in some versions)

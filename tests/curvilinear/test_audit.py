@@ -575,6 +575,17 @@ def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_la
         assert len(sizes_) == min(per_ref, (AUD.LAST_CHUNKS_PER_WORKER if fine else AUD.CHUNKS_PER_WORKER) * 2)
 
 
+def test_a_mask_for_a_worker_that_left_goes_to_any_worker():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  host="127.0.0.1", protocol="tcp") as cluster, distributed.Client(cluster) as c:
+        ex = AUD._Distributed(c)
+        there = ex.scatter(np.arange(5), ex.addresses()[0])
+        gone = ex.scatter(np.arange(5), "tcp://127.0.0.1:9")  # no such worker (any more)
+        assert gone.result().tolist() == there.result().tolist() == list(range(5))
+        assert set(c.who_has([gone])[gone.key]) == set(ex.addresses())
+
+
 def test_placement_sends_each_reference_to_the_least_loaded_worker():
     assert AUD._placement([10, 9, 5, 5, 5, 5], 2) == [0, 1, 1, 0, 1, 0]
     assert AUD._placement([3, 3, 3], 1) == [0, 0, 0]
