@@ -517,12 +517,17 @@ LAST_CHUNKS_PER_WORKER = 8
 LAST_REFS_PER_WORKER = 2
 
 
-def _cluster_order(refs) -> list:
-    """The order a cluster takes the references in: the most foreground first (a reference's
-    cases cost about in proportion to it), so the runs that end the audit are the cheapest, and
-    ties in the order given. Longest first: two workers ended a study-ladder run 1.3 s apart
-    when a large reference came last (2026-12-02)."""
-    return sorted(range(len(refs)), key=lambda i: -int(np.count_nonzero(refs[i][1])))
+def _sizes(refs) -> list:
+    """Each reference's foreground voxels: what its cases cost, about in proportion."""
+    return [int(np.count_nonzero(mask)) for _, mask in refs]
+
+
+def _cluster_order(sizes) -> list:
+    """The order a cluster takes the references in, given their :func:`_sizes`: the most
+    foreground first, so the runs that end the audit are the cheapest, and ties in the order
+    given. Longest first: two workers ended a study-ladder run 1.3 s apart when a large reference
+    came last (2026-12-02)."""
+    return sorted(range(len(sizes)), key=lambda i: -sizes[i])
 
 
 def _placement(sizes, workers: int) -> list:
@@ -715,9 +720,6 @@ class _Distributed:
     def addresses(self) -> list:
         return sorted(self.client.nthreads())  # every worker (scheduler_info lists 5 in some versions)
 
-    def workers(self) -> int:
-        return max(1, len(self.addresses()))
-
     def as_completed(self, futures):
         from distributed import as_completed
 
@@ -792,11 +794,12 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
         # a cluster: the references in their order (largest first), each one's tasks before the
         # next one's, each mask sent to the worker with the least so far; threads: in the order
         # given, first in first out
-        order = _cluster_order(refs) if workers else list(range(len(refs)))
-        homes = [None] * len(order)
-        if len(addresses) > 1:
-            sizes = [int(np.count_nonzero(refs[i][1])) for i in order]
-            homes = [addresses[w] for w in _placement(sizes, len(addresses))]
+        order, homes = list(range(len(refs))), [None] * len(refs)
+        if workers:
+            sizes = _sizes(refs)
+            order = _cluster_order(sizes)
+            if len(addresses) > 1:
+                homes = [addresses[w] for w in _placement([sizes[i] for i in order], len(addresses))]
         preps = [None] * len(refs)
         summaries = [None] * len(refs)
         remaining = [0] * len(refs)

@@ -524,7 +524,7 @@ def test_a_cluster_takes_the_largest_reference_first_and_ties_in_order():
     m = [np.zeros((9, 9), bool) for _ in range(5)]
     for k, n in enumerate((3, 7, 3, 0, 7)):
         m[k].flat[:n] = True
-    assert AUD._cluster_order([(f"r{k}", a) for k, a in enumerate(m)]) == [1, 4, 0, 2, 3]
+    assert AUD._cluster_order(AUD._sizes([(f"r{k}", a) for k, a in enumerate(m)])) == [1, 4, 0, 2, 3]
 
 
 def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_last_runs(base, trees, monkeypatch):
