@@ -23,9 +23,12 @@ def emit(args, result, text: str | None = None, *, csv_rows=None) -> None:
 
 
 def show(args, result, text: str | None = None) -> None:
-    """Print ``text``, or the JSON with ``--json`` (the files were written by the compute part)."""
+    """Print the result's ``warnings`` on stderr, then ``text``, or the JSON with ``--json`` (the
+    files were written by the compute part)."""
     from segscore.io.results import dumps
 
+    if isinstance(result, dict):
+        warn(args, result.get("warnings") or ())
     if getattr(args, "json", False):
         sys.stdout.write(dumps(result) + "\n")
     elif text is not None:

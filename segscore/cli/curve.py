@@ -60,10 +60,9 @@ def format_row(row: dict) -> str:
 
 
 def run(args) -> int:
-    from segscore.cli._common import show, warn
-    from segscore.commands.curve import compute, warnings
+    from segscore.cli._common import show
+    from segscore.commands.curve import compute
 
     row = compute(args)
-    warn(args, warnings(row))
     show(args, row, format_row(row))
     return 0

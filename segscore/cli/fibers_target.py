@@ -8,11 +8,10 @@ HELP = "build a fiber target folder from WEBKNOSSOS .nml traces and a reference 
 
 
 def run(args) -> int:
-    from segscore.cli._common import show, warn
-    from segscore.commands.fibers_target import compute, warnings
+    from segscore.cli._common import show
+    from segscore.commands.fibers_target import compute
     from segscore.fibers.build import format_summary
 
     result = compute(args)
-    warn(args, warnings(result))
     show(args, result, format_summary(result))
     return 0

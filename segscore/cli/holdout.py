@@ -32,8 +32,8 @@ def format_table(result: dict) -> str:
 
 
 def run(args) -> int:
-    from segscore.cli._common import fail, show, warn
-    from segscore.commands.holdout import compute, warnings
+    from segscore.cli._common import fail, show
+    from segscore.commands.holdout import compute
 
     result = compute(args)
     if args.verify:
@@ -47,6 +47,5 @@ def run(args) -> int:
                 fail(args, f"{args.manifest}: {problem}", 3)
             return 3
         return 0
-    warn(args, warnings(result))
     show(args, result, format_table(result))
     return 0

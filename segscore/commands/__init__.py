@@ -7,8 +7,8 @@ One module per command (``auc``, ``target``, ``curve``, ...) defines
 - ``compute(args, *, progress=None, argv=None) -> dict``: parsed arguments to the result dict
   the command prints with ``--json``. It writes the files the output options name (``--json-out``,
   ``--csv``, ``-o``, ``--evidence``, the ledger of ``--slug``) and prints nothing; ``argv`` is the
-  command line recorded by the ledger (default: this process's);
-- ``warnings(result) -> list[str]`` where the command warns (the CLI prints them on stderr).
+  command line recorded by the ledger (default: this process's). The result carries a top-level
+  ``warnings`` list (``write_outputs`` makes sure of it; the CLI prints each on stderr).
 
 The text output, the exit code 3 of a check and the progress bar are the CLI's
 (``segscore.cli.CMD``), which is parse -> compute -> emit. ``segscore.families.COMMANDS`` names

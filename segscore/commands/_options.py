@@ -70,9 +70,12 @@ def add_floor_options(parser) -> None:
 
 
 def write_outputs(args, result, *, csv_rows=None) -> None:
-    """Write the files ``--json-out`` and ``--csv`` name (the CSV from ``csv_rows``)."""
-    from segscore.io.results import write_csv, write_json
+    """Write the files ``--json-out`` and ``--csv`` name (the CSV from ``csv_rows``). Every command's
+    compute part ends here, so this is also where its result gets its top-level ``warnings`` list
+    (the result contract, :func:`segscore.io.results.with_warnings`)."""
+    from segscore.io.results import with_warnings, write_csv, write_json
 
+    with_warnings(result)
     if getattr(args, "json_out", None):
         write_json(args.json_out, result)
     if getattr(args, "csv", None) and csv_rows is not None:

@@ -47,9 +47,3 @@ def compute(args, *, progress=None, argv=None) -> dict:
                 spacing=spacing, prune_length=getattr(args, "prune_length", None))
     write_outputs(args, row, csv_rows=[csv_row(row)])
     return row
-
-
-def warnings(row: dict) -> list[str]:
-    from segscore.curvilinear.scoring import scale_warnings
-
-    return list(scale_warnings(row))

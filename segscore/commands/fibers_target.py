@@ -33,12 +33,3 @@ def compute(args, *, progress=None, argv=None) -> dict:
                           shape=args.shape, force=args.force)
     write_outputs(args, result)
     return result
-
-
-def warnings(result: dict) -> list[str]:
-    from segscore.fibers.build import LOW_ENRICHMENT
-
-    if result["landing_enrichment"] < LOW_ENRICHMENT:
-        return [f"nodes inside the cube land on the mask only {result['landing_enrichment']:.1f}x as often as "
-                f"chance; check the origin (file names or --origin Z Y X) and that the mask is this cube's"]
-    return []

@@ -24,7 +24,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
     (the CLI exits 3 when ``problems`` is not empty)."""
     from segscore.commands._options import write_outputs
     from segscore.errors import ScoreError
-    from segscore.io.results import atomic_write
+    from segscore.io.results import atomic_write, with_warnings
     from segscore.objects import holdout as H
 
     if args.verify:
@@ -49,9 +49,6 @@ def compute(args, *, progress=None, argv=None) -> dict:
                         if v is None else None)}
             for k, v in result["finetuned"].items() if k != "notes"]
         atomic_write(args.csv, H.scorecard_csv(rows))
+    with_warnings(result, result.get("digest_problems"))
     write_outputs(args, result)
     return result
-
-
-def warnings(result: dict) -> list[str]:
-    return list(result.get("digest_problems") or [])

@@ -25,7 +25,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
     """Write the perturbed mask to ``--output`` (and ``--info-json``); returns the info dict."""
     from segscore.curvilinear.masks import load_mask, save_mask
     from segscore.curvilinear.operators import perturb
-    from segscore.io.results import write_json
+    from segscore.io.results import with_warnings, write_json
 
     mask, vox = load_mask(args.mask, what="mask")
     out, info = perturb(mask, args.operator, args.severity, seed=args.seed, prune_px=args.prune_px,
@@ -33,6 +33,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
     save_mask(out, args.output, voxel_size=vox)
     info = {"input": str(args.mask), "output": str(args.output), **info}
     info.setdefault("notes", {})
+    with_warnings(info)
     if args.info_json:
         write_json(args.info_json, info)
     return info

@@ -51,7 +51,7 @@ CONDUCTANCE_SIDE_KEYS = ("conductance_excess", "conductance_deficit")
 #: (the spur-pruning length in the spacing's unit when given instead of ``prune_px``)
 SPACING_KEYS = ("spacing", "spacing_source", "spacing_unit", "prune_length")
 ROW_KEYS = (METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size") + ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS
-            + SPACING_KEYS + ("notes",))
+            + SPACING_KEYS + ("notes", "warnings"))
 #: curvicost's optional metrics segscore computes on request (``all_metrics=True``; appended
 #: after ``notes``). ``betti_matching`` is always null with a note: it needs the compiled
 #: Betti-matching module (Stucki et al. 2023), which curvicost does not ship (NaN there).
@@ -386,12 +386,14 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "spacing_unit": ref.spacing.unit if ref.spacing is not None else None,
         "prune_length": ref.prune_length,
         "notes": notes,
+        "warnings": [],
     }
     pa.lab = None  # read by the costs only: the optional metrics run without the label image
     if all_metrics:
         row.update(_optional(ref, gt_m, pa, pred, notes))
     order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS)}
     row["notes"] = dict(sorted(notes.items(), key=lambda kv: order.get(kv[0], len(order))))
+    row["warnings"] = scale_warnings(row)
     return row
 
 

@@ -352,6 +352,9 @@ def build_target(nml, mask, out, *, origin=None, tolerance: float = DEFAULT_TOLE
         "landing_enrichment": landing / density,
         "replaced": bool(replace),
         "notes": {},
+        "warnings": ([f"nodes inside the cube land on the mask only {landing / density:.1f}x as often as chance; "
+                      "check the origin (file names or --origin Z Y X) and that the mask is this cube's"]
+                     if landing / density < LOW_ENRICHMENT else []),
     }
 
 

@@ -145,6 +145,7 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         "below_baseline": bool(below),
         "cannot_rank": _tie_notes(metrics, floors),
         "notes": notes,
+        "warnings": [],
     })
 
 

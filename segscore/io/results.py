@@ -14,6 +14,10 @@ The result contract every family follows (README, "Results: nulls and notes"):
   the reason in each row's ``reason`` instead;
 - a field that is None because an input was not given (``files.control``, ``crop``,
   ``voxel_size``) has no note;
+- what the run did that a user should know but that nulls nothing (a file's anisotropic spacing
+  applied, zarr chunks absent and read as the fill value, dangling skeleton edges dropped) is a
+  one-line string in the result's top-level ``warnings`` list, which every command's result
+  carries (possibly empty; :func:`with_warnings`); the CLI prints each on stderr;
 - no value is ever NaN or +-inf: :func:`jsonable` (so :func:`dumps`, :func:`write_json` and the
   CSV writers) raises :class:`NonFiniteError` naming the field. That is a bug in the metric that
   produced it, not bad input, so it is not a ``ScoreError`` and the CLI exits 1 on it.
@@ -124,9 +128,23 @@ def lift_notes(result: dict) -> dict:
             return type(obj)(walk(v, f"{prefix}{i}.") for i, v in enumerate(obj))
         return obj
 
-    out = {k: walk(v, f"{k}.") for k, v in result.items() if k != "notes"}
+    out = {k: walk(v, f"{k}.") for k, v in result.items() if k not in ("notes", "warnings")}
     out["notes"] = {**(result.get("notes") or {}), **lifted}
+    if "warnings" in result:
+        out["warnings"] = list(result["warnings"])
     return out
+
+
+def with_warnings(result: dict, *more) -> dict:
+    """``result`` (changed in place, and returned) with its top-level ``warnings`` list present,
+    ``more`` (iterables of one-line strings) appended, each line once, in order."""
+    seen = list(result.get("warnings") or [])
+    for lines in more:
+        for line in lines or ():
+            if line not in seen:
+                seen.append(line)
+    result["warnings"] = seen
+    return result
 
 
 def dumps(result, indent: int | None = 2) -> str:

@@ -102,7 +102,7 @@ def test_unit_spacing_changes_no_number():
     assert a["spacing_source"] == "default" and b["spacing_source"] == "given"
     assert {k: v for k, v in a.items() if k != "spacing_source"} == {k: v for k, v in b.items() if k != "spacing_source"}
     assert isinstance(a["traceable_length"], int)  # still a voxel count
-    assert list(a)[: len(ROW_KEYS) - 1] == [k for k in ROW_KEYS if k != "notes"]
+    assert list(a)[: len(ROW_KEYS)] == list(ROW_KEYS)
 
 
 def test_straight_tubes_have_physical_lengths():

@@ -42,7 +42,8 @@ def test_score_npy_json(cli, target, labels):
     assert code == 0, err
     card = json.loads(out)
     assert list(card) == ["target", "prediction", "split", "tolerance", "size_class", "class_oracle_erl",
-                          "metrics", "floors", "floors_source", "below_baseline", "cannot_rank", "notes"]
+                          "metrics", "floors", "floors_source", "below_baseline", "cannot_rank", "notes",
+                          "warnings"]
     assert card["notes"] == {} and "notes" not in card["metrics"]
     assert card["prediction"] == "labels.npy" and card["floors_source"] == "published"
     assert set(card["floors"]) == {"oracle", "floor_connected_components"}
