@@ -55,8 +55,10 @@ def execute(task: dict) -> dict:
 
                 if not ledger.run_path(args.slug, args.root).exists():
                     ledger.init_run(args.slug, args.root)
+            from segscore.commands._options import check_paths
             from segscore.engine.executor import thread_budget
 
+            check_paths(args)  # no pipe or device read, no input overwritten
             with thread_budget(task.get("threads")):  # the job's share of the worker's CPUs, in every pass
                 result = command(task["command"]).load("compute")(args, argv=task.get("argv"))
         out["result"] = jsonable(result)

@@ -86,7 +86,7 @@ def as_jobs(jobs) -> list:
     from segscore.batch.manifest import ManifestError, load_manifest
 
     if isinstance(jobs, os.PathLike) or (isinstance(jobs, str) and (
-            os.path.isfile(jobs) or os.path.splitext(jobs)[1].lower() in (".csv", ".json", ".jsonl", ".ndjson"))):
+            os.path.isfile(jobs) or os.path.isdir(jobs) or os.path.splitext(jobs)[1].lower() in (".csv", ".json", ".jsonl", ".ndjson"))):
         return load_manifest(jobs)
     if isinstance(jobs, str):
         jobs = [jobs]

@@ -52,6 +52,8 @@ def progress_printer(args, label: str):
 
 
 def _say(args, message: str) -> None:
+    """One line on stderr: a newline inside ``message`` (a file name holding one) is shown as ``\\n``."""
+    message = message.rstrip("\n").replace("\r", "\\r").replace("\n", "\\n")
     sys.stderr.write(f"segscore {getattr(args, 'command', '')}: {message}\n".replace("segscore : ", "segscore: "))
 
 

@@ -48,6 +48,11 @@ def run(args) -> int:
                        scheduler=args.scheduler, force=args.force, hash=args.hash, on_crash=crashed,
                        progress=None if args.quiet or not sys.stderr.isatty() else sys.stderr)
     counts = result.counts()
+    if not args.quiet:  # the closing line, terminal or not: what was done and where it is
+        n = len(result.rows)
+        sys.stderr.write(f"segscore batch: {n} job{'' if n == 1 else 's'}: {counts['scored'] - len(result.skipped)} scored, "
+                         f"{len(result.skipped)} skipped (scored before), {counts['refused']} refused, "
+                         f"{counts['crashed']} crashed; results in {args.out}/results.jsonl\n")
     if counts["crashed"]:
         sys.stderr.write(f"segscore batch: {counts['crashed']} of {len(result.rows)} jobs crashed; see "
                          f"{args.out}/results.jsonl\n")

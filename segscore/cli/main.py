@@ -144,7 +144,14 @@ def main(argv=None, *, own_process: bool = False) -> int:
 
         start_without_blas_probe()
     release_large_buffers()
-    return run_command(module.run, args)
+
+    def checked_run(args):
+        from segscore.commands._options import check_paths
+
+        check_paths(args)  # no pipe or device read, no input overwritten: before anything runs
+        return module.run(args)
+
+    return run_command(checked_run, args)
 
 
 def entry() -> None:  # console script and ``python -m segscore``

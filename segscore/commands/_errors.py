@@ -8,10 +8,10 @@ from segscore.errors import ScoreError
 def refusal(exc: BaseException) -> str | None:
     """The one-line message of ``exc`` when it is a refusal (bad input: exit 2, a ``refused``
     batch row), or None when it is a crash (a bug: exit 1, a ``crashed`` row)."""
-    if isinstance(exc, ScoreError):
-        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, ScoreError):  # one line: a newline inside it (a file name's) is shown escaped
+        return str(exc).strip().replace("\r", "\\r").replace("\n", "\\n") or type(exc).__name__
     if isinstance(exc, FileNotFoundError):
-        name = exc.filename or str(exc)
+        name = str(exc.filename or exc).replace("\r", "\\r").replace("\n", "\\n")
         return f"{name}: no such file or folder; check the path"
     if isinstance(exc, PermissionError):
         return f"{exc.filename}: permission denied; check the file's permissions"

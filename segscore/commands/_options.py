@@ -91,3 +91,46 @@ def add_spacing_options(p) -> None:
                         "r^4 conductance and hd95 are then in its unit (curvicost only records a voxel size)")
     p.add_argument("--prune-length", type=number(float, lo=0, hi=1e12), default=None, metavar="L",
                    help="spur-pruning length in the spacing's unit, instead of --prune-px voxels")
+
+
+#: the argparse destinations naming files a command writes, with their option for messages
+OUTPUT_DESTS = {"json_out": "--json-out", "csv": "--csv", "plot": "--plot", "per_object": "--per-object",
+                "evidence": "--evidence", "output": "-o", "info_json": "--info-json"}
+#: destinations that name neither an input nor an output checked here: a ledger, results store or
+#: sample folder updated in place, or a folder a command writes itself (``--out``: batch results;
+#: fibers-target's target, which refuses to replace a folder holding its inputs)
+_IN_PLACE_DESTS = {"slug", "root", "keep", "out", "command", "_module", "own_process"}
+
+
+def _paths(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def check_paths(args) -> None:
+    """Before a command reads or writes: every input that is a local path is a regular file or a
+    folder (no pipe, socket or device), and no output replaces an input of the run
+    (:mod:`segscore.io.paths`). Inputs are the argument values that exist on disk, outputs the
+    options of :data:`OUTPUT_DESTS` (and ``--json PATH`` where a command writes it)."""
+    import os
+
+    from segscore.io.paths import check_outputs, check_readable
+
+    fields = vars(args)
+    outputs = [(flag, p) for dest, flag in OUTPUT_DESTS.items() for p in _paths(fields.get(dest))]
+    if isinstance(fields.get("json"), str):
+        outputs.append(("--json", fields["json"]))
+    inputs = []
+    for dest, value in fields.items():
+        if dest in OUTPUT_DESTS or dest in _IN_PLACE_DESTS or dest == "json":
+            continue
+        for p in _paths(value):
+            if "://" in p or "\0" in p:
+                continue
+            check_readable(p)
+            if os.path.lexists(p):
+                inputs.append(p)
+    check_outputs(inputs, outputs)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from segscore.errors import InputFileError, ScoreError
+from segscore.io.paths import check_readable
 
 #: the largest fiber tolerance, in voxels, a target or a card may state (the ball of offsets grows
 #: as its cube: beyond this it is a damaged file, not a tolerance)
@@ -124,6 +125,7 @@ def load_target(path) -> FiberTarget:
         raise InputFileError(f"{path}: no such target folder; give a fiber target directory "
                              f"holding {', '.join(FILES)}")
     for name in FILES:
+        check_readable(root / name, f"target's {name}")
         if not (root / name).is_file():
             raise InputFileError(f"{root / name}: missing; a fiber target directory holds {', '.join(FILES)}")
     from segscore.io.schema import validate

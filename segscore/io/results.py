@@ -195,7 +195,9 @@ def read_json(path, *, fix: str):
     """The JSON document at ``path``. A missing file is an ``InputFileError`` and an unreadable
     one a ``ScoreError``, each one line naming the file and ``fix`` (what to give instead)."""
     from segscore.errors import InputFileError, ScoreError
+    from segscore.io.paths import check_readable
 
+    check_readable(path)
     if not os.path.exists(path):
         raise InputFileError(f"{path}: no such file; {fix}")
     try:

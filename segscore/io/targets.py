@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from segscore.errors import InputFileError, ScoreError
+from segscore.io.paths import check_readable
 
 #: each kind of target folder: (named with its article, defining file, scoring command)
 TARGET_KINDS = {"ink": ("an ink", "gt_ink.png", "segscore target"),
@@ -38,6 +39,7 @@ def target_file(target_dir, kind: str) -> tuple[Path, Path]:
 def read_meta(folder, *, required: bool = False) -> dict:
     """A target's ``meta.json`` as a dict (``{}`` when absent and not ``required``)."""
     meta_path = Path(folder) / "meta.json"
+    check_readable(meta_path, "target's meta.json")
     if not meta_path.exists():
         if required:
             raise InputFileError(f"{meta_path}: missing; restore the target's meta.json")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from segscore.errors import InputFileError, ScoreError
+from segscore.io.paths import check_readable, special_kind
 from segscore.io.results import as_result
 from segscore.io.schema import Field, validate
 from segscore.objects.table import read_labels  # noqa: F401  (segscore.objects.holdout.read_labels too)
@@ -103,6 +104,7 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 def load_holdout(manifest_path) -> HoldoutSet:
     """Read a held-out manifest; refuse one without a name, a version or any field."""
     path = Path(manifest_path)
+    check_readable(path, "manifest")
     if not path.is_file():
         raise InputFileError(f"{path}: no such manifest; give the held-out set's JSON manifest")
     try:
@@ -172,7 +174,9 @@ def verify_holdout(holdout: HoldoutSet) -> list:
     problems = []
     for f in holdout.fields:
         target = holdout.path_to(f.truth)
-        if not target.is_file():
+        if special_kind(target):
+            problems.append(f"truth mask {f.truth} is {special_kind(target)}, not a file")
+        elif not target.is_file():
             problems.append(f"missing truth mask: {f.truth}")
         elif not f.sha256:
             problems.append(f"no digest published for {f.truth}")
