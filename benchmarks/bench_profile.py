@@ -31,31 +31,8 @@ from benchmarks._harness import (CACHE, curvicost_exe, machine_note, measure, py
 HERE = CACHE / "profile"
 RECIPES = (("break", 0.10), ("truncate", 0.20), ("radius", 0.85))
 
-#: the command as main.entry runs a registered kernel command, for as long as main.py does not list it
-_STANDIN = (
-    "import sys, argparse\n"
-    "from segscore.kernels._jit import start_without_blas_probe\n"
-    "start_without_blas_probe()\n"
-    "from segscore.cli.main import _Parser, _Exit, exit_now\n"
-    "from segscore.cli._common import run_command\n"
-    "from segscore.cli import profile as cmd\n"
-    "p = _Parser(prog='segscore profile')\n"
-    "cmd.add_arguments(p)\n"
-    "try:\n"
-    "    a = p.parse_args(sys.argv[1:])\n"
-    "except _Exit as e:\n"
-    "    exit_now(e.code)\n"
-    "a.command = 'profile'\n"
-    "exit_now(run_command(cmd.run, a))\n"
-)
-
-
 def segscore_profile_argv(*args) -> list[str]:
-    from segscore.cli.main import COMMANDS
-
-    if "profile" in COMMANDS:
-        return segscore_argv("profile", *args)
-    return [sys.executable, "-c", _STANDIN, *map(str, args)]
+    return segscore_argv("profile", *args)
 
 
 def make_case() -> tuple[Path, list[Path]]:

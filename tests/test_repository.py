@@ -38,15 +38,6 @@ def test_bare_import_pulls_numpy_only():
     assert out.strip() in ("[]", "['numpy']")
 
 
-def test_release_large_buffers_is_safe_to_call_twice():
-    from segscore.engine.memory import release_large_buffers
-
-    first = release_large_buffers()
-    assert release_large_buffers() is first
-    if sys.platform.startswith("linux") and first is False:
-        pytest.skip("not glibc")
-
-
 @pytest.mark.parametrize("family", ["columns", "objects", "fibers", "curvilinear"])
 def test_every_exported_name_imports_as_what_it_names(family):
     """`from segscore.<family> import name` gives the function or constant, in a fresh process
@@ -88,36 +79,8 @@ def test_the_command_exits_fast_with_its_code_and_all_its_output(tmp_path):
     one_line_error(bad.returncode, bad.stdout, bad.stderr, "missing.png")
 
 
-LEAN_START = (
-    "import sys, threading\n"
-    "from segscore.kernels import _jit\n"
-    "assert 'numba.np.arraymath' not in sys.modules\n"
-    "{before}"
-    "started = _jit.start_without_blas_probe()\n"
-    "print(started, 'scipy.linalg' in sys.modules, 'scipy.linalg.cython_blas' in sys.modules)\n"
-    "import numba, numpy as np\n"
-    "import scipy.linalg.cython_blas\n"  # importable again once numba has started
-    "f = numba.njit(lambda a, b: np.dot(a, b))\n"  # numba's BLAS path still works afterwards
-    "print(f(np.ones(3), np.arange(3.0)), _jit.start_without_blas_probe())\n"
-)
-
-
-@pytest.mark.parametrize(("before", "want"), [
-    ("", "True False False"),  # numba started without importing scipy.linalg
-    ("import scipy.linalg\n", "False True True"),  # scipy.linalg there already: nothing to skip
-    ("t = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True); t.start()\n",
-     "False False False"),  # another thread could import scipy meanwhile: left to the first kernel
-])
-def test_numba_starts_without_its_blas_probe_only_when_safe(before, want):
-    out = subprocess.run([sys.executable, "-c", LEAN_START.format(before=before)], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    first, second = out.stdout.splitlines()
-    assert first == want
-    assert second == "3.0 False"
-
-
-def test_the_command_starts_numba_lean_and_scores_as_the_library(tmp_path):
-    """``segscore curve`` (a kernel command) runs without scipy.linalg; its row is the API's."""
+def test_the_command_scores_as_the_library(tmp_path):
+    """``segscore curve`` through the console entry point: its row is the API's."""
     import json
 
     from segscore.curvilinear.masks import save_mask
@@ -129,45 +92,17 @@ def test_the_command_starts_numba_lean_and_scores_as_the_library(tmp_path):
     pred[40:44] = False
     save_mask(gt, tmp_path / "gt.png")
     save_mask(pred, tmp_path / "pred.png")
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: sys.stderr.write('\\nLINALG %s\\n' % ('scipy.linalg' in sys.modules)))\n"
+    code = ("import sys\n"
             "from segscore.cli.main import entry\n"
             f"sys.argv = ['segscore', 'curve', {str(tmp_path / 'pred.png')!r}, '--gt', {str(tmp_path / 'gt.png')!r},"
             " '--json']\n"
             "entry()\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stderr.strip().splitlines()[-1] == "LINALG False"
     row = json.loads(out.stdout)
     want = score(gt, pred)
     assert row.keys() == want.keys()
     assert all(row[k] == want[k] or (isinstance(want[k], tuple) and row[k] == list(want[k])) for k in want)
-
-
-@pytest.mark.parametrize("command", ["audit", "profile"])
-def test_audit_and_profile_run_without_scipy(tmp_path, command):
-    """``segscore audit`` and ``segscore profile`` (operators, scoring, every metric, the
-    statistics, the non-negative fit) import no scipy subpackage: scipy.spatial alone would add
-    35 MB to an audit's resident memory, scipy.optimize 40 MB to a profile's."""
-    from segscore.curvilinear.masks import save_mask
-    from tests.curvilinear.helpers import vessel_tree
-
-    masks = []
-    for seed in (1, 2):
-        save_mask(vessel_tree((96, 96), seed=seed), tmp_path / f"m{seed}.png")
-        masks.append(str(tmp_path / f"m{seed}.png"))
-    args = ([*masks, "--prune-px", "2", "--n-boot", "50"] if command == "audit" else
-            [masks[1], "--gt", masks[0], "--prune-px", "2", "--seeds", "1"])
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: sys.stderr.write('\\nSCIPY %s\\n' % sorted(m for m in sys.modules"
-            " if m.startswith('scipy.') and m.split('.')[1] in ('spatial', 'ndimage', 'sparse', 'linalg', 'optimize'))))\n"
-            "from segscore.cli.main import entry\n"
-            f"sys.argv = ['segscore', {command!r}, *{args!r}, '--quiet', '--json-out', {str(tmp_path / 'out.json')!r}]\n"
-            "entry()\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stderr.strip().splitlines()[-1] == "SCIPY []"
-    assert (tmp_path / "out.json").stat().st_size > 0
 
 
 KERNEL_A = ("from segscore.kernels._jit import jit\n"

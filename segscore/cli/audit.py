@@ -334,14 +334,6 @@ def _profile_of(args):
     return None
 
 
-def runs_kernels_here(args) -> bool:
-    """Whether the command's own process runs kernels before its work is done (numba is then
-    started lean, first thing): not with ``--processes`` or ``--scheduler``, whose cases, warm-up
-    and statistics run on the workers. (``--profile`` with them runs the profile here after the
-    audit; numba then starts there, with its BLAS probe, rather than delay the cluster.)"""
-    return args.processes is None and args.scheduler is None
-
-
 def run(args) -> int:
     from segscore.cli._common import emit, fail
 
@@ -376,12 +368,6 @@ def run(args) -> int:
         if not args.masks:
             return fail(args, "no reference masks; fix: give MASK files (3+ for intervals, 10+ for a verdict), "
                               "or --cases FILE to re-read an earlier audit")
-        if args.processes is not None and getattr(args, "own_process", False):
-            # a process the command owns: its workers are forked from the audit's worker server,
-            # started first thing, which loads the kernels while this process reads the masks
-            from segscore.curvilinear.workers import start_server
-
-            start_server()
         from segscore.curvilinear.auditing import COSTS, audit
 
         costs = tuple(dict.fromkeys(args.cost)) if args.cost else COSTS

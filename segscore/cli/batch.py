@@ -31,11 +31,6 @@ def add_arguments(p) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
 
 
-def runs_kernels_here(args) -> bool:
-    """Whether this process runs the jobs' kernels (not with ``--processes`` or ``--scheduler``)."""
-    return not (args.processes or args.scheduler)
-
-
 def run(args) -> int:
     import sys
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
 #: subcommand -> module. Aliases are the spec tools' own names for the same command.
@@ -37,11 +36,6 @@ COMMANDS = {
 }
 #: commands that run other commands' jobs (no family's: the registry names them, see segscore.families)
 RUNNERS = {"batch": "segscore.cli.batch", "report": "segscore.cli.report"}
-#: commands that run numba kernels: ``entry`` starts numba for them without its BLAS probe, where
-#: their kernels run in the command's own process (a module's ``runs_kernels_here(args)`` decides:
-#: ``audit`` and ``batch`` with ``--processes`` or ``--scheduler`` run theirs on the workers)
-KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "audit", "profile", "objects", "holdout",
-                   "fibers", "batch"}
 ALIASES: dict[str, str] = {
     "score": "target",
     "score-columns": "columns",
@@ -114,13 +108,8 @@ def _command(argv) -> str | None:
     return ALIASES.get(command, command)
 
 
-def main(argv=None, *, own_process: bool = False) -> int:
-    """Run ``segscore`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
-
-    ``own_process``: this process is the command's own (the console script's, :func:`entry`), so
-    it may be set up for the command: numba started without its BLAS probe where the command's
-    kernels run here, and whatever else a command does only in a process it owns (its ``args``
-    carry ``own_process``). Called from Python, a command changes nothing process-wide."""
+def main(argv=None) -> int:
+    """Run ``segscore`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     try:
@@ -132,18 +121,8 @@ def main(argv=None, *, own_process: bool = False) -> int:
         parser.print_help(sys.stderr)
         return 2
     from segscore.cli._common import run_command
-    from segscore.engine.memory import release_large_buffers
 
     module = importlib.import_module(args._module)
-    args.own_process = own_process
-    if own_process and command in KERNEL_COMMANDS and getattr(
-            module, "runs_kernels_here", lambda a: True)(args):
-        # this process is the command's own and runs its kernels: start numba lean, before any
-        # thread exists
-        from segscore.kernels._jit import start_without_blas_probe
-
-        start_without_blas_probe()
-    release_large_buffers()
 
     def checked_run(args):
         from segscore.commands._options import check_paths
@@ -155,23 +134,4 @@ def main(argv=None, *, own_process: bool = False) -> int:
 
 
 def entry() -> None:  # console script and ``python -m segscore``
-    exit_now(main(own_process=True))
-
-
-def exit_now(code: int) -> None:
-    """End the process with ``code`` without tearing the interpreter down.
-
-    With numba and LLVM loaded, Python's teardown (releasing every module and object) takes
-    0.5-1 s on a small machine, often longer than the command's own work. Standard output and
-    error are flushed and the ``atexit`` handlers run first; every file a command writes is
-    closed before it returns.
-    """
-    import atexit
-
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
-            pass
-    atexit._run_exitfuncs()
-    os._exit(code)
+    sys.exit(main())

@@ -54,12 +54,7 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
 ``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])``, the
 five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
-any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. The
-workers of ``processes=N`` are forked from the audit's worker server where this process started
-one (``segscore audit --processes N`` does, first thing; a script opts in with
-:func:`segscore.curvilinear.workers.start_server`): it imported distributed and loaded those
-kernels once, so each worker starts with them loaded and ends at once. Otherwise each worker is
-spawned and loads them itself. Each
+any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. Each
 task runs on one thread (:func:`_one_thread`): ``threads=N`` or N one-thread processes use N CPUs. A
 cluster takes the references largest first, with falling task priorities, so the cheapest end the
 run. The statistics' bulk (each cell's ρ and interval,
@@ -1045,6 +1040,7 @@ def _assemble(cases, floors, *, costs, min_units, min_cases, n_boot, include_cas
             _null_notes(result[key], f"{key}.", f"null in the case table's file ({source})" if source else
                         "undefined", notes)
     result["notes"] = dict(sorted(notes.items(), key=_note_order))
+    result["warnings"] = []
     return result
 
 

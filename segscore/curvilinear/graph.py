@@ -299,29 +299,24 @@ def nearest_voxels(cand, queries, shape, max_d2: int, key=None):
 
 
 class PointTree:
-    """Nearest-point queries over fixed points, answered as ``scipy.spatial.cKDTree(points)``
-    answers them, ties included (:mod:`segscore.kernels.kdtree` builds cKDTree's layout).
-    curvicost snaps with cKDTree, and on voxel positions equidistant points are common."""
+    """Nearest-point queries over fixed points: ``scipy.spatial.cKDTree``, as curvicost snaps
+    (on voxel positions equidistant points are common, and cKDTree's answer decides the ties)."""
 
     def __init__(self, points):
-        from segscore.kernels.kdtree import build_tree
+        from scipy.spatial import cKDTree
 
         pts = np.asarray(points, dtype=np.float64)
         self.data = np.ascontiguousarray(pts if pts.ndim == 2 else pts.reshape(len(pts), -1))
-        self.idx = np.arange(len(self.data), dtype=np.int64)
-        self.nodes = build_tree(self.data, self.idx) if len(self.data) else None
+        self.tree = cKDTree(self.data) if len(self.data) else None
 
     def query(self, x, distance_upper_bound=np.inf):
         """``(distance, index)`` of the nearest point to each row of ``x`` strictly within the
         bound; ``inf`` and ``len(points)`` where there is none (cKDTree's ``query``, k=1)."""
-        from segscore.kernels.kdtree import query_nearest
-
-        q = np.ascontiguousarray(np.asarray(x, dtype=np.float64).reshape(-1, self.data.shape[1]))
-        d2 = np.full(len(q), np.inf)
-        j = np.full(len(q), len(self.data), dtype=np.int64)
-        if self.nodes is not None and len(q):
-            query_nearest(self.data, self.idx, *self.nodes, q, float(distance_upper_bound) ** 2, d2, j)
-        return np.sqrt(d2), j
+        q = np.asarray(x, dtype=np.float64).reshape(-1, self.data.shape[1])
+        if self.tree is None or not len(q):
+            return np.full(len(q), np.inf), np.full(len(q), len(self.data), dtype=np.int64)
+        d, j = self.tree.query(q, distance_upper_bound=distance_upper_bound)
+        return d, np.asarray(j, dtype=np.int64)
 
 
 def build_graph(skel: np.ndarray, radius, prune_px: float, spacing=None, prune_length=None) -> SkeletonGraph:

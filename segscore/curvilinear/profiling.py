@@ -28,7 +28,7 @@ seed+seeds-1``; a realisation that leaves the reference unchanged is dropped), a
 signature at each severity is kept. For each prediction, each operator contributes its mean
 signature at the severity whose total disagreement (``removed + added``) is nearest the
 prediction's (the first such severity on a tie). Signatures are divided by :data:`SCALE` and the
-prediction's is fitted as a non-negative combination of the operators' (non-negative least squares, :func:`nnls`):
+prediction's is fitted as a non-negative combination of the operators' (``scipy.optimize.nnls``):
 ``shares`` are the weights over their sum, ``residual`` (the **unexplained** share) is
 ``|y - B w| / |y|``, capped at 1, and ``nearest`` the operator with the largest share.
 
@@ -297,49 +297,6 @@ def _calibrate(pr: ProfileReference, seed: int, seeds: int, cal: dict, threads: 
 # the fit
 # ------------------------------------------------------------------------------------------
 
-def nnls(A, b, *, max_iter=None) -> tuple[np.ndarray, float]:
-    """``argmin ||A x - b||`` subject to ``x >= 0``: ``(x, residual norm)``, as
-    ``scipy.optimize.nnls`` (Lawson and Hanson's active-set method, 1974, ch. 23).
-
-    Variables enter the passive set by largest gradient; each passive least-squares solve
-    (``numpy.linalg.lstsq``) that would make one negative steps back along the segment to the
-    first zero and returns that variable to the active set. A profile's problem is tiny (seven
-    signature fields, at most five operators): this keeps scipy.optimize, 40 MB of imports,
-    out of the command.
-    """
-    A = np.asarray(A, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64).ravel()
-    m, n = A.shape
-    x = np.zeros(n)
-    if n == 0:
-        return x, float(np.linalg.norm(b))
-    tol = 10.0 * np.finfo(float).eps * max(m, n) * max(float(np.abs(A).sum(axis=0).max()), 1.0)
-    passive = np.zeros(n, dtype=bool)
-    for _ in range(3 * n if max_iter is None else max_iter):
-        w = A.T @ (b - A @ x)
-        free = ~passive & (w > tol)
-        if not free.any():
-            break
-        passive[np.flatnonzero(free)[np.argmax(w[free])]] = True
-        while True:
-            s = np.zeros(n)
-            s[passive] = np.linalg.lstsq(A[:, passive], b, rcond=None)[0]
-            if (s[passive] > tol).all():
-                break
-            neg = passive & (s <= tol)
-            alpha = np.min(x[neg] / (x[neg] - s[neg]))
-            x = x + alpha * (s - x)
-            passive &= x > tol
-            x[~passive] = 0.0
-            if not passive.any():
-                s = x
-                break
-        x = s
-    else:
-        raise ScoreError("profile: the non-negative fit did not converge; report this with the masks")
-    return x, float(np.linalg.norm(A @ x - b))
-
-
 def _fit(pr: ProfileReference, obs: np.ndarray, idx: int, notes: dict) -> dict:
     p = f"predictions.{idx}."
     magnitude = obs[0] + obs[1]
@@ -382,6 +339,8 @@ def _fit(pr: ProfileReference, obs: np.ndarray, idx: int, notes: dict) -> dict:
     else:
         B = (np.vstack(basis) / SCALE).T
         y = obs / SCALE
+        from scipy.optimize import nnls
+
         w, _ = nnls(B, y)
         total = float(w.sum())
         resid = float(np.linalg.norm(y - B @ w) / max(np.linalg.norm(y), 1e-9))
@@ -533,7 +492,7 @@ def profile(gt, preds, *, prune_px: float = 5, seed: int = 0, seeds: int = 3, na
     return {"reference": pr.name, "shape": list(pr.shape), "prune_px": pr.prune_px, "seed": pr.seed,
             "seeds": pr.seeds, "calibration": {op: list(v) for op, v in pr.calibration.items()},
             "n_predictions": len(rows), "predictions": rows, "mean": mean, "reading": _reading(rows, mean),
-            "notes": notes}
+            "notes": notes, "warnings": []}
 
 
 # ------------------------------------------------------------------------------------------

@@ -3,8 +3,7 @@
 It knows no family: what to compile before work fans out is registered by each family in
 :mod:`segscore.families` (``segscore.warm()``).
 
-Its names are imported on first use, so that a command can reach
-:func:`segscore.engine.executor.start_worker_server` before numpy is loaded.
+Its names are imported on first use: ``import segscore.engine`` costs nothing until one is used.
 """
 
 from __future__ import annotations

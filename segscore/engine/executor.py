@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-import sys
-import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
@@ -159,157 +157,22 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
 }
 
-#: the variables the worker server starts with (:func:`start_worker_server`): the defaults of
-#: distributed's pre-spawn environment under the config above (one thread for OpenMP, MKL and
-#: OpenBLAS; PYTHONHASHSEED 6640, so that workers hash alike; no MALLOC_TRIM_THRESHOLD_), read as
-#: distributed reads them: a value set in this process's environment wins. OpenBLAS sizes its
-#: thread pool from these when numpy loads, in the server, and every worker forked from it keeps
-#: that size. A ``distributed.nanny.pre-spawn-environ`` of your own dask config is not read here
-#: (reading it would mean importing dask before the server can start); the variables themselves
-#: are. tests/batch/test_cluster.py compares the server's start with a spawned worker's.
-WORKER_SERVER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                         "PYTHONHASHSEED": "6640"}
-
-
-def _server_environ() -> dict:
-    """:data:`WORKER_SERVER_ENVIRON` with this process's own values where set (distributed's
-    rule, which also takes a PYTHONHASHSEED of 0 as not set)."""
-    out = {}
-    for k, v in WORKER_SERVER_ENVIRON.items():
-        mine = os.environ.get(k)
-        out[k] = v if mine is None or (k == "PYTHONHASHSEED" and mine == "0") else mine
-    return out
-
-
-_server_lock = threading.Lock()
-_server_started = False  # this process started the worker server (start_worker_server)
-
-
-def _running_fork_server() -> bool:
-    """Whether a multiprocessing fork server runs for this process already (multiprocessing
-    keeps the server's pid on its private singleton; where that changes, no server is seen)."""
-    import multiprocessing.forkserver as forkserver
-
-    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
-    if pid is None:
-        return False
-    try:
-        return os.waitpid(pid, os.WNOHANG)[0] == 0
-    except ChildProcessError:
-        return False
-
-
-def start_worker_server(preload: Sequence[str]) -> bool:
-    """Start the process :func:`local_cluster` then forks its workers from, with ``preload``
-    imported in it; True where it runs (Linux), False where workers stay spawned.
-
-    For a process segscore owns (``segscore audit --processes N`` calls it first thing), or a
-    script that opts in: the server is multiprocessing's fork server, one per process, and every
-    ``forkserver`` process of this process comes from it until the process ends. A spawned worker
-    starts a Python, imports distributed and loads the kernels it runs, every worker again, and
-    tears its interpreter down at the end; a worker forked from a server that did that once is
-    ready within a tenth of a second and ends at once. ``preload`` (module names, in order; a
-    module whose import warms kernels loads them there once) is imported in the environment a
-    spawned worker of ours gets (:data:`WORKER_SERVER_ENVIRON`), with this process's
-    ``sys.path`` and without the current folder in front of it (``PYTHONSAFEPATH``); those start
-    variables are put back in the server before any worker is forked, so a worker's environment
-    is this process's with the pre-spawn variables set, as a spawned worker's is. Call this as
-    early as possible: it returns at once, and the server imports ``preload`` while this process
-    goes on. On a cold numba cache the server compiles each kernel once and the cluster waits for
-    it; workers never compile side by side.
-
-    The server has one thread when it forks. It ends at once when this process ends, without
-    tearing its interpreter down (:mod:`segscore.engine._server_exit`), so the standard output and
-    error it shares with this process close with it. False (and nothing changed) where a fork
-    server runs already that this function did not start (yours, or Python's own default on
-    3.14), or where none can start (an ``OSError``: no socket or process allowed); later calls
-    return at once. ``preload`` must not raise: a module that may fail catches its error, and the
-    workers then load their kernels when they are warmed.
-    """
-    global _server_started
-    import multiprocessing
-
-    if not sys.platform.startswith("linux") or "forkserver" not in multiprocessing.get_all_start_methods():
-        return False
-    import json
-    import multiprocessing.forkserver as forkserver
-
-    with _server_lock:
-        if _server_started:
-            return True
-        if _running_fork_server():
-            return False
-        env = _server_environ()
-        env["PYTHONSAFEPATH"] = "1"
-        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
-        saved = {k: os.environ.get(k) for k in env}
-        env["SEGSCORE_WORKER_SERVER"] = json.dumps({"parent": os.getpid(), "restore": {
-            k: v for k, v in saved.items() if k in ("PYTHONSAFEPATH", "PYTHONPATH")}})
-        saved["SEGSCORE_WORKER_SERVER"] = os.environ.get("SEGSCORE_WORKER_SERVER")
-        multiprocessing.get_context("forkserver").set_forkserver_preload(
-            ["segscore.engine._server_start", *preload, "segscore.engine._server_exit"])
-        os.environ.update(env)  # the server inherits this process's environment as it starts
-        try:
-            forkserver.ensure_running()
-        except OSError:  # no socket or process for it here (a locked-down sandbox): spawn workers
-            return False
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        _server_started = True
-    return True
-
-
-def worker_server_started() -> bool:
-    """Whether :func:`start_worker_server` started the worker server in this process."""
-    return _server_started
-
-
 def local_cluster(processes: int, threads: int | None = None):
     """``(client, cluster)``: a ``distributed.LocalCluster`` of ``processes`` worker processes
     with ``threads`` threads each (default 1) on 127.0.0.1, no dashboard, quiet logs, no task
     profiler and slower monitors (:data:`LOCAL_CLUSTER_CONFIG`). A cluster you start yourself
-    keeps its own settings (set those there for the same speed).
-
-    Where this process started the worker server (:func:`start_worker_server`), the workers are
-    forked from it (a worker the nanny restarts later is spawned); if that cluster fails to
-    start, it is started again with spawned workers. Elsewhere each worker is spawned."""
+    keeps its own settings (set those there for the same speed)."""
     import logging
 
     import dask
-
-    forked = worker_server_started()
-    if forked:
-        import distributed.utils
-
-        # distributed, asked for a fork server the first time, imports every package it knows of
-        # in this process (pandas among them: 0.5 s) to preload them in a server it starts; ours
-        # runs already
-        if hasattr(distributed.utils, "_forkserver_preload_set"):
-            distributed.utils._forkserver_preload_set = True
     from distributed import Client, LocalCluster
 
-    def start(method):
-        cfg = dict(LOCAL_CLUSTER_CONFIG)
-        if method:
-            cfg["distributed.worker.multiprocessing-method"] = method
-        with dask.config.set(cfg):
-            cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
-                                   dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
-            try:
-                client = Client(cluster)
-            except BaseException:
-                cluster.close()
-                raise
-        return client, cluster
-
-    if forked:
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
+                               dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
         try:
-            return start("forkserver")
-        except Exception:  # noqa: BLE001 - the server refused or died: the spawned cluster says why, if it fails too
-            pass
-    return start(None)
-
+            client = Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
+    return client, cluster

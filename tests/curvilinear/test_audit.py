@@ -319,12 +319,9 @@ def test_a_cost_function_loads_three_ways(how, trees, tmp_path, monkeypatch):
 
 
 def test_a_cost_function_of_the_current_folder_on_worker_processes(trees, tmp_path, monkeypatch):
-    """Workers forked from the audit's worker server (started, as a script opts in, in another
-    folder) find a module of this process's current folder and give the rows a thread gives."""
+    """Worker processes find a module of this process's current folder and give the rows a
+    thread gives."""
     pytest.importorskip("distributed")
-    from segscore.curvilinear.workers import start_server
-
-    start_server()  # here, before the folder changes (a no-op where it runs already)
     (tmp_path / "mymeasures_workers.py").write_text(MEASURES)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "mymeasures_workers", raising=False)

@@ -316,14 +316,12 @@ _MODULES_AT_EXIT = (
     "entry()\n")
 
 
-@pytest.mark.parametrize("fan_out, want", [([], "numba"), (["--processes", "1"], ""),
+@pytest.mark.parametrize("fan_out, want", [([], "numba,scipy.linalg"), (["--processes", "1"], ""),
                                            (["--processes", "1", "--profile", "P0", "--gt", "G"], "numba,scipy.linalg")])
 def test_the_command_starts_numba_only_where_the_cases_run(masks, tmp_path, fan_out, want):
-    """On threads the command's own process runs the kernels, and starts numba without its BLAS
-    probe (no scipy.linalg); with --processes the cases, the warm-up and the statistics run on the
-    workers, and this process never starts numba (0.7 s it spent before the cluster could start),
-    unless --profile asks for a profile, which runs here after the audit (numba then starts there,
-    with its probe, rather than delay the cluster)."""
+    """On threads the command's own process runs the kernels; with --processes the cases, the
+    warm-up and the statistics run on the workers, and this process never starts numba, unless
+    --profile asks for a profile, which runs here after the audit."""
     fan_out = [{"P0": masks[3], "G": masks[0]}.get(a, a) for a in fan_out]
     import os
     import subprocess

@@ -487,39 +487,3 @@ def test_recommend_on_a_real_audit_and_profile(tree):
                         ("traceable_frac", e["operator"], c["metric"]))
             assert cell["label"] == "tracks" and cell["aligned_rho"] == c["aligned_rho"]
     assert format_recommendation(rec).startswith("Unexplained:")
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_nnls_equals_scipys(seed):
-    """The fit's non-negative least squares against ``scipy.optimize.nnls``: the profile's shape
-    (seven fields, one to five operators), signed and non-negative columns, exact and noisy
-    right-hand sides."""
-    from scipy.optimize import nnls as scipy_nnls
-
-    from segscore.curvilinear.profiling import nnls
-
-    rng = np.random.default_rng(seed)
-    for t in range(300):
-        n = int(rng.integers(1, 6))
-        A = rng.normal(size=(7, n))
-        if t % 2:
-            A = np.abs(A)
-        b = A @ np.abs(rng.normal(size=n)) if t % 3 == 0 else rng.normal(size=7)
-        x, r = nnls(A, b)
-        xs, rs = scipy_nnls(A, b)
-        np.testing.assert_allclose(x, xs, rtol=0, atol=1e-11)
-        assert r == pytest.approx(rs, abs=1e-11)
-        assert (x >= 0).all()
-
-
-def test_nnls_worked_examples():
-    from segscore.curvilinear.profiling import nnls
-
-    A = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    x, r = nnls(A, np.array([2.0, 1.0, 1.0]))
-    np.testing.assert_allclose(x, [1.5, 1.0], atol=1e-15)
-    assert r == pytest.approx(np.sqrt(0.5), abs=1e-15)
-    x, r = nnls(A, -np.ones(3))
-    assert x.tolist() == [0.0, 0.0] and r == pytest.approx(np.sqrt(3.0))
-    x, r = nnls(np.zeros((3, 0)), np.ones(3))
-    assert x.shape == (0,) and r == pytest.approx(np.sqrt(3.0))
