@@ -267,13 +267,15 @@ def _calibrate(pr: ProfileReference, seed: int, seeds: int, cal: dict, threads: 
 
     pr.seed, pr.seeds, pr.calibration = seed, seeds, cal
     gt_m = pr.scoring.gt
+    analysis = pr.scoring.analysis()  # the reference's skeleton and graph, made once (None: physical units)
     jobs = [(op, s, k) for op in OPERATORS for s in cal.get(op, ())
             for k in (range(1) if op in _SEEDLESS else range(seeds))]
 
     def one(op, s, k):
         def run():
             try:
-                out, _ = perturb(gt_m, op, s, seed=seed + k, prune_px=pr.prune_px, name=pr.name)
+                out, _ = perturb(gt_m, op, s, seed=seed + k, prune_px=pr.prune_px, name=pr.name,
+                                 analysis=analysis)
             except ScoreError:  # a severity the operator refuses: no realisation (curvicost: ValueError)
                 return None
             if np.array_equal(out, gt_m):

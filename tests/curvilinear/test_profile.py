@@ -487,3 +487,27 @@ def test_recommend_on_a_real_audit_and_profile(tree):
                         ("traceable_frac", e["operator"], c["metric"]))
             assert cell["label"] == "tracks" and cell["aligned_rho"] == c["aligned_rho"]
     assert format_recommendation(rec).startswith("Unexplained:")
+
+
+def test_the_calibration_skeletonizes_the_reference_once(tree, monkeypatch):
+    """The calibration perturbs the reference with its own skeleton and graph (made once when the
+    reference is prepared), as the audit does, and the table is the one made without them."""
+    import segscore.curvilinear.operators as O
+
+    gt, _ = tree
+    calls = []
+    real = O.skeletonize
+    monkeypatch.setattr(O, "skeletonize", lambda m: calls.append(1) or real(m))
+    shared = prepare_profile(gt, prune_px=2, seeds=1)
+    assert calls == []  # every realisation used the reference's own analysis
+    from segscore.curvilinear.scoring import Reference
+
+    monkeypatch.setattr(Reference, "analysis", lambda self: None)
+    alone = prepare_profile(gt, prune_px=2, seeds=1)
+    assert len(calls) > 0
+    assert shared.table.keys() == alone.table.keys()
+    for k in shared.table:
+        if shared.table[k] is None:
+            assert alone.table[k] is None
+        else:
+            np.testing.assert_array_equal(shared.table[k], alone.table[k])
