@@ -19,13 +19,15 @@ def _cpus() -> int:
 
 class BatchResult:
     """The rows of a batch's jobs (in the jobs' order; a job skipped as scored already keeps its
-    stored row), ``skipped`` (ids not rerun), ``workers`` (``{worker: peak RSS MB}``)."""
+    stored row), ``skipped`` (ids not rerun), ``workers`` (``{worker: peak RSS MB}``), ``warnings``
+    (one-line strings: what the run did that a reader should know, a worker lost say)."""
 
-    def __init__(self, rows, *, skipped=(), workers=None, out=None):
+    def __init__(self, rows, *, skipped=(), workers=None, out=None, warnings=()):
         self.rows = list(rows)
         self.skipped = list(skipped)
         self.workers = dict(workers or {})
         self.out = out
+        self.warnings = list(warnings)
 
     @property
     def errors(self) -> list[dict]:
@@ -178,12 +180,12 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
         return t
 
     families = sorted({j.family for j in todo})
-    workers = {}
+    workers, warnings = {}, []
     own_cluster = None
     try:
         if todo and (client is not None or processes or scheduler):
             client, own_cluster = _client(client, processes, threads, scheduler)
-            workers = _run_on_cluster(client, todo, families, task, record)
+            workers = _run_on_cluster(client, todo, families, task, record, warnings)
         elif todo:
             n = threads or min(_cpus(), 8)
             _run_on_threads(todo, families, n, task, record)
@@ -196,7 +198,7 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
         if store is not None and (todo or store.jsonl.exists()):
             store.write_csv([j.id for j in jobs])
     return BatchResult([rows[j.id] for j in jobs if j.id in rows], skipped=skipped, workers=workers,
-                       out=None if out is None else Path(out))
+                       out=None if out is None else Path(out), warnings=warnings)
 
 
 def _run_on_threads(todo, families, n, task, record) -> None:
@@ -246,18 +248,23 @@ def _close(client, cluster) -> None:
             cluster.close()
 
 
-def _run_on_cluster(client, todo, families, task, record) -> dict:
+def _run_on_cluster(client, todo, families, task, record, warnings) -> dict:
+    """Score ``todo`` on ``client``'s cluster; returns ``{worker: peak RSS MB}`` and appends to
+    ``warnings`` what the run should say (the warm-up not reaching a worker lost meanwhile). A
+    job whose worker dies is rerun elsewhere by distributed, and a row ``crashed`` when it cannot be."""
     from distributed import as_completed
 
     from segscore.batch.execute import execute, peak_rss_mb, warm_worker
 
     local = [j for j in todo if j.call is not None]  # arrays live here: run here, reduced on the cluster
     remote = [j for j in todo if j.call is None]
-    addresses = sorted(client.nthreads())  # every worker (scheduler_info lists 5 in some versions)
     if remote and families:
-        if addresses:  # one worker builds any missing numba cache first, then the others load it
-            client.run(warm_worker, families, workers=addresses[:1])
-        client.run(warm_worker, families)
+        from segscore.engine.executor import warm_workers
+
+        warm_worker(families)  # here first: any missing numba cache is built once, then the workers load it
+        warned = warm_workers(client, warm_worker, families)
+        if warned:
+            warnings.append(warned)
     for job in local:
         record(job, execute(task(job, None, executor=client)))
     futures, by_key = [], {}
@@ -279,8 +286,9 @@ def _run_on_cluster(client, todo, families, task, record) -> dict:
     except BaseException:
         client.cancel(futures)
         raise
-    try:
-        return {w: round(v, 1) for w, v in client.run(peak_rss_mb).items()}
-    except Exception:  # noqa: BLE001 - a worker gone at the end costs only the memory report
-        return {}
+    try:  # the workers that are left (one lost at the end costs only its line of the memory report)
+        peaks = client.run(peak_rss_mb, on_error="ignore")
+    except Exception:  # noqa: BLE001 - the cluster itself is gone: no memory report
+        peaks = {}
+    return {w: round(v, 1) for w, v in peaks.items() if isinstance(v, (int, float))}
 

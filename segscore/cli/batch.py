@@ -43,6 +43,8 @@ def run(args) -> int:
                        scheduler=args.scheduler, force=args.force, hash=args.hash, on_crash=crashed,
                        progress=None if args.quiet or not sys.stderr.isatty() else sys.stderr)
     counts = result.counts()
+    for line in result.warnings:
+        sys.stderr.write(f"segscore batch: warning: {line}\n")
     if not args.quiet:  # the closing line, terminal or not: what was done and where it is
         n = len(result.rows)
         sys.stderr.write(f"segscore batch: {n} job{'' if n == 1 else 's'}: {counts['scored'] - len(result.skipped)} scored, "

@@ -176,3 +176,23 @@ def local_cluster(processes: int, threads: int | None = None):
             cluster.close()
             raise
     return client, cluster
+
+
+def warm_workers(client, fn, *args) -> str | None:
+    """Run ``fn(*args)`` on every worker of ``client``'s cluster, now and on any worker that joins
+    or is restarted later (a ``distributed`` worker plugin): the warm-up of the kernels a task
+    needs. None when it is in place; else the one-line reason it is not (a worker lost during the
+    warm-up, say), and the tasks then load their kernels when they first run."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class _Warm(WorkerPlugin):
+        name = f"segscore-warm-{getattr(fn, '__name__', 'fn')}"
+
+        def setup(self, worker):
+            fn(*args)
+
+    try:
+        client.register_plugin(_Warm())
+    except Exception as exc:  # noqa: BLE001 - a worker lost at this moment: the work still runs
+        return f"the kernels' warm-up did not reach every worker ({type(exc).__name__}: {exc}); they load on first use"
+    return None

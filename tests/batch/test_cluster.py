@@ -67,3 +67,56 @@ def test_our_local_clusters_run_without_the_task_profiler(monkeypatch):
         client.close()
         cluster.close()
     assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's config is left as it was
+
+
+def _kill_one_worker(client, when, killed_at, rows):
+    """SIGKILL one worker's process (its nanny starts another) once ``when()`` is true; the jobs
+    done by then go to ``killed_at``."""
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + 60
+    while not when() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pids = client.run(os.getpid)
+    killed_at.append(len(rows))
+    os.kill(sorted(pids.values())[0], signal.SIGKILL)
+
+
+@pytest.mark.parametrize("moment", ["warm-up", "scoring"])
+def test_a_worker_killed_during_the_run_loses_no_job(tmp_path, moment):
+    """`segscore batch --scheduler`: a worker killed while the kernels are warmed, or while jobs
+    score, is restarted by its nanny (and warmed by the plugin); distributed reruns its jobs, and
+    the batch ends with every job scored."""
+    import logging
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    from segscore.batch.runner import run
+
+    jobs = workspace(tmp_path / "ws", n_curves=8)
+    manifest = write_csv(tmp_path / "ws" / "jobs.csv", jobs, {k: {} for k in jobs})
+    rows = []
+
+    class Counter:  # the progress stream: one write per finished job (and a newline at the end)
+        def write(self, text):
+            rows.extend([text] if text.startswith("\r") else [])
+
+        def flush(self):
+            pass
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1",
+                      silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+        started = threading.Event()
+        when = started.is_set if moment == "warm-up" else (lambda: len(rows) >= 1)
+        killed_at = []
+        killer = threading.Thread(target=_kill_one_worker, args=(client, when, killed_at, rows), daemon=True)
+        killer.start()
+        started.set()
+        result = run(manifest, client=client, out=tmp_path / "out", progress=Counter())
+        killer.join(60)
+    assert not killer.is_alive()
+    assert killed_at and killed_at[0] < len(jobs) - 1, "the worker was killed after the jobs were done"
+    assert result.counts()["scored"] == len(jobs), result.rows
