@@ -223,3 +223,53 @@ def test_families_share_code_through_the_layers_below_not_each_other(family):
            for path in sorted((REPO / "segscore" / family).rglob("*.py"))
            for module in _segscore_imports(path) if _layer_of(module) in others]
     assert not bad, bad
+
+
+#: libraries whose private names segscore never touches (DESIGN.md, "Dependencies")
+_LIBRARIES = ("numba", "distributed", "dask", "multiprocessing", "atexit", "scipy", "zarr", "fsspec", "numcodecs",
+              "tifffile", "skimage", "numpy", "PIL", "nibabel", "sklearn", "concurrent", "threading")
+
+
+def _private_uses(path: Path) -> list[str]:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    aliases, found = {}, []
+
+    def private(name):
+        return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in _LIBRARIES:
+                    aliases[(a.asname or a.name).split(".")[0]] = a.name
+                    if any(private(p) for p in a.name.split(".")):
+                        found.append(f"{path.name}:{node.lineno}: import {a.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] in _LIBRARIES:
+            if any(private(p) for p in node.module.split(".")):
+                found.append(f"{path.name}:{node.lineno}: from {node.module}")
+            for a in node.names:
+                if private(a.name):
+                    found.append(f"{path.name}:{node.lineno}: from {node.module} import {a.name}")
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+                root = root.value if not isinstance(root, ast.Call) else root.func
+            if isinstance(root, ast.Name) and (root.id in aliases or root.id == "os" and node.attr == "_exit"):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_private_name_of_a_library_and_no_process_tricks():
+    """No private name of numba, distributed, multiprocessing, atexit or any other library we use
+    is imported or read (match a library's answers, not its internals), and no os._exit."""
+    bad = []
+    for path in sorted((REPO / "segscore").rglob("*.py")):
+        bad += [f"{path.relative_to(REPO)}: {u}" for u in _private_uses(path)]
+        if "os._exit" in path.read_text():
+            bad.append(f"{path.relative_to(REPO)}: os._exit")
+    assert not bad, "\n".join(bad)
