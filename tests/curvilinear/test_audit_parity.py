@@ -139,12 +139,10 @@ def test_the_cases_are_curvicosts_copies(masks, theirs):
     assert len(got["cases"]) - len(acting) == got["n_declined"]
 
 
-@pytest.mark.parametrize("order", ["given", "reversed", "shuffled"])
+@pytest.mark.parametrize("order", ["given", "shuffled"])  # reversed: on processes, below
 def test_every_cell_is_curvicosts_for_the_masks_in_any_order(order, masks, theirs):
     paths = [p for p, _ in masks]
-    if order == "reversed":
-        paths = paths[::-1]
-    elif order == "shuffled":
+    if order == "shuffled":
         paths = [paths[i] for i in (2, 0, 4, 1, 3)]
     want = curvicost_audit(theirs, paths)
     got = ours(paths, threads=2)
