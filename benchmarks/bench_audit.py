@@ -17,10 +17,10 @@ summed PSS of its whole process tree (:class:`benchmarks._harness.TreeMemory`: R
 the tree and PSS every 0.5 s). With --processes the workers are forked from segscore's worker
 server, a child of the command: the RSS sum counts the pages they share with it once per process,
 the PSS sum once. numba's cache is warm (the measured segscore command run once, unmeasured,
-first). Below the table: how the two default-ladder results agree (the radius arm and the redraw
-floor draw nothing, so those cells must agree exactly; the other operators' draws are each tool's
-own), and curvicost's own case table (its ``--include-cases`` JSON) re-analysed by ``segscore audit
---cases``: every cell's ρ, interval and label against curvicost's findings from those cases.
+first). Below the table: how the two default-ladder results agree (each case is seeded as
+curvicost seeds it and the operators draw curvicost's copies, so every cell's ρ, interval and label
+must agree), and curvicost's own case table (its ``--include-cases`` JSON) re-analysed by ``segscore
+audit --cases``: every cell's ρ, interval and label against curvicost's findings from those cases.
 
     PYTHONPATH=. python benchmarks/bench_audit.py [--repeat N] [--skip-study | --study-only]
 """
@@ -120,35 +120,38 @@ def agreement(ours_path: Path, theirs_path: Path) -> list[str]:
     ours = json.loads(ours_path.read_text())
     theirs = json.loads(theirs_path.read_text())  # NaN allowed
     cells = {(f["cost"], f["operator"], f["metric"]): f for f in theirs["findings"]}
-    same = total = 0
-    radius_worst = 0.0
-    radius_n = 0
+    same = total = differ = 0
+    worst = {"aligned_rho": 0.0, "ci": 0.0}
+    nulls_agree = True
     for f in ours["findings"]:
         g = cells.get((f["cost"], f["operator"], f["metric"]))
         if g is None:
             continue
         total += 1
         same += f["label"] == g["label"]
-        if f["operator"] == "radius":
-            for k in ("aligned_rho", "ci_lo", "ci_hi"):
-                a, b = f[k], g[k]
-                b = None if isinstance(b, float) and math.isnan(b) else b
-                if (a is None) != (b is None):
-                    radius_worst = math.inf
-                elif a is not None:
-                    radius_worst = max(radius_worst, abs(a - b))
-            radius_n += 1
+        off = False
+        for k in ("aligned_rho", "ci_lo", "ci_hi"):
+            a, b = f[k], g[k]
+            b = None if isinstance(b, float) and math.isnan(b) else b
+            if (a is None) != (b is None):
+                nulls_agree = False
+                off = True
+            elif a is not None:
+                d = abs(a - b)
+                w = "aligned_rho" if k == "aligned_rho" else "ci"
+                worst[w] = max(worst[w], d)
+                off = off or d > 1e-9
+        differ += off
     fl_worst = 0.0
     ov, tv = ours["redraw_floor"]["values"], theirs["redraw_floor"]["values"]
     for k, v in ov.items():
         if k in tv and v["median"] is not None and not math.isnan(tv[k]["median"]):
             fl_worst = max(fl_worst, abs(v["median"] - tv[k]["median"]), abs(v["min"] - tv[k]["min"]),
                            abs(v["max"] - tv[k]["max"]))
-    return [f"- cells in both: {total}; same label: {same} ({len(ours['findings'])} segscore cells, "
-            f"{len(theirs['findings'])} curvicost cells); the draws of break, bridge, truncate and boundary are each "
-            "tool's own, so only the radius cells and the redraw floor must agree",
-            f"- radius cells (the operator draws nothing): {radius_n}, largest |Δ| of ρ and its interval "
-            f"{radius_worst:.1e}",
+    return [f"- cells in both: {total} ({len(ours['findings'])} segscore cells, {len(theirs['findings'])} curvicost "
+            f"cells); same label: {same}; ρ or an interval end off by more than 1e-9 (or null on one side only): "
+            f"{differ}; largest |Δρ| {worst['aligned_rho']:.1e}, largest |Δ| of an interval end {worst['ci']:.1e}; "
+            f"null where curvicost has NaN: {'yes' if nulls_agree else 'NO'}",
             f"- redraw floor (median/min/max of {len(ov)} quantities and metrics over 4 masks): largest |Δ| "
             f"{fl_worst:.1e}",
             f"- cases: segscore {ours['n_cases']} acting (+{ours['n_declined']} declined), curvicost {theirs['n_cases']}"]

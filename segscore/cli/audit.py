@@ -24,6 +24,12 @@ the metric is constant), inconclusive (the operator acted in < 10 masks or < 12 
 95% cluster-bootstrap interval includes 0), anti-correlated (rho < 0, interval excludes 0), or
 tracks. Units are reference masks: a verdict needs 10 or more.
 
+Each damaged copy is seeded as curvicost seeds it (seeds 0 .. N-1), so the same masks given in
+the same order, with the same ladder and options, give curvicost's cases and every cell's rho,
+interval and label, whatever the files are called. The masks enter the bootstrap in the order
+given: reordering them moves the intervals only. Audits run by earlier segscore versions drew
+other copies and are not comparable (README, audit section).
+
 Quantities: traceable_frac and conductance_twosided by default; --cost picks built-in ones,
 --cost-fn adds a function of the mask of your own (user:<function>).
 Redraw floor: each reference is redrawn from its own skeleton and radii (radius scale 1.0) and

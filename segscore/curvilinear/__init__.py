@@ -41,9 +41,9 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
   an entry in ``notes`` where it gives NaN; two pinned differences in
   ``tests/curvilinear/test_graph_metrics.py``); betti_matching is always null with a note (curvicost
   needs a compiled module for it and reports NaN without it).
-* Operators: segscore's own draws (curvicost's masks are what parity is measured on); the
-  break population leaves out self-loop chains, and a cut is checked on the chain voxels just
-  outside the ball rather than at the chain's ends.
+* Operators: curvicost's draws (the same seed damages the same voxels; break counts and cuts
+  every edge, loops included, in curvicost's order, and checks a cut at the chain's ends as
+  curvicost does), so ``audit`` and ``profile`` give curvicost's cases and bases.
 """
 
 from __future__ import annotations

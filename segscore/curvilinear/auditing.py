@@ -13,11 +13,16 @@ against the reference's own redraw at radius scale 1.0, prepared once too, so th
 error is not charged to the operator. A case whose copy equals the reference it is scored against
 did not act: it is recorded (``acted: false``) and enters no count and no correlation.
 
-**Seeds.** Each case's draws are seeded from (the reference's file name without its folder, the
-operator, the severity, the seed number) alone, through SHA-256 (:func:`case_seed`), never from
-the order the cases run in or Python's ``hash()``: the case table is the same for any number of
-threads or processes and any order. The draws are segscore's operators' own; they do not
-reproduce curvicost's (its masks are what the statistics' parity is measured on).
+**Seeds.** Each case's draws are seeded as curvicost 0.3.1's ``sweep`` seeds them: the operator
+gets the ladder's seed number itself (``perturb(mask, operator, severity, seed=seed)``, seeds
+``0 .. N-1``), whatever the reference is called, where it sits among the masks or which thread or
+process runs it. The case table is therefore the same on any number of threads or processes, in
+any order of the masks and under any file names, and the damaged copies are curvicost's: with the
+same masks, in the same order, ladder and options, every cell's ρ, interval and label are
+curvicost's. The units (the masks) enter the cluster bootstrap in the order they are given, as
+in curvicost, so reordering the masks changes the intervals (and so possibly a label), never a case
+or a ρ. (Before issue 26 each case was seeded from a SHA-256 of the file name, the operator, the
+severity and the seed: audits run before then drew other copies and are not comparable.)
 
 **Ladders.** ``"default"`` (curvicost's shortened one: break, bridge, truncate at 2, 5, 10, 20 and
 50 % of the eligible population; radius x0.7, 0.85, 1.15, 1.3; boundary 0.5, 2, 5, 10, 20 % of the
@@ -99,7 +104,7 @@ import numpy as np
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
 
-__all__ = ["audit", "audit_from_cases", "case_seed", "load_cost_fn", "UserCost", "resolve_ladder",
+__all__ = ["audit", "audit_from_cases", "load_cost_fn", "UserCost", "resolve_ladder",
            "summarise_floor", "OPERATORS", "DEFAULT_SEVERITIES", "STUDY_SEVERITIES", "DEFAULT_SEEDS",
            "STUDY_SEEDS", "DEFAULT_N_BOOT", "STUDY_N_BOOT", "COSTS", "BUILTIN_COSTS", "COST_LABELS"]
 
@@ -148,19 +153,6 @@ MIN_CASES = 12
 # ------------------------------------------------------------------------------------------
 # seeds and ladders
 # ------------------------------------------------------------------------------------------
-
-def seed_name(unit: str) -> str:
-    """The part of a reference's name its cases are seeded from: the file name, no folder."""
-    return str(unit).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-
-
-def case_seed(unit: str, operator: str, severity: float, seed: int) -> int:
-    """The seed of one case's draws: SHA-256 of (the reference's file name, the operator, the
-    severity, the seed number), 63 bits. Independent of run order, worker count and
-    ``PYTHONHASHSEED``; the same reference file in another folder draws the same."""
-    key = f"segscore-audit\x00{seed_name(unit)}\x00{operator}\x00{float(severity)!r}\x00{int(seed)}"
-    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "little") >> 1
-
 
 def _levels(values, operator, what):
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -561,8 +553,8 @@ def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
         row = {"unit": name, "operator": "redraw", "severity": 1.0, "seed": 0}
         where = f"{name} (its redraw at radius scale 1.0)"
     else:
-        s = case_seed(name, op, sev, seed)
-        out, info = perturb(prep.mask, op, sev, seed=s, prune_px=opts.prune_px, name=name,
+        # seeded as curvicost's sweep seeds it: the ladder's seed number, nothing else
+        out, info = perturb(prep.mask, op, sev, seed=int(seed), prune_px=opts.prune_px, name=name,
                             analysis=prep.ref.analysis())  # the reference's skeleton and graph, made once
         if op == "radius":
             reference, ctx, count, q_ref = prep.radius_mask, prep.radius_ref, prep.radius_count, prep.radius_q
@@ -570,7 +562,7 @@ def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
         else:
             reference, ctx, count, q_ref = prep.mask, prep.ref, prep.count, prep.q
             realised = info.get("voxels_moved") if op == "boundary" else info.get("n_applied")
-        row = {"unit": name, "operator": op, "severity": float(sev), "seed": int(seed), "perturb_seed": s,
+        row = {"unit": name, "operator": op, "severity": float(sev), "seed": int(seed),
                "realised": None if realised is None else int(realised),
                "population": None if info.get("population") is None else int(info["population"])}
         row["acted"] = not np.array_equal(out, reference)

@@ -40,9 +40,11 @@ The statistics, as curvicost 0.3.1's ``audit`` computes them (Methods of the pap
   cell's units with replacement, each taking all its cases, drawn as curvicost draws them
   (``numpy.random.default_rng(seed)`` anew for every cell, one ``integers(0, g, g)`` per
   resample); resamples that leave the cost or the metric constant are dropped; no interval
-  when the cell has fewer than 3 units. Units are taken in sorted order (curvicost takes them in
-  the order they first appear, which is the same when its masks were given sorted), and each cell's
-  cases are put in a canonical order first, so the result does not depend on the order of the cases;
+  when the cell has fewer than 3 units. Units are taken as curvicost takes them, in the order they
+  first appear among the cell's cases (an audit's: the order its masks were given), so reordering the
+  units changes the intervals, as in curvicost, and nothing else; ρ is computed over the pairs in an
+  order of their values and each unit's cases are taken in that order too, so neither depends on the
+  order of the cases within a unit;
 * the label (:func:`label_cell`), first match wins: ``undefined`` (the cost or the metric is
   constant over the cell, or fewer than 3 cases have both: ρ does not exist; ``reason`` says
   which), ``inconclusive`` (fewer than ``min_units`` acting units or fewer than ``min_cases``
@@ -225,16 +227,23 @@ def _cell(metric, cost, x, y, g, unit_names, *, n_boot, seed, picks_cache):
         if which == "both":
             what += " constant"
         return None, None, None, f"{what} on all {x.size} cases, so ρ does not exist", which
-    order = np.lexsort((y, x, g))  # canonical: by unit (sorted names), then by value
-    x, y, g = x[order], y[order], g[order]
     from segscore.kernels.rankstats import spearman
 
-    rho = float(spearman(x, y))
-    present, g = np.unique(g, return_inverse=True)
+    by_value = np.lexsort((y, x))  # ρ over the pairs in one order whatever the order of cases or units
+    rho = float(spearman(x[by_value], y[by_value]))
+    # the units as curvicost takes them: in the order they first appear among the cell's cases
+    # (the order the masks were given), each unit's cases by value
+    present, first, g = np.unique(g, return_index=True, return_inverse=True)
+    appearance = np.argsort(first, kind="stable")
+    rank = np.empty(present.size, dtype=np.int64)
+    rank[appearance] = np.arange(present.size)
+    g = rank[g.ravel()]
+    order = np.lexsort((y, x, g))
+    x, y, g = x[order], y[order], g[order]
     n_groups = present.size
     if n_groups < MIN_CI_UNITS:
         return rho, None, None, (f"no interval: the cell has {n_groups} unit(s) "
-                                 f"({_join(unit_names[i] for i in present)}), and a cluster bootstrap "
+                                 f"({_join(unit_names[i] for i in present[appearance])}), and a cluster bootstrap "
                                  f"needs {MIN_CI_UNITS}"), ""
     picks = picks_cache.get(n_groups)
     if picks is None:

@@ -5,8 +5,8 @@
 =========  ==========================================  =========================================
 operator   severity                                     what moves (and what must not)
 =========  ==========================================  =========================================
-break      fraction of the chains (between two          connectivity lost, few voxels removed;
-           distinct nodes) of the pruned graph          nothing added
+break      fraction of the edges of the pruned graph    connectivity lost, few voxels removed;
+           (loops included, as curvicost counts them)   nothing added
 bridge     fraction of the terminal nodes (pairs are    connectivity invented; nothing removed
            drawn from terminals within 12 voxels and
            >= 6 hops apart or in other components)
@@ -17,8 +17,11 @@ radius     scale factor of every radius (1.0: the       calibre; Betti-0 kept (a
 boundary   fraction of the foreground voxels            surface voxels removed; Betti-0 kept
 =========  ==========================================  =========================================
 
-The draws are segscore's own (a ``numpy.random.Generator`` seeded once); they do not
-reproduce curvicost's. Counts are ``max(1, round(severity * population))``, as in curvicost.
+The draws are curvicost 0.3.1's: one ``numpy.random.Generator`` seeded with ``seed``, drawing from
+the same populations in the same order (the graph's edges as networkx iterates curvicost's graph,
+its terminal nodes and chains, the shell voxels in C order), so for the same mask, severity and
+seed each operator damages the voxels curvicost's damages (tests/curvilinear/test_audit_parity.py
+compares the audits' cases). Counts are ``max(1, round(severity * population))``, as in curvicost.
 """
 
 from __future__ import annotations
@@ -96,8 +99,8 @@ def perturb(mask, operator: str, severity: float, *, seed: int = 0, prune_px: fl
 
 # ---------------------------------------------------------------- break
 def _break(mask, g, edt, severity, rng):
-    e = g.alive_edges()
-    e = e[g.edge_u[e] != g.edge_v[e]]
+    # curvicost's population and order: every edge (a loop too) as networkx iterates its graph
+    e = g.edge_order()
     n = _count(severity, len(e))
     out = mask.copy()
     info = {"population": int(len(e)), "n_applied": 0, "voxels": 0, "unsevered": 0}
@@ -118,9 +121,14 @@ def _break(mask, g, edt, severity, rng):
 
 
 def _sever(out, mid, r, px):
-    """Clear a ball at ``mid``; grow it one voxel at a time until, inside a crop around it, the
-    chain's voxels just outside the ball on either side are no longer connected."""
+    """Clear a ball at ``mid`` and check the cut as curvicost 0.3.1 checks it: the chain's first
+    and last voxels outside the ball (its two ends, as far as the ball left them) must end up in
+    different components of a crop of half-size ``ceil(r) + 4`` around ``mid``; while they do
+    not, the ball grows by one voxel (at most ``BREAK_MAX_GROW`` times). An end outside the crop,
+    or fewer than two voxels of the chain outside the ball, counts as severed. Returns (voxels
+    removed, severed)."""
     d = np.sqrt(((px - mid) ** 2).sum(axis=1))
+    r = max(float(r), 1.0)
     removed = 0
     for _ in range(BREAK_MAX_GROW + 1):
         sl, ball = _ball_slices(mid, r, out.shape)
@@ -128,16 +136,14 @@ def _sever(out, mid, r, px):
         out[sl] &= ~ball
         removed += before - int(np.count_nonzero(out[sl]))
         outside = np.flatnonzero(d > r + 0.5)
-        side_a = outside[outside < len(px) // 2]
-        side_b = outside[outside > len(px) // 2]
-        if len(side_a) == 0 or len(side_b) == 0:
-            return removed, True  # one side of the chain is gone entirely: severed
-        a, b = px[side_a[-1]], px[side_b[0]]
+        if len(outside) < 2:
+            return removed, True  # the chain is inside the ball but for at most one voxel
+        a, b = px[outside[0]], px[outside[-1]]
         half = int(np.ceil(r)) + 4
         lo = np.maximum(mid - half, 0)
         hi = np.minimum(mid + half + 1, out.shape)
         if np.any(a < lo) or np.any(a >= hi) or np.any(b < lo) or np.any(b >= hi):
-            return removed, True
+            return removed, True  # an end beyond the crop: not checked, counted as severed
         crop = out[tuple(slice(x, y) for x, y in zip(lo, hi))]
         lab, _ = label(crop)
         la, lb = lab[tuple(a - lo)], lab[tuple(b - lo)]

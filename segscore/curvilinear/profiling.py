@@ -34,13 +34,12 @@ prediction's is fitted as a non-negative combination of the operators' (``scipy.
 
 The calibration table depends on the reference alone, so it is built once
 (:func:`prepare_profile`) for all predictions; curvicost rebuilds it for each, with the same
-result. Realisations run on a thread pool (``threads``; the kernels release the GIL).
+result. Realisations run on a thread pool (``threads``; the kernels release the GIL). The operators
+draw curvicost's copies (the same seed damages the same voxels), so ``basis``, ``severities``,
+``shares``, ``residual`` and ``nearest`` are curvicost's on the same masks (to 1e-9).
 
 Differences from curvicost 0.3.1 (tests/curvilinear/test_profile.py pins each):
 
-* the operators' random draws are segscore's, so ``basis``, ``severities``, ``shares``,
-  ``residual`` and ``nearest`` differ from curvicost's on the same masks (``observed``, which
-  depends on no draw, agrees to 1e-9);
 * an operator that changed the reference at no calibration severity (``bridge`` on thick vessels)
   is ``null`` in ``shares``, ``basis`` and ``severities`` with a note (curvicost leaves it out);
 * a prediction identical to the reference has ``shares``, ``nearest``, ``residual`` and

@@ -378,12 +378,40 @@ def test_findings_recomputed_from_curvicosts_cases_are_curvicosts(path, floors):
     check_contract(json.loads(json.dumps(ours, allow_nan=False)))
 
 
-def test_the_result_does_not_depend_on_the_order_of_the_cases():
+def test_the_order_of_a_units_cases_changes_nothing():
+    """Only the units' order counts (the order they first appear): each unit's cases shuffled
+    among themselves give the same findings, bit for bit."""
     cases = list(read_cases(FIXTURE))
     want = findings_from_cases(cases, min_units=3, min_cases=5, n_boot=300)
+    units = list(dict.fromkeys(c["unit"] for c in cases))
     for seed in range(3):
-        shuffled = [cases[i] for i in np.random.default_rng(seed).permutation(len(cases))]
+        rng = np.random.default_rng(seed)
+        shuffled = []
+        for u in units:
+            mine = [c for c in cases if c["unit"] == u]
+            shuffled += [mine[i] for i in rng.permutation(len(mine))]
         assert findings_from_cases(shuffled, min_units=3, min_cases=5, n_boot=300) == want
+
+
+def test_the_units_enter_the_bootstrap_in_the_order_they_first_appear_as_in_curvicost():
+    """curvicost 0.3.1 resamples the units in the order they first appear among a cell's cases
+    (its masks' order): with the units reordered, ρ stays, the intervals move, and both are
+    curvicost's own audit of the reordered cases."""
+    cc = pytest.importorskip("curvicost.audit")
+    rows = json.loads(FIXTURE.read_text())["cases"]
+    units = list(dict.fromkeys(r["unit"] for r in rows))
+    assert len(units) == 4
+    base = findings_from_cases(read_cases(FIXTURE), min_units=3, min_cases=5, n_boot=40)["findings"]
+    for order in ([units[i] for i in (2, 0, 3, 1)],):
+        reordered = [r for u in order for r in rows if r["unit"] == u]
+        ours = findings_from_cases([dict(r, acted=True) for r in reordered], min_units=3, min_cases=5, n_boot=40)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = cc.audit(reordered, n_boot=40, min_units=3, min_cases=5)
+        cells, worst, equal, compared, worst_ci = compare(ours["findings"], theirs["findings"], near=0.0)
+        assert worst < 1e-9 and worst_ci < 1e-9 and equal == compared == cells
+        assert [f["aligned_rho"] for f in ours["findings"]] == [f["aligned_rho"] for f in base]
+        assert any((f["ci_lo"], f["ci_hi"]) != (g["ci_lo"], g["ci_hi"]) for f, g in zip(ours["findings"], base))
 
 
 def test_the_reader_adds_the_rungs_curvicost_did_not_record():
