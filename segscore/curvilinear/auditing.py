@@ -59,13 +59,14 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
 ``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])``, the
 five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
-any arrives: in this process for its threads, on each worker (``client.run``) for a cluster. Each
-task runs on one thread (:func:`_one_thread`): ``threads=N`` or N one-thread processes use N CPUs. A
-cluster takes the references largest first, with falling task priorities, so the cheapest end the
-run. The statistics' bulk (each cell's ρ and interval,
+any arrives: in this process for its threads, on each worker (a worker plugin, so a restarted
+worker too) for a cluster. Each task runs on one thread (:func:`_one_thread`): ``threads=N`` or N
+one-thread processes use N CPUs. On a cluster each reference's preparation is a task and its cases
+follow in tasks of :data:`CASES_PER_TASK`; distributed schedules them (a task lost with its worker
+runs again elsewhere). The statistics' bulk (each cell's ρ and interval,
 :func:`~segscore.curvilinear.findings.cell_statistics`) is then cut in one part per worker or
-thread, run side by side; on a cluster the rest is assembled here while the cluster closes, so
-this process never starts numba. ``distributed`` is imported only on those paths.
+thread, run side by side, so on a cluster this process never starts numba. ``distributed`` is
+imported only on those paths.
 
 **Result** (the result contract, :mod:`segscore.io.results`): curvicost's fields ``n_cases``,
 ``n_units`` (acting cases and units), ``has_ci``, ``min_units``, ``min_cases``, ``findings``,
@@ -93,8 +94,6 @@ import math
 import numbers
 import os
 import sys
-import threading
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -489,57 +488,9 @@ def _cases(prep, specs, opts: _Options) -> list:
     return rows
 
 
-#: tasks per worker and reference a cluster run aims at: cases go to the workers in runs of
-#: about ``cases / (CHUNKS_PER_WORKER * workers)``. A task a case kept this process (client and
-#: scheduler) busy for 9.5 s of CPU in a 38 s two-process study-ladder run, a quarter of one of
-#: the two CPUs; with runs, 4.2 s in a 33 s run (measured 2026-12-01)
-CHUNKS_PER_WORKER = 2
-#: the same for the last references (LAST_REFS_PER_WORKER per worker), whose runs end the audit:
-#: with runs of 18 cases one of two workers waited a second for the other at the end of a
-#: study-ladder run (tasks of 4-5 cases end within a fifth of that)
-LAST_CHUNKS_PER_WORKER = 8
-#: how many references per worker end the audit in those finer runs: with one, a worker whose
-#: masks (:func:`_placement`) ended with a coarse reference ran its last runs of 22 cases (0.35 s
-#: each) while the other, done, waited (2026-12-02)
-LAST_REFS_PER_WORKER = 2
-
-
-def _sizes(refs) -> list:
-    """Each reference's foreground voxels: what its cases cost, about in proportion."""
-    return [int(np.count_nonzero(mask)) for _, mask in refs]
-
-
-def _cluster_order(sizes) -> list:
-    """The order a cluster takes the references in, given their :func:`_sizes`: the most
-    foreground first, so the runs that end the audit are the cheapest, and ties in the order
-    given. Longest first: two workers ended a study-ladder run 1.3 s apart when a large reference
-    came last (2026-12-02)."""
-    return sorted(range(len(sizes)), key=lambda i: -sizes[i])
-
-
-def _placement(sizes, workers: int) -> list:
-    """The worker (an index below ``workers``) each reference goes to, given the references'
-    sizes (foreground voxels, about in proportion to what their cases cost) in the order the
-    cluster takes them: each to the worker with the least so far, the first of them on a tie.
-    The scheduler runs a reference's preparation where its mask is and its cases where the
-    preparation is; scattered in turn, the masks went to the workers one by one, so one worker had
-    the larger of every pair, ran out first and waited for work stolen from the other
-    (2026-12-02)."""
-    load = [0] * max(1, workers)
-    out = []
-    for size in sizes:
-        w = min(range(len(load)), key=load.__getitem__)
-        out.append(w)
-        load[w] += size
-    return out
-
-
-def _chunks(n: int, workers: int, last: bool = False) -> list:
-    """``[(lo, hi)]`` cutting ``n`` cases of one reference into runs for ``workers`` workers
-    (finer for the ``last`` references, those that end the run)."""
-    k = max(1, min(n, (LAST_CHUNKS_PER_WORKER if last else CHUNKS_PER_WORKER) * workers))
-    bounds = [round(i * n / k) for i in range(k + 1)]
-    return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+#: cases per task on a cluster: a task per case kept the client and scheduler busy with task
+#: bookkeeping; a few cases per task amortise it, and distributed still balances the tasks
+CASES_PER_TASK = 4
 
 
 def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
@@ -639,93 +590,12 @@ def _one_thread(fn, *args):
         return fn(*args)
 
 
-class _Threads:
-    """Tasks on a thread pool (or inline with one thread); Future arguments are resolved in the
-    worker thread. The queue is first in, first out, so a reference is prepared before its cases
-    start, and a case waiting for it waits for a task that is already running."""
-
-    def __init__(self, threads):
-        from concurrent.futures import ThreadPoolExecutor
-
-        self.threads = threads
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="segscore-audit") if threads > 1 else None
-
-    def submit(self, fn, *args, priority=0, group=None):
-        from concurrent.futures import Future
-
-        def call():
-            return _one_thread(fn, *[a.result() if isinstance(a, Future) else a for a in args])
-
-        if self.pool is not None:
-            return self.pool.submit(call)
-        f = Future()
-        f.set_result(call())
-        return f
-
-    def scatter(self, x, worker=None):
-        return x
-
-    def as_completed(self, futures):
-        from concurrent.futures import as_completed
-
-        return as_completed(futures)
-
-    def cancel(self, futures):
-        for f in futures:
-            f.cancel()
-
-    def close(self):
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-class _Distributed:
-    def __init__(self, client, cluster=None):
-        self.client = client
-        self.cluster = cluster
-
-    def submit(self, fn, *args, priority=0, group=None):
-        # the priority orders the tasks: tasks submitted together otherwise tie, and the
-        # scheduler then takes them in no particular order. ``group`` names the task's group (the
-        # scheduler's, by key prefix; default the function's name): see _run for why a
-        # reference's preparation has one of its own
-        from dask.utils import funcname
-
-        return self.client.submit(_one_thread, fn, *args, key=f"{group or funcname(fn)}-{uuid.uuid4().hex}",
-                                  priority=priority)
-
-    def scatter(self, x, worker=None):
-        # worker: where the data goes (only the data: a task using it may run anywhere); a hint,
-        # so where it fails (that worker has left a cluster of yours), any worker
-        if worker is not None:
-            try:
-                return self.client.scatter(x, hash=False, workers=[worker])
-            except Exception:  # noqa: BLE001 - the scheduler's KeyError or TimeoutError for a gone worker
-                pass
-        return self.client.scatter(x, hash=False)
-
-    def addresses(self) -> list:
-        return sorted(self.client.nthreads())  # every worker (scheduler_info lists 5 in some versions)
-
-    def as_completed(self, futures):
-        from distributed import as_completed
-
-        return as_completed(futures)
-
-    def cancel(self, futures):
-        self.client.cancel(list(futures))
-
-    def close(self):
-        if self.cluster is not None:
-            self.client.close()
-            self.cluster.close()
-
-
-def _executor(threads, processes, scheduler):
+def _client(processes, threads, scheduler):
+    """``(client, close)``: the ``distributed`` client the cases run on and what ends it (a
+    cluster of ours is closed; a scheduler you named keeps running), or ``(None, None)`` for this
+    process's threads."""
     if scheduler is None and processes is None:
-        from segscore.engine.executor import default_workers
-
-        return _Threads(threads or default_workers())
+        return None, None
     try:
         from distributed import Client
     except ImportError:
@@ -733,138 +603,128 @@ def _executor(threads, processes, scheduler):
                          "'segscore[dist]'") from None
     if scheduler is not None:
         if not isinstance(scheduler, str):
-            return _Distributed(scheduler)
+            return scheduler, (lambda: None)
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise ScoreError(f"--scheduler {scheduler}: cannot connect ({type(exc).__name__}: "
                              f"{(str(exc).splitlines() or [''])[0]}); fix: start a scheduler there "
                              "or use --processes N") from None
-        ex = _Distributed(client)
-        ex.cluster = _NoCluster()  # our connection: closed with the run, the cluster is left running
-        return ex
+        return client, client.close
     from segscore.engine.executor import local_cluster
 
     client, cluster = local_cluster(processes, threads)
-    return _Distributed(client, cluster)
 
+    def close():
+        client.close()
+        cluster.close()
 
-class _NoCluster:
-    def close(self):
-        pass
+    return client, close
 
 
 def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress, finish, statistics):
     """``finish(cases, floors, radii, *parts)``: the cases of every reference (in plan order), the
     redraw rows, each reference's median radius and the parts of ``statistics(cases, part,
-    parts)`` (the statistics' bulk, one part per worker or thread, side by side), given to
-    ``finish``, whose result is returned. On a cluster the parts run on the workers, whose kernels
-    are loaded, and ``finish`` (no kernel left to run) here while the cluster closes: this process
-    never starts numba (a second of a study-ladder run's serial tail)."""
-    plan = _plan(ladder)
-    ex = _executor(threads, processes, scheduler)
-    try:
-        # kernels warmed where the cases run, before any arrives: the workers side by side (on a
-        # cold cache each compiles what it lacks; numba replaces cache files atomically), this
-        # process only for its own threads (warming it first too cost a two-process run a second
-        # of serial start-up)
-        if isinstance(ex, _Distributed):
-            ex.client.run(_warm_worker)
-        else:
-            _warm_worker()
-        meta = {}
-        futures = []
-        # threads: a task a case (no scheduler to feed); a cluster: runs of cases per reference
-        addresses = ex.addresses() if isinstance(ex, _Distributed) else []
-        workers = max(1, len(addresses)) if isinstance(ex, _Distributed) else None
-        inline = isinstance(ex, _Threads) and ex.pool is None  # each task ran as it was submitted
-        # a cluster: the references in their order (largest first), each one's tasks before the
-        # next one's, each mask sent to the worker with the least so far; threads: in the order
-        # given, first in first out
-        order, homes = list(range(len(refs))), [None] * len(refs)
-        if workers:
-            sizes = _sizes(refs)
-            order = _cluster_order(sizes)
-            if len(addresses) > 1:
-                homes = [addresses[w] for w in _placement([sizes[i] for i in order], len(addresses))]
-        preps = [None] * len(refs)
-        summaries = [None] * len(refs)
-        remaining = [0] * len(refs)
-        total = sum(len(plan) + int(redraw) for _ in refs)
-        rows = [[None] * (len(plan) + int(redraw)) for _ in refs]
-        done = 0
+    parts)`` (the statistics' bulk, one part per worker or thread), given to ``finish``, whose
+    result is returned.
+
+    Each reference is prepared once and its cases run where it is: on this process's threads (a
+    thread pool, first in first out, so a reference is let go once its cases are scored), or as
+    tasks on a ``distributed`` cluster, a reference's preparation and then its cases in tasks of
+    :data:`CASES_PER_TASK`, scheduled by distributed (a task lost with its worker is run again
+    elsewhere). The kernels are warmed where the cases run, before the first: here, or on every
+    worker by a worker plugin."""
+    specs = _plan(ladder) + ([("redraw", 1.0, 0)] if redraw else [])
+    n_plan = len(specs) - int(redraw)
+    client, close = _client(processes, threads, scheduler)
+    rows = [[None] * len(specs) for _ in refs]
+    total, done = len(refs) * len(specs), 0
+    if progress is not None:
+        progress(0, total)
+
+    def take(i, lo, got):
+        nonlocal done
+        if got and isinstance(got[0], _Failure):
+            raise ScoreError(got[0].message)
+        rows[i][lo:lo + len(got)] = got
+        done += len(got)
         if progress is not None:
-            progress(0, total)
+            progress(done, total)
 
-        def take(f):
-            nonlocal done
-            got = f.result()
-            if got and isinstance(got[0], _Failure):
-                raise ScoreError(got[0].message)
-            i, js = meta.pop(f)
-            for j, r in zip(js, got):
-                rows[i][j] = r
-                remaining[i] -= 1
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-            if remaining[i] == 0:
-                preps[i] = None  # its reference is no longer needed: let it go
-
-        try:
-            for rank, i in enumerate(order):
-                name, mask = refs[i]
-                prio = len(refs) - rank
-                # each preparation is a task group of its own: in one group of a dozen tasks
-                # over a few scattered masks, the scheduler took the third to fifth as
-                # "root-ish" and queued them until a worker was idle, that is until the end: a
-                # large reference was prepared last and its cases ended a two-process run
-                # (2026-12-02)
-                pf = ex.submit(_prepare, name, ex.scatter(mask, homes[rank]), opts, priority=prio,
-                               group=f"_prepare_{rank}")
-                preps[i] = pf
-                summaries[i] = ex.submit(_summary, pf, priority=prio)
-                specs = plan + ([("redraw", 1.0, 0)] if redraw else [])
-                remaining[i] = len(specs)
-                runs = (_chunks(len(specs), workers, last=rank >= len(refs) - LAST_REFS_PER_WORKER * workers) if workers else
-                        [(j, j + 1) for j in range(len(specs))])
-                for lo, hi in runs:
-                    f = ex.submit(_cases, pf, specs[lo:hi], opts, priority=prio)
-                    meta[f] = (i, range(lo, hi))
-                    if inline:
-                        take(f)  # rows kept, the reference let go before the next one is prepared
-                    else:
-                        futures.append(f)
-                del pf
-            for f in ex.as_completed(futures):
-                take(f)
-            radii = []
-            for s in summaries:
-                r = s.result()
-                if isinstance(r, _Failure):
-                    raise ScoreError(r.message)
-                radii.append(r["median_radius"])
-        except BaseException:
-            ex.cancel([f for f in futures if not f.done()])
-            raise
-        del futures, preps, summaries, meta
-        cases = [r for per in rows for r in per[:len(plan)]]
-        floors = [per[len(plan)] for per in rows] if redraw else []
-        parts = None
-        if isinstance(ex, _Distributed):
-            parts = [f.result() for f in [ex.submit(statistics, cases, k, workers) for k in range(workers)]]
-    except BaseException:
-        ex.close()
-        raise
-    if parts is None:  # threads
-        ex.close()
-        return finish(cases, floors, radii, *_parts_here(statistics, cases, ex.threads))
-    closer = threading.Thread(target=ex.close, name="segscore-audit-close")
-    closer.start()
     try:
-        return finish(cases, floors, radii, *parts)
+        if client is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            from segscore.engine.executor import default_workers
+
+            n = threads or default_workers()
+            _warm_worker()
+            with ThreadPoolExecutor(max_workers=n, thread_name_prefix="segscore-audit") as pool:
+                summaries = _on_threads(pool, refs, specs, opts, take)
+            parts = _parts_here(statistics, [r for per in rows for r in per[:n_plan]], n)
+        else:
+            from distributed import as_completed
+
+            from segscore.engine.executor import warm_workers
+
+            warm_workers(client, _warm_worker)
+            futures, where, summary_futures = [], {}, []
+            for i, (name, mask) in enumerate(refs):
+                prep = client.submit(_one_thread, _prepare, name, mask, opts, pure=False)
+                summary_futures.append(client.submit(_one_thread, _summary, prep, pure=False))
+                for lo in range(0, len(specs), CASES_PER_TASK):
+                    f = client.submit(_one_thread, _cases, prep, specs[lo:lo + CASES_PER_TASK], opts, pure=False)
+                    futures.append(f)
+                    where[f.key] = (i, lo)
+                del prep
+            try:
+                for f in as_completed(futures):
+                    take(*where[f.key], f.result())
+                    f.release()
+                summaries = client.gather(summary_futures)
+            except BaseException:
+                client.cancel(futures + summary_futures)
+                raise
+            cases = [r for per in rows for r in per[:n_plan]]
+            workers = max(1, len(client.nthreads()))
+            parts = client.gather([client.submit(statistics, cases, k, workers, pure=False) for k in range(workers)])
     finally:
-        closer.join()
+        if close is not None:
+            close()
+    radii = []
+    for s in summaries:
+        if isinstance(s, _Failure):
+            raise ScoreError(s.message)
+        radii.append(s["median_radius"])
+    cases = [r for per in rows for r in per[:n_plan]]
+    floors = [per[n_plan] for per in rows] if redraw else []
+    return finish(cases, floors, radii, *parts)
+
+
+def _on_threads(pool, refs, specs, opts, take) -> list:
+    """The references' cases on ``pool``, a case a task; returns each reference's summary. A
+    reference is prepared (on the pool, after the cases queued before it) once the previous one's
+    cases are queued, and let go once its own are scored: at most two are held at a time, one with
+    a single thread."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    summaries, pending = [], {}
+
+    def drain(keep):
+        while len(pending) > keep:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                take(*pending.pop(f), f.result())
+
+    for i, (name, mask) in enumerate(refs):
+        prep = pool.submit(_one_thread, _prepare, name, mask, opts).result()
+        summaries.append(_summary(prep))
+        for j, spec in enumerate(specs):
+            pending[pool.submit(_one_thread, _cases, prep, [spec], opts)] = (i, j)
+        del prep
+        drain(len(specs))  # the previous reference's cases scored: it is let go
+    drain(0)
+    return summaries
 
 
 # ------------------------------------------------------------------------------------------

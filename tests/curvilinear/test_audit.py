@@ -344,34 +344,30 @@ def test_a_cost_function_of_the_current_folder_on_worker_processes(trees, tmp_pa
     assert there == here and "user:area" in there["costs"]
 
 
-ORDER_LOG = """import pathlib
+KILL_ONCE = """import os, pathlib, signal
 import numpy as np
 
-def count(mask):
-    with open(pathlib.Path(__file__).with_name("order.log"), "a") as f:
-        f.write(f"{mask.shape[0]}\\n")  # each reference has a size of its own, kept by its cases
+def area(mask):
+    flag = pathlib.Path(__file__).with_name("killed")
+    if not flag.exists():  # the first case on a worker process: that process dies mid-run, once
+        flag.write_text("1")
+        os.kill(os.getpid(), signal.SIGKILL)
     return float(np.count_nonzero(mask))
 """
 
 
-def test_a_cluster_prepares_the_references_largest_first(tmp_path):
-    """The references are prepared in the audit's order (largest first), also on a cluster,
-    whose scheduler queues "root-ish" tasks until a worker is idle: a third and a fourth
-    preparation in one task group were taken so, and ran after every other reference's cases."""
+def test_a_worker_lost_mid_run_changes_no_case(trees, tmp_path):
+    """A worker process killed while it scores: distributed runs its tasks again on the worker the
+    nanny starts, and the case table is the one threads give."""
     pytest.importorskip("distributed")
-    masks = []
-    for i in range(8):
-        p = tmp_path / f"r{i}.png"
-        save_mask(vessel_tree((64 + 8 * i, 64 + 8 * i), seed=i), p)
-        masks.append(str(p))
-    sizes = {64 + 8 * i: int(np.count_nonzero(load_mask(m)[0])) for i, m in enumerate(masks)}
-    assert len(set(sizes.values())) == len(sizes)
-    (tmp_path / "orderlog.py").write_text(ORDER_LOG)
-    AUD.audit(masks[::-1], processes=1, cost_fns=[f"{tmp_path / 'orderlog.py'}:count"], redraw_floor=False,
+    (tmp_path / "killonce.py").write_text(KILL_ONCE)
+    kw = dict(include_cases=True, redraw_floor=False, cost_fns=[f"{tmp_path / 'killonce.py'}:area"],
               severities=[0.3], radius_scales=[1.3], boundary_fracs=[0.1], n_boot=20)
-    logged = [int(v) for v in (tmp_path / "order.log").read_text().split()]
-    first = sorted(sizes, key=logged.index)  # each reference's first call: its preparation
-    assert first == sorted(sizes, key=sizes.get, reverse=True)
+    there = AUD.audit(trees[:3], processes=2, **kw)
+    assert (tmp_path / "killed").exists()
+    (tmp_path / "killed").write_text("1")
+    here = AUD.audit(trees[:3], threads=1, **kw)
+    assert there["cases"] == here["cases"] and there["findings"] == here["findings"]
 
 
 def test_a_callable_and_a_reference_where_it_is_zero(trees):
@@ -527,97 +523,3 @@ def test_audit_from_cases_reads_back_its_own_json(base, tmp_path):
     other = AUD.audit_from_cases(str(p), costs=("conductance_frac",), n_boot=200, **FLOORS)
     assert {f["cost"] for f in other["findings"]} == {"conductance_frac"}
     assert all(f["redraw_cost"] is not None for f in other["findings"])
-
-
-def test_a_cluster_takes_the_largest_reference_first_and_ties_in_order():
-    m = [np.zeros((9, 9), bool) for _ in range(5)]
-    for k, n in enumerate((3, 7, 3, 0, 7)):
-        m[k].flat[:n] = True
-    assert AUD._cluster_order(AUD._sizes([(f"r{k}", a) for k, a in enumerate(m)])) == [1, 4, 0, 2, 3]
-
-
-def test_a_cluster_run_submits_in_that_order_with_falling_priorities_and_fine_last_runs(base, trees, monkeypatch):
-    """What a cluster is given, in which order, with which priority (recorded on an inline
-    stand-in for the cluster); the case table is still the threads' one."""
-    submitted, groups, homes = [], [], []
-
-    class Recorder(AUD._Threads):
-        client = type("Client", (), {"run": staticmethod(lambda fn: fn())})()
-
-        def addresses(self):
-            return ["tcp://a", "tcp://b"]
-
-        def scatter(self, x, worker=None):
-            homes.append((int(np.count_nonzero(x)), worker))
-            return x
-
-        def submit(self, fn, *args, priority=0, group=None):
-            submitted.append((getattr(fn, "__name__", "finish"), args[0] if fn is AUD._prepare else None, priority,
-                              len(args[1]) if fn is AUD._cases else None))
-            groups.append(group)
-            return super().submit(fn, *args)
-
-    monkeypatch.setattr(AUD, "_Distributed", Recorder)
-    monkeypatch.setattr(AUD, "_executor", lambda *a: Recorder(1))
-    got = AUD.audit(trees, processes=2, include_cases=True, **LADDER, **FLOORS)
-    assert got == base
-    sizes = {t: int(np.count_nonzero(AUD._references([t])[0][1])) for t in trees}
-    prepared = [(name, prio) for fn, name, prio, _ in submitted if fn == "_prepare"]
-    assert [n for n, _ in prepared] == sorted(trees, key=lambda t: -sizes[t])
-    assert [p for _, p in prepared] == list(range(len(trees), 0, -1))
-    # each preparation a task group of its own (never queued as one of many alike); the rest by function
-    assert [g for (fn, *_), g in zip(submitted, groups) if fn == "_prepare"] == [
-        f"_prepare_{k}" for k in range(len(trees))]
-    assert {g for (fn, *_), g in zip(submitted, groups) if fn != "_prepare"} == {None}
-    # each mask sent to the worker with the least foreground so far
-    assert [n for n, _ in homes] == sorted(sizes.values(), reverse=True)
-    assert [w for _, w in homes] == [["tcp://a", "tcp://b"][k] for k in AUD._placement([n for n, _ in homes], 2)]
-    assert {w for _, w in homes} == {"tcp://a", "tcp://b"}
-    runs = {}  # priority -> sizes of its runs
-    for fn, _, prio, n in submitted:
-        if fn == "_cases":
-            runs.setdefault(prio, []).append(n)
-    per_ref = len(base["cases"]) // len(trees) + 1  # its cases and its redraw
-    for prio, sizes_ in runs.items():
-        assert sum(sizes_) == per_ref
-        fine = prio <= 2 * AUD.LAST_REFS_PER_WORKER  # the last references end the run in finer runs
-        assert len(sizes_) == min(per_ref, (AUD.LAST_CHUNKS_PER_WORKER if fine else AUD.CHUNKS_PER_WORKER) * 2)
-
-
-def test_a_mask_for_a_worker_that_left_goes_to_any_worker():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
-                                  host="127.0.0.1", protocol="tcp") as cluster, distributed.Client(cluster) as c:
-        ex = AUD._Distributed(c)
-        there = ex.scatter(np.arange(5), ex.addresses()[0])
-        gone = ex.scatter(np.arange(5), "tcp://127.0.0.1:9")  # no such worker (any more)
-        assert gone.result().tolist() == there.result().tolist() == list(range(5))
-        assert set(c.who_has([gone])[gone.key]) == set(ex.addresses())
-
-
-def test_placement_sends_each_reference_to_the_least_loaded_worker():
-    assert AUD._placement([10, 9, 5, 5, 5, 5], 2) == [0, 1, 1, 0, 1, 0]
-    assert AUD._placement([3, 3, 3], 1) == [0, 0, 0]
-    assert AUD._placement([], 2) == []
-    rng = np.random.default_rng(0)
-    for _ in range(200):
-        workers = int(rng.integers(1, 5))
-        sizes = sorted(rng.integers(1, 1000, int(rng.integers(1, 30))).tolist(), reverse=True)
-        got = AUD._placement(sizes, workers)
-        load = [0] * workers
-        for size, w in zip(sizes, got):
-            assert load[w] == min(load)  # brute force: the least loaded so far (the first on a tie)
-            assert w == load.index(min(load))
-            load[w] += size
-        assert max(load) - min(load) <= max(sizes)
-
-
-@pytest.mark.parametrize("last", [False, True])
-@pytest.mark.parametrize("n, workers", [(1, 1), (1, 4), (7, 2), (23, 2), (90, 3), (4, 8)])
-def test_case_runs_cover_every_case_once_in_order(n, workers, last):
-    runs = AUD._chunks(n, workers, last=last)
-    assert [j for lo, hi in runs for j in range(lo, hi)] == list(range(n))
-    per = AUD.LAST_CHUNKS_PER_WORKER if last else AUD.CHUNKS_PER_WORKER
-    assert len(runs) == min(n, per * workers)
-    sizes = [hi - lo for lo, hi in runs]
-    assert max(sizes) - min(sizes) <= 1
