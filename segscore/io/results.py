@@ -276,7 +276,37 @@ class Result(dict):
     ``_repr_html_`` renders every field, flattened (``forward.auc``), as a table with its
     note beside it. ``dict(result)`` or ``json.loads(dumps(result))`` give the plain dict."""
 
-    __slots__ = ()
+    __slots__ = ("_draw",)
+
+    def plot(self):
+        """The command's figure of this result (a matplotlib Figure, never shown; the figure
+        ``--plot FILE`` saves), for a result of :mod:`segscore.api`; a :class:`ScoreError` says
+        why when the command draws none or the result cannot fill it (its headline null)."""
+        from segscore.errors import ScoreError
+
+        draw = getattr(self, "_draw", None)
+        if draw is None:
+            raise ScoreError("this result carries no figure: score through segscore.api (segscore.api.objects(truth, "
+                             "pred) ...) to get one")
+        return draw()
+
+    def to_frame(self, table: str | None = None):
+        """The result as a pandas DataFrame: one row of every field, flattened as the CSV is
+        (``forward.auc``, ``bootstrap.ci95.0``), ``notes`` and ``warnings`` left out (they are the result's own
+        fields); or, with ``table``, one row per item of that list-of-dicts field (``rows``,
+        ``findings``, ``cards`` ...)."""
+        import pandas as pd
+
+        from segscore.errors import ScoreError
+
+        if table is not None:
+            rows = self.get(table)
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                tables = [k for k, v in self.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
+                raise ScoreError(f"{table!r} is not a list of rows in this result; tables: {', '.join(tables) or 'none'}")
+            return pd.DataFrame([flatten(r) for r in rows])
+        body = {k: v for k, v in self.items() if k not in ("notes", "warnings")}
+        return pd.DataFrame([flatten(body)])
 
     def __repr__(self) -> str:
         scalars = [(k, v) for k, v in self.items()
@@ -310,6 +340,14 @@ class Result(dict):
 
     def __reduce__(self):
         return (Result, (dict(self),))
+
+
+def with_figure(result: dict, draw) -> Result:
+    """``result`` as a :class:`Result` whose ``plot()`` calls ``draw()`` (no argument, returns a
+    matplotlib Figure)."""
+    out = result if isinstance(result, Result) else Result(result)
+    out._draw = draw
+    return out
 
 
 def as_result(fn):
