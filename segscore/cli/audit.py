@@ -340,14 +340,18 @@ def _profile_of(args):
     return None
 
 
-def run(args) -> int:
-    from segscore.cli._common import emit, fail
+def compute(args, *, progress=None, argv=None) -> dict:
+    """The audit ``--json`` prints (with ``recommendation`` when ``--profile`` or
+    ``--profile-json`` is given); writes ``--json-out``, ``--csv`` and ``--plot``, prints nothing.
+    ``progress(done, total)`` is called as cases are scored."""
+    from segscore.commands._options import write_outputs
+    from segscore.errors import ScoreError
 
     if args.profile and args.profile_json:
-        return fail(args, "--profile and --profile-json: give one (predictions to profile, or a profile's JSON)")
+        raise ScoreError("--profile and --profile-json: give one (predictions to profile, or a profile's JSON)")
     if bool(args.profile) != bool(args.gt):
-        return fail(args, "--profile PRED... needs --gt GT (the reference they are profiled against), and --gt "
-                          "is only for --profile")
+        raise ScoreError("--profile PRED... needs --gt GT (the reference they are profiled against), and --gt "
+                         "is only for --profile")
     if args.plot:
         from segscore import figures
 
@@ -363,8 +367,8 @@ def run(args) -> int:
             ("--processes", args.processes is not None), ("--scheduler", args.scheduler is not None),
             ("--spacing", args.spacing is not None)) if on]
         if given:
-            return fail(args, f"--cases re-reads scored cases and scores nothing, so {', '.join(given)} "
-                              "cannot apply; fix: drop them, or audit the masks without --cases")
+            raise ScoreError(f"--cases re-reads scored cases and scores nothing, so {', '.join(given)} "
+                             "cannot apply; fix: drop them, or audit the masks without --cases")
         from segscore.curvilinear.auditing import audit_from_cases
 
         result = audit_from_cases(args.cases, costs=tuple(dict.fromkeys(args.cost)) if args.cost else None,
@@ -372,8 +376,8 @@ def run(args) -> int:
                                   include_cases=args.include_cases)
     else:
         if not args.masks:
-            return fail(args, "no reference masks; fix: give MASK files (3+ for intervals, 10+ for a verdict), "
-                              "or --cases FILE to re-read an earlier audit")
+            raise ScoreError("no reference masks; fix: give MASK files (3+ for intervals, 10+ for a verdict), "
+                             "or --cases FILE to re-read an earlier audit")
         from segscore.curvilinear.auditing import COSTS, audit
 
         costs = tuple(dict.fromkeys(args.cost)) if args.cost else COSTS
@@ -384,21 +388,34 @@ def run(args) -> int:
                        cost_sided=args.cost_sided or "two", min_units=args.min_units, min_cases=args.min_cases,
                        redraw_floor=not args.no_redraw_floor, erl=not args.no_erl, include_cases=args.include_cases,
                        threads=args.threads, processes=args.processes, scheduler=args.scheduler,
-                       progress=_progress(args), spacing=args.spacing)
+                       progress=progress, spacing=args.spacing)
     prof = _profile_of(args)
-    text = None if args.json else format_report(result)
     if prof is not None:
-        from segscore.curvilinear.advice import format_recommendation, recommend
-
+        from segscore.curvilinear.advice import recommend
         from segscore.io.results import lift_notes
 
-        rec = recommend(result, prof)
-        result = lift_notes({**result, "recommendation": rec})
-        if text is not None:
-            text += "\n\nWhich metric should I report? (for the profiled predictions)\n" + format_recommendation(rec)
+        result = lift_notes({**result, "recommendation": recommend(result, prof)})
     if args.csv:
         _csv(args.csv, result["findings"])
-    emit(args, result, text)
+    write_outputs(args, result)
     if args.plot:
         figures.draw_after(args.plot, lambda: figures.audit_bars(result), "audit")
+    return result
+
+
+def run(args) -> int:
+    from segscore.cli._common import show
+
+    result = compute(args, progress=_progress(args))
+    text = None
+    if not args.json:
+        text = format_report(result)
+        if result.get("recommendation") is not None:
+            from segscore.curvilinear.advice import format_recommendation
+
+            lifted = {k[len("recommendation."):]: why for k, why in (result.get("notes") or {}).items()
+                      if k.startswith("recommendation.")}  # its notes, which the result carries at the top
+            text += ("\n\nWhich metric should I report? (for the profiled predictions)\n"
+                     + format_recommendation({**result["recommendation"], "notes": lifted}))
+    show(args, result, text)
     return 0

@@ -36,33 +36,47 @@ def add_arguments(p) -> None:
     p.add_argument("--quiet", action="store_true", help="no text report (--json and --json-out still write)")
 
 
-def run(args) -> int:
-    from segscore.cli._common import emit
+def compute(args, *, progress=None, argv=None) -> dict:
+    """The profile ``--json`` prints (writes ``--json-out``; prints nothing). ``progress``: called
+    with one line before the calibration starts."""
+    from segscore.commands._options import write_outputs
     from segscore.curvilinear.masks import load_mask
-    from segscore.curvilinear.profiling import format_profile, profile
+    from segscore.curvilinear.profiling import prepare_profile, profile
     from segscore.errors import ScoreError
+    from segscore.io.readers import input_name
 
+    gt_name = input_name(args.gt, "reference mask")
     gt, _ = load_mask(args.gt, what="reference mask")
-    preds = []
-    for path in args.predictions:  # every file is read and checked before the calibration starts
+    preds, names = [], []
+    for i, path in enumerate(args.predictions):  # every file is read and checked before the calibration starts
+        name = input_name(path, f"prediction {i}") if len(args.predictions) > 1 else input_name(path, "prediction")
         m, _ = load_mask(path, what="prediction mask")
         if m.shape != gt.shape:
-            raise ScoreError(f"{path}: shape {m.shape} differs from the reference {args.gt}'s {gt.shape}; "
+            raise ScoreError(f"{name}: shape {m.shape} differs from the reference {gt_name}'s {gt.shape}; "
                              "resample one onto the other's grid")
         preds.append(m)
+        names.append(name)
     if not gt.any():
-        raise ScoreError(f"{args.gt}: the reference mask is empty; a profile needs a reference with foreground "
+        raise ScoreError(f"{gt_name}: the reference mask is empty; a profile needs a reference with foreground "
                          "(the operators act on it)")
-    if sys.stderr.isatty() and not args.quiet and not args.json:
-        sys.stderr.write(f"segscore profile: calibrating the five operators on {args.gt} ...\n")
-        sys.stderr.flush()
-    from segscore.curvilinear.profiling import prepare_profile
-
+    if progress is not None:
+        progress(f"segscore profile: calibrating the five operators on {gt_name} ...")
     ref = prepare_profile(gt, prune_px=args.prune_px, seed=args.seed, seeds=args.seeds, threads=args.threads,
-                          name=str(args.gt))
-    result = profile(None, preds, names=[str(p) for p in args.predictions], reference=ref)
-    if args.quiet and not args.json:
-        emit(args, result, None)
-    else:
-        emit(args, result, format_profile(result))
+                          name=gt_name)
+    result = profile(None, preds, names=names, reference=ref)
+    write_outputs(args, result)
+    return result
+
+
+def run(args) -> int:
+    from segscore.cli._common import show
+    from segscore.curvilinear.profiling import format_profile
+
+    def say(line):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    chatty = sys.stderr.isatty() and not args.quiet and not args.json
+    result = compute(args, progress=say if chatty else None)
+    show(args, result, None if args.quiet and not args.json else format_profile(result))
     return 0

@@ -35,10 +35,13 @@ def compute(args, *, progress=None, argv=None) -> dict:
 
     (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask"),  # decoded side by side
                                             lambda: load_mask(args.prediction, what="prediction mask")], threads=2)
+    from segscore.io.readers import input_name
+
+    gt_name, pred_name = input_name(args.gt, "reference mask"), input_name(args.prediction, "prediction mask")
     if not np.any(gt):
-        raise ScoreError(f"{args.gt}: the reference mask is empty; a reference needs at least one foreground voxel")
+        raise ScoreError(f"{gt_name}: the reference mask is empty; a reference needs at least one foreground voxel")
     if gt.shape != pred.shape:
-        raise ScoreError(f"{args.prediction}: shape {pred.shape} differs from the reference {args.gt}'s {gt.shape}; "
+        raise ScoreError(f"{pred_name}: shape {pred.shape} differs from the reference {gt_name}'s {gt.shape}; "
                          "resample one onto the other's grid")
     from segscore.io.spacing import resolve_spacing
 

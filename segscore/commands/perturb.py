@@ -27,11 +27,13 @@ def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.curvilinear.operators import perturb
     from segscore.io.results import with_warnings, write_json
 
+    from segscore.io.readers import input_name
+
     mask, vox = load_mask(args.mask, what="mask")
     out, info = perturb(mask, args.operator, args.severity, seed=args.seed, prune_px=args.prune_px,
-                        name=str(args.mask))
+                        name=input_name(args.mask, "mask"))
     save_mask(out, args.output, voxel_size=vox)
-    info = {"input": str(args.mask), "output": str(args.output), **info}
+    info = {"input": input_name(args.mask, "mask"), "output": str(args.output), **info}
     info.setdefault("notes", {})
     with_warnings(info)
     if args.info_json:

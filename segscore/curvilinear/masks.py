@@ -69,7 +69,9 @@ def load_mask(path, *, what: str = "mask"):
         vox = getattr(src, "voxel_size", None)
         if vox is None and getattr(src, "base", None) is not None:
             vox = getattr(src.base, "voxel_size", None)
-    mask = as_binary(arr, os.fspath(path))
+    from segscore.io.readers import input_name
+
+    mask = as_binary(arr, input_name(path, what))
     if vox is not None:
         vox = tuple(float(v) for v in vox[: mask.ndim])
     return mask, vox

@@ -28,6 +28,12 @@ def _name(path) -> str:
     return os.fspath(path)
 
 
+def input_name(obj, what: str = "array") -> str:
+    """How messages and results name an input: a path as given, an array (from
+    :mod:`segscore.api`) as ``<what>``."""
+    return os.fspath(obj) if isinstance(obj, (str, os.PathLike)) else f"<{what}>"
+
+
 def is_zarr_path(path) -> bool:
     """Whether ``path`` names a zarr array or group (v2 or v3), or a key inside one.
 
