@@ -1,9 +1,16 @@
 """segscore: fast, exact, bounded-memory scoring of segmentations and ink maps.
 
-``import segscore`` loads numpy only. The families are imported when first used::
+``import segscore`` loads numpy only. The families are imported when first used. One function
+per command, the truth first, options named as on the command line (:mod:`segscore.api`)::
 
-    from segscore.ink import auc
-    result = auc.score_files("map.tif", "inklabels.zarr", "supervision.zarr", control="rev.tif")
+    from segscore import api
+    result = api.objects("truth.tif", "pred.tif", iou=0.5)       # segscore objects truth.tif pred.tif --iou 0.5
+    result = api.auc("inklabels.zarr", "map.tif", mask="supervision.zarr", control="rev.tif")
+    result.to_frame(); result.plot()
+
+The functions whose names no subpackage takes are here too (``segscore.auc``, ``segscore.curve``,
+``segscore.target`` ...); ``objects``, ``fibers`` and ``columns`` are subpackages, so their
+functions are ``segscore.api.objects`` and so on.
 """
 
 from __future__ import annotations
@@ -13,9 +20,11 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers",
-               "families", "metrics", "figures", "batch"}
+               "families", "metrics", "figures", "batch", "api", "commands"}
+#: segscore.api's functions whose names no subpackage takes, re-exported here when first used
+_API = ("auc", "target", "placement", "check", "holdout", "curve", "perturb", "fibers_aggregate", "audit", "profile")
 
-__all__ = ["__version__", "ScoreError", "VerifyError", "warm", *sorted(_SUBMODULES)]
+__all__ = ["__version__", "ScoreError", "VerifyError", "warm", *sorted(_SUBMODULES), *_API]
 
 
 def warm(families=None) -> list[str]:
@@ -29,6 +38,8 @@ def warm(families=None) -> list[str]:
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"segscore.{name}")
+    if name in _API:
+        return getattr(importlib.import_module("segscore.api"), name)
     if name in ("ScoreError", "VerifyError"):
         from segscore import errors
 

@@ -55,11 +55,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _module(command: str):
-    """The module defining ``add_arguments`` and ``compute`` for ``command``."""
+    """The module defining ``add_arguments`` and ``compute`` for ``command``: ``segscore.commands.X``,
+    or (audit, profile) the CLI module, where their compute parts sit."""
+    import importlib.util
+
     name = command.replace("-", "_")
-    if name in ("audit", "profile"):  # their compute parts sit beside their CLI
-        return importlib.import_module(f"segscore.cli.{name}")
-    return importlib.import_module(f"segscore.commands.{name}")
+    if importlib.util.find_spec(f"segscore.commands.{name}") is not None:
+        return importlib.import_module(f"segscore.commands.{name}")
+    return importlib.import_module(f"segscore.cli.{name}")
 
 
 class _RecordingParser(_Parser):
@@ -393,6 +396,30 @@ def profile(truth=None, pred=None, **options):
     method. Options: ``prune_px``, ``seed``, ``seeds``, ``threads``, ``json_out``. No figure."""
     result, _ = _run("profile", {"predictions": _listed(pred), "gt": truth}, options)
     return _with_figure(result, _no_figure("profile", ""))
+
+
+def _surfaces(truth=None, pred=None, **options):
+    """``segscore surfaces TRUTH PRED [options] --json`` (see ``segscore surfaces --help``):
+    ``truth`` and ``pred`` go in the command's truth and prediction arguments."""
+    parser = _build("surfaces")
+    dests = [a.dest for a, _ in parser.recorded if not a.option_strings or a.required]
+    truth_dest = next((d for d in ("truth", "gt", "reference", "target") if d in dests), None)
+    pred_dest = next((d for d in ("prediction", "pred", "predictions") if d in dests), None)
+    if truth_dest is None or pred_dest is None:
+        raise TypeError(f"segscore surfaces: no truth and prediction arguments among {dests}")
+    pred = _listed(pred) if pred_dest == "predictions" else pred
+    result, _ = _run("surfaces", {truth_dest: truth, pred_dest: pred}, options)
+    return _with_figure(result, _no_figure("surfaces", ""))
+
+
+def __getattr__(name):
+    """``surfaces``, once ``segscore.commands.surfaces`` exists (another command being added)."""
+    if name == "surfaces":
+        import importlib.util
+
+        if importlib.util.find_spec("segscore.commands.surfaces") is not None:
+            return _surfaces
+    raise AttributeError(f"module 'segscore.api' has no attribute {name!r}")
 
 
 def _listed(v):

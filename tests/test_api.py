@@ -1,0 +1,295 @@
+"""segscore.api: one function per scoring command, equal to the command's ``--json``.
+
+Every subpackage is imported first (``segscore.objects``, ``segscore.fibers``, ``segscore.columns``
+and ``segscore.batch`` are then bound to the subpackages, as in a user's session), then every
+function is called with the paths of one valid invocation of each command (tests/fuzz/corpus.py)
+and compared with what ``segscore CMD ... --json`` prints for the same inputs, then with the
+inputs given as arrays (NumPy, zarr, dask), where only the names of the inputs may differ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import io
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import segscore
+from segscore.errors import ScoreError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _import_everything():
+    for m in pkgutil.walk_packages(segscore.__path__, "segscore."):
+        if m.name.endswith("__main__"):
+            continue
+        importlib.import_module(m.name)
+
+
+_import_everything()
+from segscore import api  # noqa: E402  (after the subpackages, on purpose)
+from segscore.io.results import Result  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def p(tmp_path_factory):
+    from tests.fuzz.corpus import build
+
+    return build(tmp_path_factory.mktemp("api"))
+
+
+def cli_json(argv) -> dict:
+    from segscore.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main([*map(str, argv), "--json"])
+    assert code in (0, 3), (argv, code)
+    return json.loads(out.getvalue())
+
+
+def plain(result) -> dict:
+    return json.loads(json.dumps(result))
+
+
+AUDIT = dict(severities="0.2", radius_scales="0.85", boundary_fracs="0.05", n_boot=20, no_redraw_floor=True)
+
+
+def calls(p, out: Path):
+    """command -> (api call with paths, the same command line)."""
+    s = str
+    cards = Path(p["cards"])
+    return {
+        "auc": (lambda: api.auc(p["labels"], p["map"], mask=p["mask"], control=p["rev"]),
+                ["auc", p["map"], "--labels", p["labels"], "--mask", p["mask"], "--control", p["rev"]]),
+        "target": (lambda: api.target(truth=p["ink_target"], pred=p["ink_pred"], no_floors=True),
+                   ["target", p["ink_pred"], p["ink_target"], "--no-floors"]),
+        "placement": (lambda: api.placement(p["ink_target"], p["ink_pred"], radius=64),
+                      ["placement", p["ink_pred"], p["ink_target"], "--radius", "64"]),
+        "columns": (lambda: api.columns(p["col_target"], p["col_pred"], no_floors=True, origin=(0, 0)),
+                    ["columns", p["col_pred"], p["col_target"], "--no-floors", "--origin", "0", "0"]),
+        "check": (lambda: api.check(window_px=64, scan_um=7.91, regions_json=p["regions"]),
+                  ["check", "--window-px", "64", "--scan-um", "7.91", "--regions-json", p["regions"]]),
+        "objects": (lambda: api.objects(p["truth"], p["objpred"], iou=0.6, tolerances=[1, 2], tile_rows=7),
+                    ["objects", p["truth"], p["objpred"], "--iou", "0.6", "--tolerances", "1", "2",
+                     "--tile-rows", "7"]),
+        "holdout": (lambda: api.holdout(p["manifest"], p["preds"]),
+                    ["holdout", p["manifest"], "--predictions", p["preds"]]),
+        "curve": (lambda: api.curve(truth=p["gt"], pred=p["pred"], prune_px=4),
+                  ["curve", p["pred"], "--gt", p["gt"], "--prune-px", "4"]),
+        "perturb": (lambda: api.perturb(p["gt_npy"], operator="break", severity=0.2, output=out / "api.npy"),
+                    ["perturb", p["gt_npy"], "--operator", "break", "--severity", "0.2", "-o", out / "api.npy"]),
+        "fibers": (lambda: api.fibers(p["fiber_target"], p["fiber_labels"]),
+                   ["fibers", p["fiber_labels"], p["fiber_target"]]),
+        "fibers-aggregate": (lambda: api.fibers_aggregate(cards / "card1.json", cards / "card2.json"),
+                             ["fibers-aggregate", cards / "card1.json", cards / "card2.json"]),
+        "audit": (lambda: api.audit([p["gt"], p["gt_npy"]], **AUDIT),
+                  ["audit", p["gt"], p["gt_npy"], "--severities", "0.2", "--radius-scales", "0.85",
+                   "--boundary-fracs", "0.05", "--n-boot", "20", "--no-redraw-floor"]),
+        "profile": (lambda: api.profile(p["gt"], p["pred"], seeds=1),
+                    ["profile", p["pred"], "--gt", p["gt"], "--seeds", "1"]),
+    }
+
+
+def test_every_scoring_command_has_a_function():
+    from segscore.families import COMMANDS
+
+    expected = set(COMMANDS) - {"demo", "fibers-target"} | {"audit", "profile"}
+    assert set(api.COMMANDS) == expected
+    for name, fn in api.COMMANDS.items():
+        params = list(inspect.signature(fn).parameters.values())
+        if name in ("check", "fibers-aggregate"):
+            continue
+        assert params[0].name == "truth", name  # the truth first, as scikit-learn
+        if name != "perturb":
+            assert params[1].name == "pred", name
+        assert params[-1].kind is inspect.Parameter.VAR_KEYWORD  # every option keyword-only
+        assert fn.__doc__ and f"segscore {name}" in fn.__doc__  # the command line it mirrors
+
+
+def test_subpackages_keep_their_names_and_free_names_are_re_exported():
+    import types
+
+    for name in ("objects", "fibers", "columns", "batch"):
+        assert isinstance(getattr(segscore, name), types.ModuleType), name
+    for name in ("auc", "target", "curve", "holdout", "audit", "profile", "perturb", "check", "placement",
+                 "fibers_aggregate"):
+        assert getattr(segscore, name) is getattr(api, name), name
+
+
+def test_import_segscore_api_is_light():
+    code = ("import sys, segscore, segscore.api; f = segscore.curve; "
+            "print([m for m in ('dask', 'zarr', 'matplotlib', 'pandas', 'numba', 'scipy') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("command", ["auc", "target", "placement", "columns", "check", "objects", "holdout", "curve",
+                                     "perturb", "fibers", "fibers-aggregate", "audit", "profile"])
+def test_paths_give_the_cli_json(p, tmp_path, command):
+    call, argv = calls(p, tmp_path)[command]
+    result = call()
+    assert isinstance(result, Result)
+    if command == "perturb":  # the CLI writes its own copy, the same mask
+        argv[-1] = tmp_path / "cli.npy"
+        expected = cli_json(argv)
+        assert np.array_equal(np.load(tmp_path / "api.npy"), np.load(tmp_path / "cli.npy"))
+        expected["output"] = str(tmp_path / "api.npy")
+    else:
+        expected = cli_json(argv)
+    assert plain(result) == expected
+
+
+def _names_aside(a: dict, b: dict) -> list:
+    """The flattened fields where ``a`` and ``b`` differ, except those naming an input
+    (``<array>`` and the like on the array side)."""
+    from segscore.io.results import flatten
+
+    fa, fb = flatten(plain(a)), flatten(plain(b))
+    assert set(fa) == set(fb)
+    return [k for k in fa if fa[k] != fb[k] and not (isinstance(fb[k], str) and "<" in fb[k])]
+
+
+def test_arrays_give_what_paths_give(p, tmp_path):
+    import dask.array as da
+    import tifffile
+    import zarr
+
+    from segscore.io.readers import read_image
+
+    def z(key):
+        return zarr.open_array(str(p[key]) + "/2", mode="r")
+
+    pairs = {
+        "auc": (api.auc(p["labels"], p["map"], mask=p["mask"], control=p["rev"]),
+                api.auc(z("labels"), da.from_array(tifffile.imread(p["map"]), chunks=16), mask=z("mask"),
+                        control=tifffile.imread(p["rev"]))),
+        "target": (api.target(p["ink_target"], p["ink_pred"], no_floors=True),
+                   api.target(p["ink_target"], read_image(p["ink_pred"]), no_floors=True)),
+        "placement": (api.placement(p["ink_target"], p["ink_pred"], radius=64),
+                      api.placement(p["ink_target"], read_image(p["ink_pred"]), radius=64)),
+        "columns": (api.columns(p["col_target"], p["col_pred"], no_floors=True),
+                    api.columns(p["col_target"], np.load(p["col_pred"]), no_floors=True)),
+        "objects": (api.objects(p["truth"], p["objpred"]),
+                    api.objects(truth=read_image(p["truth"]), pred=da.from_array(np.load(p["objpred"]), chunks=16))),
+        "curve": (api.curve(p["gt"], p["pred"]), api.curve(read_image(p["gt"]), read_image(p["pred"]))),
+        "perturb": (api.perturb(p["gt_npy"], operator="break", severity=0.2, output=tmp_path / "a.npy"),
+                    api.perturb(np.load(p["gt_npy"]), operator="break", severity=0.2, output=tmp_path / "b.npy")),
+        "fibers": (api.fibers(p["fiber_target"], p["fiber_labels"]),
+                   api.fibers(p["fiber_target"], np.load(p["fiber_labels"]))),
+        "profile": (api.profile(p["gt"], p["pred"], seeds=1), api.profile(read_image(p["gt"]), read_image(p["pred"]),
+                                                                          seeds=1)),
+        "audit": (api.audit([p["gt"], p["gt_npy"]], **AUDIT),
+                  api.audit([read_image(p["gt"]), np.load(p["gt_npy"])], **AUDIT)),
+    }
+    for command, (from_paths, from_arrays) in pairs.items():
+        differ = _names_aside(from_paths, from_arrays)
+        if command == "perturb":
+            differ.remove("output")
+            assert np.array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+        if command == "audit":  # the masks are named mask0, mask1 instead of their paths
+            differ = [k for k in differ if not k.endswith((".unit", ".name", ".reference"))]
+        assert differ == [], (command, differ[:5])
+    # and the numbers are there: a number field that exists on the path side is equal on the array side
+    assert pairs["objects"][1]["f1"] == pairs["objects"][0]["f1"] is not None
+
+
+def test_unknown_options_are_refused_with_the_valid_ones(p):
+    with pytest.raises(TypeError, match=r"tile_row\b.*valid options: .*tile_rows"):
+        api.objects(p["truth"], p["objpred"], tile_row=4)
+    with pytest.raises(TypeError, match="json"):  # the API returns; --json is the CLI's printing
+        api.curve(p["gt"], p["pred"], json=True)
+    with pytest.raises(TypeError, match="flag"):
+        api.target(p["ink_target"], p["ink_pred"], no_floors="yes")
+    with pytest.raises(TypeError):
+        api.objects(p["truth"], p["objpred"], 0.5)  # options are keyword-only
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda p: api.objects(p["truth"], p["objpred"], iou=1.5), "--iou.*at most 1"),
+    (lambda p: api.objects(p["truth"], p["objpred"], tile_rows=0), "--tile-rows.*at least 1"),
+    (lambda p: api.curve(p["gt"], p["pred"], prune_px=float("nan")), "--prune-px.*finite"),
+    (lambda p: api.perturb(p["gt_npy"], operator="melt", severity=0.1, output="x.npy"), "--operator.*choice"),
+    (lambda p: api.check(scan_um=7.91), "--window-px"),  # a required option missing
+    (lambda p: api.auc(p["labels"], p["map"]), "--mask"),
+])
+def test_bad_values_are_the_clis_refusals(p, call, match):
+    with pytest.raises(ScoreError, match=match):
+        call(p)
+
+
+def test_truth_first_by_position_or_keyword(p):
+    from tests.objects.helpers import synthetic_pair
+
+    t, q = synthetic_pair(shape=(40, 40), n=6, seed=9)
+    q = q * (q != q.max())  # one object fewer in the prediction: the pair is not symmetric
+    by_keyword = api.objects(pred=q, truth=t)
+    assert plain(by_keyword) == plain(api.objects(t, q))
+    assert by_keyword["n_truth"] == len(np.unique(t)) - 1 and by_keyword["n_pred"] == len(np.unique(q)) - 1
+    swapped = api.objects(q, t)
+    assert (swapped["n_truth"], swapped["n_pred"]) == (by_keyword["n_pred"], by_keyword["n_truth"])
+    assert plain(api.curve(pred=p["pred"], truth=p["gt"])) == cli_json(["curve", p["pred"], "--gt", p["gt"]])
+
+
+def test_outputs_are_written_as_the_cli_writes_them(p, tmp_path):
+    out = tmp_path / "card.json"
+    per = tmp_path / "per.csv"
+    result = api.objects(p["truth"], p["objpred"], json_out=out, per_object=per)
+    assert json.loads(out.read_text()) == plain(result)
+    assert per.read_text().splitlines()[0].startswith(("truth_id", "id", "kind")) or per.stat().st_size > 0
+
+
+def test_to_frame_and_plot(p, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    r = api.objects(p["truth"], p["objpred"])
+    frame = r.to_frame()
+    assert frame.shape[0] == 1 and frame.loc[0, "f1"] == r["f1"] and "notes" not in frame.columns
+    assert isinstance(r.plot(), Figure)
+    hold = api.holdout(p["manifest"], p["preds"])
+    rows = hold.to_frame("rows")
+    assert len(rows) == len(hold["rows"]) and list(rows["metric"]) == [row["metric"] for row in hold["rows"]]
+    with pytest.raises(ScoreError, match="tables"):
+        hold.to_frame("nothing")
+    assert isinstance(api.fibers(p["fiber_target"], p["fiber_labels"]).plot(), Figure)
+    assert isinstance(api.target(p["ink_target"], p["ink_pred"], no_floors=True).plot(), Figure)
+    booted = api.auc(p["labels"], p["map"], mask=p["mask"], control=p["rev"], bootstrap=20)
+    assert isinstance(booted.plot(), Figure)
+    with pytest.raises(ScoreError, match="bootstrap"):
+        api.auc(p["labels"], p["map"], mask=p["mask"]).plot()
+    with pytest.raises(ScoreError, match="no figure"):
+        api.curve(p["gt"], p["pred"]).plot()
+    assert "<table>" in r._repr_html_()
+
+
+def test_the_notebook_runs(p, tmp_path):
+    """docs/notebook.py scores each family through segscore.api, gets a DataFrame and draws each
+    figure; it names no private name of segscore."""
+    script = REPO / "docs" / "notebook.py"
+    text = script.read_text()
+    import re
+
+    assert not re.search(r"\._[a-z]|import _|from segscore\.\w*\._", text.replace("._repr_html_", "")), \
+        "the notebook touches a private name"
+    folder = Path(p["map"]).parent
+    run = subprocess.run([sys.executable, str(script), str(folder), str(tmp_path)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"}, timeout=900)
+    assert run.returncode == 0, run.stderr[-2000:]
+    pngs = sorted(q.name for q in tmp_path.glob("*.png"))
+    assert pngs == sorted(["auc.png", "target.png", "objects.png", "fibers.png", "audit.png"]), pngs
+    for line in ("ink", "columns", "objects", "fibers", "curvilinear"):
+        assert f"== {line}" in run.stdout
