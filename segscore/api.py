@@ -116,7 +116,9 @@ def _is_path(v) -> bool:
 
 
 def _is_scalar(v) -> bool:
-    return v is None or isinstance(v, (str, os.PathLike, bool, int, float))
+    import numbers
+
+    return v is None or isinstance(v, (str, os.PathLike, numbers.Number))
 
 
 def _tokens(value) -> list:
@@ -138,7 +140,8 @@ def _run(command: str, slots: dict, options: dict):
     if unknown:
         raise TypeError(f"segscore.api.{command.replace('-', '_')}() got unexpected option(s) "
                         f"{', '.join(unknown)}; valid options: {', '.join(sorted(names))}")
-    argv: list[str] = []
+    argv: list[str] = []  # parsed: the truth and the prediction as placeholders, put back after parsing
+    shown: list[str] = []  # the same command line with the paths (what --slug's ledger records)
     given: dict = {}  # dest -> the value to put back after parsing (an array, a path as given)
     positional = {a.dest for a, _ in parser.recorded if not a.option_strings}
     for dest, value in slots.items():
@@ -146,12 +149,15 @@ def _run(command: str, slots: dict, options: dict):
             continue
         many = isinstance(value, (list, tuple))
         holders = [f"<{dest}>"] * (len(value) if many else 1)
-        if dest in positional:
-            argv += holders
-        else:  # a required option holding the truth or the prediction (auc's --labels, curve's --gt)
-            argv += [next(flag for flag, a, _ in names.values() if a.dest == dest), *holders]
+        if dest not in positional:  # a required option holding the truth or the prediction (--labels, --gt)
+            flag = next(flag for flag, a, _ in names.values() if a.dest == dest)
+            argv.append(flag)
+            shown.append(flag)
+        argv += holders
+        shown += [_tokens(v)[0] if _is_path(v) else h for v, h in zip(value if many else [value], holders)]
         given[dest] = [os.fspath(v) if _is_path(v) else v for v in value] if many else \
             (os.fspath(value) if _is_path(value) else value)
+    start = len(argv)
     for key, value in options.items():
         flag, action, kw = names[key]
         if value is None:
@@ -177,14 +183,14 @@ def _run(command: str, slots: dict, options: dict):
             argv.append(f"{flag}={_tokens(value)[0]}")
         else:
             argv += [flag, *_tokens(values)]
+    shown += argv[start:]
     args = parser.parse_args(argv)
     for dest, value in given.items():
         setattr(args, dest, value)
     args.command = command
     args.json = False
     check_paths(args)
-    cli = ["segscore", command, *[w for w in argv]]
-    result = _module(command).compute(args, argv=cli[1:])
+    result = _module(command).compute(args, argv=[command, *shown])
     if not isinstance(result, Result):
         result = Result(result)
     return result, args

@@ -294,3 +294,25 @@ def test_the_notebook_runs(p, tmp_path):
     assert pngs == sorted(["auc.png", "target.png", "objects.png", "fibers.png", "audit.png"]), pngs
     for line in ("ink", "columns", "objects", "fibers", "curvilinear"):
         assert f"== {line}" in run.stdout
+
+
+def test_the_ledger_records_the_command_line_with_its_paths(p, tmp_path):
+    import shutil
+
+    root = tmp_path / "ledger"
+    shutil.copytree(p["ledger"], root)
+    api.auc(p["labels"], p["map"], mask=p["mask"], slug="exp", root=root, seed=np.int64(3))  # a NumPy integer too
+    run = json.loads(next(root.rglob("run.json")).read_text())
+    argv = run["checks"][-1]["argv"]
+    assert argv[:3] == ["segscore", "auc", str(p["map"])]
+    assert argv[argv.index("--labels") + 1] == str(p["labels"]) and "--seed=3" in argv
+
+
+def test_surfaces_exists_only_with_its_command():
+    import importlib.util
+
+    if importlib.util.find_spec("segscore.commands.surfaces") is None:
+        with pytest.raises(AttributeError):
+            api.surfaces  # noqa: B018
+    else:
+        assert callable(api.surfaces)
