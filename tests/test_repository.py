@@ -100,7 +100,7 @@ def test_the_command_scores_as_the_library(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     row = json.loads(out.stdout)
-    want = score(gt, pred)
+    want = score(gt, pred, all_metrics=True)  # curve computes curvicost's further metrics by default
     assert row.keys() == want.keys()
     assert all(row[k] == want[k] or (isinstance(want[k], tuple) and row[k] == list(want[k])) for k in want)
 

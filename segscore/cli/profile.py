@@ -1,12 +1,13 @@
 """``segscore profile``: which error types does a method make? (curvicost's ``profile``.)
 
     segscore profile PRED... --gt GT [--prune-px N] [--seed S] [--seeds N] [--threads N]
-                     [--json | --json-out FILE] [--quiet]
+                     [--json [FILE.json] | --json-out FILE] [--quiet]
 
 Each prediction's disagreement with the reference is fitted as non-negative shares of the five
 operators, calibrated on the reference (:mod:`segscore.curvilinear.profiling`). ``--json`` prints the
-dict :func:`segscore.curvilinear.profiling.profile` returns; ``--quiet`` prints no text report (the
-JSON of ``--json`` and the file of ``--json-out`` are still written).
+dict :func:`segscore.curvilinear.profiling.profile` returns, ``--json FILE.json`` writes it there (as
+curvicost's ``--json PATH``) and prints the text report; ``--quiet`` prints no text report (the JSON of
+``--json`` and the files of ``--json FILE.json`` and ``--json-out`` are still written).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ HELP = "curvilinear masks: which error types a method makes (shares of the five 
 def add_arguments(p) -> None:
     from segscore.cli._common import add_output_options, length_px, nonnegative_int, number, positive_int
 
-    p.add_argument("predictions", nargs="+", metavar="PRED",
+    p.add_argument("predictions", nargs="*", metavar="PRED",
                    help="predicted binary masks of ONE method (2D or 3D PNG, TIFF, NIfTI or .npy), each of the "
                         "reference's shape")
     p.add_argument("--gt", "--reference", required=True, dest="gt", metavar="GT",
@@ -32,16 +33,22 @@ def add_arguments(p) -> None:
     p.add_argument("--threads", type=positive_int, metavar="N",
                    help="threads for the calibration realisations (default 1: the operators hold the GIL "
                         "most of the time, and two threads measured no faster on two cores)")
-    add_output_options(p)
-    p.add_argument("--quiet", action="store_true", help="no text report (--json and --json-out still write)")
+    add_output_options(p, json_path="predictions")
+    p.add_argument("--quiet", action="store_true",
+                   help="no text report (--json alone still prints the JSON; --json FILE.json and --json-out write)")
 
 
 def run(args) -> int:
     from segscore.cli._common import emit
     from segscore.curvilinear.masks import load_mask
     from segscore.curvilinear.profiling import format_profile, profile
+    from segscore.commands._options import settle_json
     from segscore.errors import ScoreError
 
+    settle_json(args, inputs=("predictions", "gt"))
+    if not args.predictions:
+        raise ScoreError("no prediction: give the predicted masks, e.g. `segscore profile PRED1.png PRED2.png --gt "
+                         "GT.png`")
     gt, _ = load_mask(args.gt, what="reference mask")
     preds = []
     for path in args.predictions:  # every file is read and checked before the calibration starts

@@ -41,9 +41,20 @@ length_px = number(float, lo=0, hi=1e6, whole_float=True)
 share = number(float, lo=0, hi=1, lo_open=True)
 
 
-def add_output_options(parser, *, csv: bool = False) -> None:
-    """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``."""
-    parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
+def add_output_options(parser, *, csv: bool = False, json_path: str | None = None) -> None:
+    """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``.
+
+    ``json_path``: the dest of the command's positional input(s); ``--json`` then also takes an
+    optional PATH, as curvicost's ``--json PATH`` (:class:`JsonTarget`; the command calls
+    :func:`settle_json` before it reads anything). Without it ``--json`` is a flag."""
+    if json_path:
+        parser.add_argument("--json", action=JsonTarget, nargs="?", default=False, metavar="FILE.json",
+                            positional=json_path,
+                            help="alone: print the result as JSON (the Python API's dict) on stdout; with a FILE "
+                                 "ending in .json: write it there and print the text report (curvicost's --json "
+                                 "PATH); a word after --json not ending in .json is read as the input it is")
+    else:
+        parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
     parser.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
     if csv:
         parser.add_argument("--csv", metavar="FILE", help="also write the result as CSV (a header and rows)")
@@ -69,6 +80,74 @@ def add_floor_options(parser) -> None:
     add_engine_options(parser)
 
 
+class JsonTarget(argparse.Action):
+    """``--json [FILE.json]`` of a command whose positional input(s) are ``positional``.
+
+    argparse gives an optional value the next word, so in ``--json pred.png --gt gt.png`` it
+    would take the mask. A value ending in ``.json`` is the file to write; any other is kept (with
+    whether the positional was already filled then, for its place in a list) for
+    :func:`settle_json`, and ``--json`` stands alone."""
+
+    def __init__(self, option_strings, dest, positional=None, **kwargs):
+        self.positional = positional
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values is None or str(values).lower().endswith(".json"):
+            setattr(namespace, self.dest, True if values is None else values)
+            return
+        setattr(namespace, self.dest, True)
+        before = getattr(namespace, self.positional, None)
+        spill = list(getattr(namespace, "_json_spill", None) or [])
+        spill.append((self.positional, values, before not in (None, [])))
+        namespace._json_spill = spill
+
+
+def settle_json(args, *, inputs=(), outputs=("json_path", "json_out", "csv")) -> None:
+    """After parsing with ``add_output_options(json_path=DEST)``: the words ``--json`` did not take
+    go to the positional ``DEST`` (a word for a single positional already given is refused: it
+    is neither the input nor a JSON file's name); ``--json FILE.json`` becomes ``args.json_path``
+    (written by :func:`write_outputs`) and ``args.json`` False (the text report is printed). An
+    output (``outputs``, dests) naming one of ``inputs`` (dests of input paths) is refused:
+    nothing a command writes replaces what it reads. Runs once: a second call changes nothing."""
+    import os
+
+    from segscore.errors import ScoreError
+
+    for dest, word, after in args.__dict__.pop("_json_spill", None) or []:
+        have = getattr(args, dest, None)
+        if isinstance(have, list):
+            setattr(args, dest, have + [word] if after else [word] + have)
+        elif have is None:
+            setattr(args, dest, word)
+        else:
+            raise ScoreError(f"--json {word}: not a JSON file's name (it does not end in .json) and the input is "
+                             f"already given ({have}); give --json alone to print the JSON, --json NAME.json or "
+                             f"--json-out FILE to write it")
+    if isinstance(getattr(args, "json", None), str):
+        args.json_path, args.json = args.json, False
+    paths = []
+    for d in inputs:
+        v = getattr(args, d, None)
+        paths += [(d, p) for p in (v if isinstance(v, (list, tuple)) else [v]) if p is not None]
+
+    def same(a, b):
+        a, b = os.fspath(a), os.fspath(b)
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+    for out in outputs:
+        target = getattr(args, out, None)
+        if not isinstance(target, (str, os.PathLike)):
+            continue
+        for d, p in paths:
+            if "://" not in os.fspath(p) and same(target, p):
+                option = "--json" if out == "json_path" else "--" + out.replace("_", "-")
+                raise ScoreError(f"{os.fspath(target)}: is this command's input ({d}); {option} would overwrite it: "
+                                 f"give the output another name")
+
+
 def write_outputs(args, result, *, csv_rows=None) -> None:
     """Write the files ``--json-out`` and ``--csv`` name (the CSV from ``csv_rows``). Every command's
     compute part ends here, so this is also where its result gets its top-level ``warnings`` list
@@ -76,8 +155,9 @@ def write_outputs(args, result, *, csv_rows=None) -> None:
     from segscore.io.results import with_warnings, write_csv, write_json
 
     with_warnings(result)
-    if getattr(args, "json_out", None):
-        write_json(args.json_out, result)
+    for target in (getattr(args, "json_path", None), getattr(args, "json_out", None)):  # --json FILE.json, --json-out
+        if target:
+            write_json(target, result)
     if getattr(args, "csv", None) and csv_rows is not None:
         write_csv(args.csv, csv_rows)
 

@@ -58,6 +58,17 @@ ROW_KEYS = (METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size") 
 OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95", "betti_matching", "apls", "junction_f1")
 #: the eleven metrics curvicost 0.3.1's audit correlates, in its order (its Table 2, less
 #: betti_matching, which it leaves out when the module is missing)
+#: ``reference_radii=True`` (curvicost's ``--reference-radii``; appended last): the topology-only
+#: conductance, the radius on the prediction's skeleton read from the nearest reference-skeleton voxel
+#: within :data:`REFRADII_MATCH_PX` voxels (the prediction's own radius elsewhere), as a fraction of
+#: the reference's conductance, and that fraction read two-sided (min(c, 1/c))
+REFRADII_KEYS = ("conductance_refradii_frac", "conductance_refradii_twosided")
+REFRADII_MATCH_PX = 3.0
+#: what ``with_erl=False`` (curvicost's ``--no-erl``) leaves uncomputed: null in the row, each with
+#: :data:`NO_ERL_NOTE` (curvicost 0.3.1 leaves these keys out of its row)
+ERL_KEYS = ("erl", "erl_frac", "merged_frac", "diadem_like", "erl_star", "erl_split", "node_recall")
+NO_ERL_NOTE = ("not computed: --no-erl (with_erl=False) skips ERL and the DIADEM-like score, as curvicost's --no-erl "
+               "does (curvicost leaves the key out)")
 AUDIT_METRICS = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_error", "erl_star", "node_recall",
                  "apls", "junction_f1", "hd95")
 BETTI_MATCHING_NOTE = ("needs the compiled betti_matching module (Betti matching, Stucki et al. 2023), which segscore "
@@ -256,7 +267,8 @@ def _frac(num, den, key, notes, why):
 
 @as_result
 def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
-          all_metrics: bool = False, spacing=None, prune_length=None) -> dict:
+          all_metrics: bool = False, spacing=None, prune_length=None, with_erl: bool = True,
+          reference_radii: bool = False) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
 
     Parameters
@@ -275,6 +287,10 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     prune_length : spur-pruning length in the spacing's unit, instead of ``prune_px`` voxels.
     all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower;
         apls and junction_f1: :func:`segscore.curvilinear.metrics.apls` and ``junction_f1``).
+    with_erl : False skips ERL and the DIADEM-like score (curvicost's ``with_erl``, ``--no-erl``):
+        :data:`ERL_KEYS` are then None, each with :data:`NO_ERL_NOTE`.
+    reference_radii : also compute :data:`REFRADII_KEYS` (curvicost's ``reference_radii``,
+        ``--reference-radii``): the conductance with the prediction's radii read from the reference.
 
     A metric the masks make impossible (no source on the reference, an empty skeleton) is None
     and ``notes[metric]`` says why; an empty prediction's costs are 0, not null.
@@ -309,17 +325,20 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     counts = M.overlap_counts(gt_m, pred, ref.a.skel, pa.skel)
     dice, iou = M.dice_iou_of(counts)
     pl = pa.lab.ravel()[ref.skel_idx].astype(np.int64)
-    erl_v, merged = M.erl(ref.obj, pl, ref.weights)
     g = pa.graph
-    if g is None:  # an empty prediction: every cost is 0 (a value, not a null)
-        pred_nodes = np.zeros((0, len(ref.shape)))
-    elif len(g.alive_edges()) == 0 and len(g.edge_u):
-        pred_nodes = np.zeros((0, len(ref.shape)))
+    if with_erl:
+        erl_v, merged = M.erl(ref.obj, pl, ref.weights)
+        if g is None:  # an empty prediction: every cost is 0 (a value, not a null)
+            pred_nodes = np.zeros((0, len(ref.shape)))
+        elif len(g.alive_edges()) == 0 and len(g.edge_u):
+            pred_nodes = np.zeros((0, len(ref.shape)))
+        else:
+            pred_nodes = g.node_pos[g.node_alive]
+        diadem = M.diadem_like(ref.diadem_pos, ref.diadem_w, pred_nodes)
+        if diadem is None:
+            notes["diadem_like"] = "the reference graph has no branch longer than prune_px"
     else:
-        pred_nodes = g.node_pos[g.node_alive]
-    diadem = M.diadem_like(ref.diadem_pos, ref.diadem_w, pred_nodes)
-    if diadem is None:
-        notes["diadem_like"] = "the reference graph has no branch longer than prune_px"
+        erl_v, merged, diadem = None, None, None
 
     # costs
     reach_m = C.reach_multi(ref.rl, ref.skel_coords, ref.root_k, pl, ref.weights) if pa.n_comp else 0
@@ -342,13 +361,17 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     if cfrac is None:
         for k in ("conductance_twosided",) + CONDUCTANCE_SIDE_KEYS:
             notes[k] = notes["conductance_frac"]
-    erl_frac = _frac(erl_v, ref.erl_ref, "erl_frac", notes, "the reference skeleton is empty")
-    if erl_frac is None:
-        notes["erl_star"] = notes["erl_frac"]
-    if diadem is None:
-        notes["node_recall"] = notes["diadem_like"]
-    erl_split = _frac(M.erl_split(ref.obj, pl, ref.weights), ref.erl_split_ref, "erl_split", notes,
-                      "the reference skeleton is empty")
+    if with_erl:
+        erl_frac = _frac(erl_v, ref.erl_ref, "erl_frac", notes, "the reference skeleton is empty")
+        if erl_frac is None:
+            notes["erl_star"] = notes["erl_frac"]
+        if diadem is None:
+            notes["node_recall"] = notes["diadem_like"]
+        erl_split = _frac(M.erl_split(ref.obj, pl, ref.weights), ref.erl_split_ref, "erl_split", notes,
+                          "the reference skeleton is empty")
+    else:
+        erl_frac = erl_split = None
+        notes.update(dict.fromkeys(ERL_KEYS, NO_ERL_NOTE))
     # the pruning length over the median radius, both in one unit (a prune_px in voxels times the mean spacing)
     prune_len = ref.prune_length if ref.prune_length is not None else \
         ref.prune_px * (1.0 if ref.sp is None else float(np.mean(ref.sp)))
@@ -360,9 +383,9 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "cldice": M.cldice_of(counts),
         "betti0_gt": int(ref.a.n_comp), "betti0_pred": int(pa.n_comp),
         "betti0_error": abs(int(pa.n_comp) - int(ref.a.n_comp)),
-        "erl": float(erl_v),
+        "erl": None if erl_v is None else float(erl_v),
         "erl_frac": erl_frac,
-        "merged_frac": float(merged),
+        "merged_frac": None if merged is None else float(merged),
         "diadem_like": diadem,
         "traceable_frac": _frac(reach_m, ref.base_multi, "traceable_frac", notes, "the reference skeleton is empty"),
         "traceable_single_frac": _frac(reach_s, ref.base_single, "traceable_single_frac", notes, why_src),
@@ -388,10 +411,13 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "notes": notes,
         "warnings": [],
     }
+    refradii = _refradii(ref, pa, notes) if reference_radii else None
     pa.lab = None  # read by the costs only: the optional metrics run without the label image
     if all_metrics:
         row.update(_optional(ref, gt_m, pa, pred, notes))
-    order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS)}
+    if refradii is not None:
+        row.update(refradii)
+    order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS + REFRADII_KEYS)}
     row["notes"] = dict(sorted(notes.items(), key=lambda kv: order.get(kv[0], len(order))))
     row["warnings"] = scale_warnings(row)
     return row
@@ -418,6 +444,42 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
             "apls": ap, "junction_f1": jf}
 
 
+def _refradii(ref: Reference, pa: _Analysis, notes) -> dict:
+    """curvicost's topology-only conductance (``reference_radii``): the prediction's graph and sinks
+    as for ``conductance``, with the radius at each prediction-skeleton voxel replaced by the
+    reference's radius at the nearest reference-skeleton voxel strictly within
+    :data:`REFRADII_MATCH_PX` voxels (cKDTree's nearest, ties as cKDTree breaks them:
+    :class:`segscore.curvilinear.graph.PointTree`); calibre then cannot enter, connectivity, path
+    length and added or missing branches still do."""
+    from segscore.curvilinear.graph import PointTree
+
+    g = pa.graph
+    cond = 0.0
+    if g is not None and len(g.alive_edges()) and ref.src_pos is not None and len(ref.sinks):
+        if "ref_tree" not in ref.extra:
+            ref.extra["ref_tree"] = PointTree(ref.skel_coords)
+        idx = pa.edt.idx
+        pts = np.array(np.unravel_index(idx, pa.mask.shape), dtype=np.float64).T.reshape(-1, pa.mask.ndim)
+        d, j = ref.extra["ref_tree"].query(pts, distance_upper_bound=REFRADII_MATCH_PX)
+        ok = np.isfinite(d)
+        val = pa.edt.val.copy()
+        val[ok] = ref.a.edt.val[j[ok]]
+        src = C.nearest_node(g, ref.src_pos)
+        cond = C.kirchhoff(g, src, ref.sinks, pa.lab, SkeletonRadius(idx, val))
+    frac = _frac(cond, ref.conductance_ref, "conductance_refradii_frac", notes,
+                 "the reference's own conductance is 0 (the reference graph has no branch longer than prune_px, "
+                 "so no source and no sinks)")
+    if frac is None:
+        notes["conductance_refradii_twosided"] = notes["conductance_refradii_frac"]
+    return {"conductance_refradii_frac": frac,
+            "conductance_refradii_twosided": None if frac is None else (min(frac, 1.0 / frac) if frac > 0 else 0.0)}
+
+
+#: how a spacing read from a file names its origin in a warning
+_SPACING_FROM = {"nifti": "the NIfTI header", "ome-zarr": "the OME-Zarr metadata", "tiff": "the TIFF resolution tags",
+                 "imagej": "the ImageJ metadata"}
+
+
 def scale_warnings(row: dict) -> list[str]:
     """Warnings a reader of ``row`` should see: pruning far from 1-4 vessel radii, anisotropy."""
     out = []
@@ -427,6 +489,13 @@ def scale_warnings(row: dict) -> list[str]:
                    "structure (e.g. 2-3 radii) or the costs are not comparable across datasets")
     vs = row.get("voxel_size")
     applied = row.get("spacing")
+    src = row.get("spacing_source")
+    if applied is not None and src not in (None, "default", "given") and len(set(applied)) > 1:
+        unit = row.get("spacing_unit")
+        unit = "" if unit is None else " " + (unit if isinstance(unit, str) else "/".join(map(str, unit)))
+        out.append(f"anisotropic spacing {tuple(applied)}{unit} from {_SPACING_FROM.get(src, src)} applied: lengths, "
+                   "radii, the r^4 conductance and hd95 are in that unit, where curvicost measures in voxels; give "
+                   f"--spacing {' '.join(['1'] * len(applied))} to reproduce curvicost's numbers")
     if vs is not None and len(set(vs)) > 1 and (applied is None or list(applied) != list(vs)):
         out.append(f"anisotropic voxels {tuple(vs)} not applied (spacing {applied}): lengths and radii are in voxels "
                    "and the r^4 conductance is off by the anisotropy; give --spacing, or resample to isotropic voxels")
