@@ -45,7 +45,7 @@ def run(args) -> int:
     from segscore.commands._options import settle_json
     from segscore.errors import ScoreError
 
-    settle_json(args, inputs=("predictions", "gt"))
+    settle_json(args)
     if not args.predictions:
         raise ScoreError("no prediction: give the predicted masks, e.g. `segscore profile PRED1.png PRED2.png --gt "
                          "GT.png`")

@@ -103,15 +103,12 @@ class JsonTarget(argparse.Action):
         namespace._json_spill = spill
 
 
-def settle_json(args, *, inputs=(), outputs=("json_path", "json_out", "csv")) -> None:
+def settle_json(args) -> None:
     """After parsing with ``add_output_options(json_path=DEST)``: the words ``--json`` did not take
     go to the positional ``DEST`` (a word for a single positional already given is refused: it
     is neither the input nor a JSON file's name); ``--json FILE.json`` becomes ``args.json_path``
-    (written by :func:`write_outputs`) and ``args.json`` False (the text report is printed). An
-    output (``outputs``, dests) naming one of ``inputs`` (dests of input paths) is refused:
-    nothing a command writes replaces what it reads. Runs once: a second call changes nothing."""
-    import os
-
+    (written by :func:`write_outputs`) and ``args.json`` False (the text report is printed). Runs
+    once: a second call changes nothing. (That no output names an input is :func:`check_paths`'s.)"""
     from segscore.errors import ScoreError
 
     for dest, word, after in args.__dict__.pop("_json_spill", None) or []:
@@ -126,26 +123,6 @@ def settle_json(args, *, inputs=(), outputs=("json_path", "json_out", "csv")) ->
                              f"--json-out FILE to write it")
     if isinstance(getattr(args, "json", None), str):
         args.json_path, args.json = args.json, False
-    paths = []
-    for d in inputs:
-        v = getattr(args, d, None)
-        paths += [(d, p) for p in (v if isinstance(v, (list, tuple)) else [v]) if p is not None]
-
-    def same(a, b):
-        a, b = os.fspath(a), os.fspath(b)
-        if os.path.exists(a) and os.path.exists(b):
-            return os.path.samefile(a, b)
-        return os.path.realpath(a) == os.path.realpath(b)
-
-    for out in outputs:
-        target = getattr(args, out, None)
-        if not isinstance(target, (str, os.PathLike)):
-            continue
-        for d, p in paths:
-            if "://" not in os.fspath(p) and same(target, p):
-                option = "--json" if out == "json_path" else "--" + out.replace("_", "-")
-                raise ScoreError(f"{os.fspath(target)}: is this command's input ({d}); {option} would overwrite it: "
-                                 f"give the output another name")
 
 
 def write_outputs(args, result, *, csv_rows=None) -> None:
@@ -174,12 +151,12 @@ def add_spacing_options(p) -> None:
 
 
 #: the argparse destinations naming files a command writes, with their option for messages
-OUTPUT_DESTS = {"json_out": "--json-out", "csv": "--csv", "plot": "--plot", "per_object": "--per-object",
+OUTPUT_DESTS = {"json_out": "--json-out", "json_path": "--json", "csv": "--csv", "plot": "--plot", "per_object": "--per-object",
                 "evidence": "--evidence", "output": "-o", "info_json": "--info-json"}
 #: destinations that name neither an input nor an output checked here: a ledger, results store or
 #: sample folder updated in place, or a folder a command writes itself (``--out``: batch results;
 #: fibers-target's target, which refuses to replace a folder holding its inputs)
-_IN_PLACE_DESTS = {"slug", "root", "keep", "out", "command", "_module", "own_process"}
+_IN_PLACE_DESTS = {"slug", "root", "keep", "out", "command", "_module"}
 
 
 def _paths(value) -> list[str]:
@@ -194,15 +171,14 @@ def check_paths(args) -> None:
     """Before a command reads or writes: every input that is a local path is a regular file or a
     folder (no pipe, socket or device), and no output replaces an input of the run
     (:mod:`segscore.io.paths`). Inputs are the argument values that exist on disk, outputs the
-    options of :data:`OUTPUT_DESTS` (and ``--json PATH`` where a command writes it)."""
+    options of :data:`OUTPUT_DESTS` (``--json FILE.json`` among them, where a command writes it)."""
     import os
 
     from segscore.io.paths import check_outputs, check_readable
 
+    settle_json(args)  # the words --json took that are inputs go to their place first
     fields = vars(args)
     outputs = [(flag, p) for dest, flag in OUTPUT_DESTS.items() for p in _paths(fields.get(dest))]
-    if isinstance(fields.get("json"), str):
-        outputs.append(("--json", fields["json"]))
     inputs = []
     for dest, value in fields.items():
         if dest in OUTPUT_DESTS or dest in _IN_PLACE_DESTS or dest == "json":

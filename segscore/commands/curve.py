@@ -83,7 +83,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.engine import side_by_side
     from segscore.errors import ScoreError
 
-    settle_json(args, inputs=("prediction", "gt"))
+    settle_json(args)
     if args.prediction is None:
         raise ScoreError("no prediction: give the predicted mask, e.g. `segscore curve PRED.png --gt GT.png`")
     (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask"),  # decoded side by side

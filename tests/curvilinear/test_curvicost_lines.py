@@ -154,9 +154,9 @@ def test_json_path_in_either_order_and_ambiguity(cli, tmp_path):
     for argv in (["--json", tmp_path / "g.json"], ["--json", f"{tmp_path}/./g.json"], ["--json-out", tmp_path / "g.json"],
                  ["--csv", tmp_path / "g.json"]):
         code, out, err = cli("curve", p, "--gt", tmp_path / "g.json", *argv)
-        assert code == 2 and err.count("\n") == 1 and "g.json" in err and "overwrite" in err, argv
+        assert code == 2 and err.count("\n") == 1 and "g.json" in err and "would replace the input" in err, argv
     code, out, err = cli("profile", tmp_path / "g.json", "--gt", g, "--json", tmp_path / "g.json")
-    assert code == 2 and err.count("\n") == 1 and "g.json" in err and "overwrite" in err
+    assert code == 2 and err.count("\n") == 1 and "g.json" in err and "would replace the input" in err
     assert (tmp_path / "g.json").read_text() == '{"mine": 1}'
     code, out, err = cli("curve", "--gt", g, "--json")
     assert code == 2 and err.count("\n") == 1 and "prediction" in err
