@@ -45,18 +45,21 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 
 @dataclass(frozen=True)
 class Command:
-    """One scoring command as a batch job runs it (``segscore.batch``): its argument definitions,
-    its compute part (parsed args -> the dict ``--json`` prints; prints nothing), result -> one
-    flat row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
+    """One command of ``segscore``, declared once: its name, one-line ``help`` and ``aliases`` (the
+    spec tools' own names), its module ``segscore.cli.NAME`` (``add_arguments``, ``run``). A
+    scoring command (``family`` set, ``batch``) is also a batch job: its argument definitions, its
+    compute part (parsed args -> the dict ``--json`` prints; prints nothing), result -> one flat
+    row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
     relative ones resolve against the manifest's folder and each is fingerprinted) and the options
     naming what it writes (``outputs``: in a job, under ``DIR/outputs/ID/``; ``--slug`` puts the
     ledger there), and its leaderboard cells (``headline``: what ``segscore report`` shows of a
     result, each number beside its floors or control)."""
 
     name: str
-    family: str
-    arguments: str  # "module:function" adding the command's arguments to an argparse parser
-    compute: str  # "module:function" (args, *, progress=None, argv=None) -> result dict
+    family: str | None
+    help: str
+    arguments: str = ""  # "module:function" adding the command's arguments to an argparse parser
+    compute: str = ""  # "module:function" (args, *, progress=None, argv=None) -> result dict
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ("--json-out",)
     row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row
@@ -65,44 +68,76 @@ class Command:
     #: value, role headline/floor/control/oracle/interval/derived/setting, the headline it sits
     #: beside); the default shows the result's top-level numbers
     headline: str = "segscore.batch.report:scalars_headline"
+    batch: bool = True
+
+    @property
+    def cli(self) -> str:
+        """The module of ``segscore NAME``."""
+        return "segscore.cli." + self.name.replace("-", "_")
 
     def load(self, what: str):
         module, attr = getattr(self, what).split(":")
         return getattr(importlib.import_module(module), attr)
 
 
-def _command(name, family_name, inputs=(), outputs=("--json-out",), aliases=(), headline=None) -> Command:
+def _command(name, family_name, help, inputs=(), outputs=("--json-out",), aliases=(), headline=None) -> Command:
     module = "segscore.commands." + name.replace("-", "_")
-    return Command(name, family_name, f"{module}:add_arguments", f"{module}:compute", tuple(inputs), tuple(outputs),
-                   aliases=tuple(aliases),
+    return Command(name, family_name, help, f"{module}:add_arguments", f"{module}:compute", tuple(inputs),
+                   tuple(outputs), aliases=tuple(aliases),
                    headline=f"segscore.batch.report:{headline}" if headline else Command.headline)
 
 
-#: every command a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
-#: parts are not split from their CLI modules)
-COMMANDS: dict[str, Command] = {c.name: c for c in (
-    _command("auc", "ink", ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug",
-                                                                                          "--plot"),
+def _other(name, family_name, help) -> Command:
+    """A command that is not a batch job (it runs jobs, or its compute is its CLI's)."""
+    return Command(name, family_name, help, batch=False)
+
+
+#: every command of ``segscore``, in the order ``segscore --help`` lists them
+REGISTRY: dict[str, Command] = {c.name: c for c in (
+    _command("auc", "ink", "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
+             ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug", "--plot"),
              headline="auc_headline"),
-    _command("demo", "ink", (), ("--json-out", "--keep"), headline="auc_headline"),
-    _command("target", "ink", ("prediction", "target"), ("--json-out", "--plot"), aliases=("score",),
-             headline="target_headline"),
-    _command("placement", "ink", ("prediction", "target"), ("--json-out", "--evidence"),
-             headline="placement_headline"),
-    _command("check", "ink", ("regions_json",), headline="check_headline"),
-    _command("columns", "columns", ("prediction", "target"), aliases=("score-columns",),
-             headline="columns_headline"),
-    _command("objects", "objects", ("truth", "prediction"), ("--json-out", "--per-object", "--plot"),
+    _command("demo", "ink", "score a built-in synthetic segment (offline), as `segscore auc` prints it", (),
+             ("--json-out", "--keep"), headline="auc_headline"),
+    _other("run", None, "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json"),
+    _command("target", "ink", "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction",
+             ("prediction", "target"), ("--json-out", "--plot"), aliases=("score",), headline="target_headline"),
+    _command("placement", "ink", "placement probe: where prediction and label agree best (NCC over shifts), per tile too",
+             ("prediction", "target"), ("--json-out", "--evidence"), headline="placement_headline"),
+    _command("check", "ink", "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)",
+             ("regions_json",), headline="check_headline"),
+    _command("columns", "columns", "ScrollGT column target: text columns vs gutters and line periodicity, with floors",
+             ("prediction", "target"), aliases=("score-columns",), headline="columns_headline"),
+    _command("objects", "objects", "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary "
+             "F1, splits/merges)", ("truth", "prediction"), ("--json-out", "--per-object", "--plot"),
              headline="objects_headline"),
-    _command("holdout", "objects", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"),
+    _command("holdout", "objects", "score predictions on a versioned held-out set (scorecard table, CSV), or --verify "
+             "its digests", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"),
              headline="holdout_headline"),
-    _command("fibers", "fibers", ("paths",), ("--json-out", "--plot"), aliases=("score-fibers",),
+    _command("fibers", "fibers", "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, "
+             "merges, floors", ("paths",), ("--json-out", "--plot"), aliases=("score-fibers",),
              headline="fibers_headline"),
-    _command("fibers-aggregate", "fibers", ("cards",), headline="fibers_aggregate_headline"),
-    _command("fibers-target", "fibers", ("nml", "mask"), ("--json-out", "--out")),
-    _command("curve", "curvilinear", ("prediction", "gt"), ("--json-out", "--csv"), headline="curve_headline"),
-    _command("perturb", "curvilinear", ("mask",), ("-o", "--info-json")),
+    _command("fibers-aggregate", "fibers", "mean ERL over `segscore fibers` cards of one cube size class", ("cards",),
+             headline="fibers_aggregate_headline"),
+    _command("fibers-target", "fibers", "build a fiber target folder from WEBKNOSSOS .nml traces and a reference "
+             "fiber mask", ("nml", "mask"), ("--json-out", "--out")),
+    _command("curve", "curvilinear", "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and "
+             "Kirchhoff conductance", ("prediction", "gt"), ("--json-out", "--csv"), headline="curve_headline"),
+    _command("perturb", "curvilinear", "curvilinear masks: apply one typed error operator (break, bridge, truncate, "
+             "radius, boundary)", ("mask",), ("-o", "--info-json")),
+    _other("audit", "curvilinear", "curvilinear masks: audit which metric tracks which cost per error type "
+           "(curvicost's audit)"),
+    _other("profile", "curvilinear", "curvilinear masks: which error types a method makes (shares of the five "
+           "operators, and the unexplained part)"),
+    _other("batch", None, "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, "
+           "resumably"),
+    _other("report", None, "leaderboard of a batch results folder: each family's headline numbers beside its floors "
+           "or control"),
 )}
+
+#: the commands a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
+#: parts are not split from their CLI modules)
+COMMANDS: dict[str, Command] = {n: c for n, c in REGISTRY.items() if c.batch}
 
 
 def command(name: str) -> Command:

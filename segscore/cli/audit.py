@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 
-HELP = "curvilinear masks: audit which metric tracks which cost per error type (curvicost's audit)"
 
 DESCRIPTION = """\
 Damage each reference mask with every operator across a severity ladder, score every case against

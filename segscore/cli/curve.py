@@ -6,7 +6,6 @@ import sys
 
 from segscore.commands.curve import add_arguments  # noqa: F401
 
-HELP = "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance"
 
 #: the text report's two columns, in curvicost 0.3.1's order (its ``_report``): a metric that is
 #: null is left out of the left column (curvicost leaves out its NaN ones; the notes below say why),

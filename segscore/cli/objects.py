@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.objects import add_arguments  # noqa: F401
 
-HELP = "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary F1, splits/merges)"
 
 
 def format_result(r: dict) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 
-HELP = "curvilinear masks: which error types a method makes (shares of the five operators, and the unexplained part)"
 
 
 def add_arguments(p) -> None:

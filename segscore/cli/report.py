@@ -9,7 +9,6 @@ refused or crashed (their count on stderr); 2 for a missing folder, a missing or
 
 from __future__ import annotations
 
-HELP = "leaderboard of a batch results folder: each family's headline numbers beside its floors or control"
 
 
 def add_arguments(p) -> None:
