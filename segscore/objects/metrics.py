@@ -545,13 +545,15 @@ def metrics_from_sums(s: dict) -> dict:
     n_t, n_p, tp = s["n_truth"], s["n_pred"], s["tp"]
     fp, fn = n_p - tp, n_t - tp
     precision, recall = _ratio(tp, n_p), _ratio(tp, n_t)
+    # 0/0 is null here; stardist reports 0 (segscore.objects.matching_stardist follows it)
+    sd = "; stardist reports 0 (segscore.objects.matching_stardist)"
     if precision is None:
-        notes["precision"] = "no predicted objects"
+        notes["precision"] = "no predicted objects" + sd
     if recall is None:
-        notes["recall"] = "no truth objects"
+        notes["recall"] = "no truth objects" + sd
     f1 = _ratio(2 * tp, 2 * tp + fp + fn)
     if f1 is None:
-        notes["f1"] = "neither image has an object"
+        notes["f1"] = "neither image has an object" + sd
     out = {"match_iou": s["match_iou"], "precision": precision, "recall": recall, "f1": f1,
            "true_positives": tp, "false_positives": fp, "false_negatives": fn,
            "iou_mean": s["iou_sum"] / tp if tp else None}
