@@ -778,9 +778,10 @@ def pair_summaries(t_pts, t_start, p_pts, p_start, pair_t, pair_p, spacing, tole
 # ---------------------------------------------------------------- surface elements on the corner grid
 
 @jit
-def corner_scan(labels, planar, coords, ids, codes):
-    """The border corners of every object of ``labels``: DeepMind surface-distance's surface
-    elements (``compute_surface_distances``), for all objects in one pass.
+def corner_scan(labels, planar, start, coords, ids, codes, fg_coords, fg_codes):
+    """The border corners of every object of ``labels`` and of its foreground ``labels != 0``:
+    DeepMind surface-distance's surface elements (``compute_surface_distances``), for all
+    objects in one pass, resumable plane by plane.
 
     Corners lie between voxels: corner ``(a, b, c)`` is the point ``(a - 0.5, b - 0.5, c - 0.5)``
     of voxel coordinates, for ``a`` in ``0..A`` (``0`` only when ``planar``), ``b`` in ``0..B``,
@@ -788,44 +789,67 @@ def corner_scan(labels, planar, coords, ids, codes):
     outside the image reading 0. A corner is a border corner of object ``l != 0`` when some but
     not all of its neighbourhood is ``l``; its code has bit ``2**(7 - (4 k0 + 2 k1 + k2))``
     (``2**(3 - (2 k1 + k2))`` when ``planar``) set for each neighbour ``(a - 1 + k0, b - 1 + k1,
-    c - 1 + k2)`` that is ``l``, DeepMind's encoding.
+    c - 1 + k2)`` that is ``l``: DeepMind's encoding. The foreground's border corners are those
+    of the mask ``labels != 0``, coded the same way.
 
     Parameters
     ----------
     labels : (A, B, C) array of a non-negative integer dtype (0 is background).
     planar : bool, True for a 2D image passed as (1, Y, X).
+    start : int, the corner plane (index ``a``) to resume from; 0 at first.
     coords : (cap, 3) int32 output, corner indices;  ids : (cap,) uint64;  codes : (cap,) uint8.
+    fg_coords : (fg_cap, 3) int32 output;  fg_codes : (fg_cap,) uint8: the foreground's.
 
-    Returns the number of border corners (object, corner pairs), in C order of corners and, at
-    one corner, in the order the objects first appear in its neighbourhood. When ``cap`` is too
-    small nothing past it is stored but the count is still returned (call with ``cap = 0`` to
-    count first).
+    Returns ``(n, n_fg, next)``: how many object and foreground border corners were stored from
+    index 0 (in C order of corners; at one corner, objects in the order they first appear in its
+    neighbourhood), and the plane to resume from (the number of planes when done). A plane is
+    begun only when the outputs have room for its largest possible yield (``nk (B + 1) (C + 1)``
+    and ``(B + 1) (C + 1)``); the caller grows them and resumes.
 
     Notes
     -----
-    Not checked: dtypes, shapes.
+    Not checked: dtypes, shapes. (One pass for both, each plane scanned once: a 256^3 image with
+    3,000 objects 2.4 s for the objects' and 2.3 s for the foreground's in two count-and-fill
+    scans; see the test of this kernel for its oracle.)
     """
     A, B, C = labels.shape
     na = 1 if planar else A + 1
-    cap = coords.shape[0]
     full = 15 if planar else 255
     nk = 4 if planar else 8
+    per_plane = (B + 1) * (C + 1)
     vals = np.zeros(8, np.uint64)
     n = 0
-    for a in range(na):
+    nf = 0
+    a = start
+    while a < na:
+        if coords.shape[0] - n < nk * per_plane or fg_coords.shape[0] - nf < per_plane:
+            break
         for b in range(B + 1):
             for c in range(C + 1):
+                same = True
                 for k in range(nk):
                     k0 = 0 if planar else k >> 2
-                    k1 = (k >> 1) & 1
-                    k2 = k & 1
                     z = a if planar else a - 1 + k0
-                    y = b - 1 + k1
-                    x = c - 1 + k2
+                    y = b - 1 + ((k >> 1) & 1)
+                    x = c - 1 + (k & 1)
                     if 0 <= z < A and 0 <= y < B and 0 <= x < C:
                         vals[k] = np.uint64(labels[z, y, x])
                     else:
                         vals[k] = np.uint64(0)
+                    if vals[k] != vals[0]:
+                        same = False
+                if same:  # background, or inside one object: no border
+                    continue
+                fg = 0
+                for j in range(nk):
+                    if vals[j] != 0:
+                        fg |= 1 << (nk - 1 - j)
+                if fg != 0 and fg != full:
+                    fg_coords[nf, 0] = a
+                    fg_coords[nf, 1] = b
+                    fg_coords[nf, 2] = c
+                    fg_codes[nf] = fg
+                    nf += 1
                 for k in range(nk):
                     v = vals[k]
                     if v == 0:
@@ -841,13 +865,11 @@ def corner_scan(labels, planar, coords, ids, codes):
                     for j in range(nk):
                         if vals[j] == v:
                             code |= 1 << (nk - 1 - j)
-                    if code == full:
-                        continue
-                    if n < cap:
-                        coords[n, 0] = a
-                        coords[n, 1] = b
-                        coords[n, 2] = c
-                        ids[n] = v
-                        codes[n] = code
+                    coords[n, 0] = a
+                    coords[n, 1] = b
+                    coords[n, 2] = c
+                    ids[n] = v
+                    codes[n] = code
                     n += 1
-    return n
+        a += 1
+    return n, nf, a

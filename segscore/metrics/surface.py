@@ -320,8 +320,11 @@ def surfel_table(spacing) -> np.ndarray:
 
 
 def corner_surfels(labels) -> tuple:
-    """``(coords, ids, codes)``: the border corners of every object of a 2D or 3D label image
-    (:func:`segscore.kernels.surface.corner_scan`; a 2D image's corners are ``(0, y, x)``)."""
+    """``((coords, ids, codes), (fg_coords, fg_codes))``: the border corners of every object of
+    a 2D or 3D label image and of its foreground ``labels != 0``
+    (:func:`segscore.kernels.surface.corner_scan`; a 2D image's corners are ``(0, y, x)``).
+    Outputs start at an eighth of the corners and double while they fill (a buffer never
+    written costs no memory)."""
     from segscore.kernels.surface import corner_scan
 
     lab = np.asarray(labels)
@@ -329,11 +332,27 @@ def corner_surfels(labels) -> tuple:
     lab3 = np.ascontiguousarray(lab[None] if planar else lab)
     if lab3.dtype == np.bool_:
         lab3 = lab3.view(np.uint8)
-    empty = (np.empty((0, 3), np.int32), np.empty(0, np.uint64), np.empty(0, np.uint8))
-    n = corner_scan(lab3, planar, *empty)
-    coords, ids, codes = np.empty((n, 3), np.int32), np.empty(n, np.uint64), np.empty(n, np.uint8)
-    corner_scan(lab3, planar, coords, ids, codes)
-    return coords, ids, codes
+    A, B, C = lab3.shape
+    nk, planes = (4, 1) if planar else (8, A + 1)
+    per_plane = (B + 1) * (C + 1)
+    cap = max(planes * per_plane // 8, nk * per_plane)
+    fcap = max(planes * per_plane // 16, per_plane)
+    bufs = [np.empty((cap, 3), np.int32), np.empty(cap, np.uint64), np.empty(cap, np.uint8),
+            np.empty((fcap, 3), np.int32), np.empty(fcap, np.uint8)]
+    n = nf = 0
+    plane = 0
+    while True:
+        k, kf, plane = corner_scan(lab3, planar, plane, bufs[0][n:], bufs[1][n:], bufs[2][n:], bufs[3][nf:],
+                                   bufs[4][nf:])
+        n, nf = n + k, nf + kf
+        if plane >= planes:
+            break
+        for i, m in ((0, n), (1, n), (2, n), (3, nf), (4, nf)):  # grow what is short, keep what is stored
+            if bufs[i].shape[0] - m < (nk if i < 3 else 1) * per_plane:
+                grown = np.empty((2 * bufs[i].shape[0] + per_plane * nk,) + bufs[i].shape[1:], bufs[i].dtype)
+                grown[:m] = bufs[i][:m]
+                bufs[i] = grown
+    return (bufs[0][:n], bufs[1][:n], bufs[2][:n]), (bufs[3][:nf], bufs[4][:nf])
 
 
 def _weighted_direction(d: np.ndarray, w: np.ndarray, tolerance: float) -> tuple:

@@ -94,8 +94,8 @@ def surface_distances(a, b, *, spacing=None, tolerance=1.0, threads=None, distan
         from segscore.metrics.surface import corner_surfels, deepmind_values, surfel_table
 
         table = surfel_table(sp)
-        (pa, _, ca), (pb, _, cb) = side_by_side([lambda: corner_surfels(ma != 0), lambda: corner_surfels(mb != 0)],
-                                                threads=threads)
+        ((pa, ca), (pb, cb)) = [x[1] for x in side_by_side([lambda: corner_surfels(ma != 0),
+                                                             lambda: corner_surfels(mb != 0)], threads=threads)]
         out.update(deepmind_values(pa, table[ca], pb, table[cb], sp3, tol))
     else:
         from segscore.metrics.surface import voxel_values
@@ -143,8 +143,8 @@ def _deepmind_values(table, pair_t, pair_p, labels, sp3, tolerance, threads=None
     truth, pred = labels
     nd = truth.ndim
     weights = surfel_table(tuple(sp3[3 - nd:]))
-    scans = side_by_side([lambda: corner_surfels(truth), lambda: corner_surfels(pred),
-                          lambda: corner_surfels(truth != 0), lambda: corner_surfels(pred != 0)], threads=threads)
+    (t_obj, t_fg), (p_obj, p_fg) = side_by_side([lambda: corner_surfels(truth), lambda: corner_surfels(pred)],
+                                                threads=threads)
 
     def grouped(scan, ids):
         coords, obj, codes = scan
@@ -153,8 +153,8 @@ def _deepmind_values(table, pair_t, pair_p, labels, sp3, tolerance, threads=None
         start = np.searchsorted(idx[order], np.arange(ids.size + 1))
         return coords[order], weights[codes[order]], start
 
-    tc, tw, ts = grouped(scans[0], table.truth_ids)
-    pc, pw, ps = grouped(scans[1], table.pred_ids)
+    tc, tw, ts = grouped(t_obj, table.truth_ids)
+    pc, pw, ps = grouped(p_obj, table.pred_ids)
     k = int(pair_t.size)
     per_pair = {key: np.empty(k) for key in ("hd", "hd95", "assd", "nsd")}
     for i, (a, b) in enumerate(zip(pair_t.tolist(), pair_p.tolist())):
@@ -162,7 +162,7 @@ def _deepmind_values(table, pair_t, pair_p, labels, sp3, tolerance, threads=None
                             sp3, tolerance)
         for key in per_pair:
             per_pair[key][i] = v[key]
-    (fa, _, ca), (fb, _, cb) = scans[2], scans[3]
+    (fa, ca), (fb, cb) = t_fg, p_fg
     pixel = {key: None for key in _PIXEL}
     if len(fa) and len(fb):
         pixel.update(deepmind_values(fa, weights[ca], fb, weights[cb], sp3, tolerance))

@@ -166,13 +166,19 @@ def test_corner_scan_equals_a_brute_force_oracle(nd):
         shape = tuple(int(x) for x in rng.integers(1, 9 if nd == 2 else 6, nd))
         cases.append((rng.integers(0, 4, shape) * (rng.random(shape) < 0.7)).astype(np.int32))
     cases.append(cases[-1][::-1])  # not contiguous
+    big = np.zeros((40, 50) if nd == 2 else (12, 14, 16), np.int32)  # outputs grown while scanning
+    big[1::2, 1::2] = np.arange(1, big[1::2, 1::2].size + 1).reshape(big[1::2, 1::2].shape)
+    cases.append(big)
     for lab in cases:
-        coords, ids, codes = corner_surfels(lab)
+        (coords, ids, codes), (fg_coords, fg_codes) = corner_surfels(lab)
         pos = coords[:, 1:] if nd == 2 else coords
         got = sorted((tuple(int(i) for i in c), int(v), int(k)) for c, v, k in zip(pos, ids, codes))
         assert got == oracle_corners(lab)
+        fpos = fg_coords[:, 1:] if nd == 2 else fg_coords
+        got = sorted((tuple(int(i) for i in c), 1, int(k)) for c, k in zip(fpos, fg_codes))
+        assert got == oracle_corners((lab != 0).astype(np.int32))
         if nd == 2:
-            assert not coords[:, 0].any()
+            assert not coords[:, 0].any() and not fg_coords[:, 0].any()
 
 
 def test_surfel_table_is_complement_symmetric_and_scales_with_spacing():
