@@ -18,6 +18,14 @@ def add_scorecard_options(p) -> None:
                         "files' headers state, else 1 each")
     p.add_argument("--nsd-tolerance", type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",
                    help="normalized surface Dice tolerance, in the spacing's unit (default 1.0)")
+    from segscore.metrics.surface import DEFAULT_DISTANCE_DEFINITION, DISTANCE_DEFINITIONS
+
+    p.add_argument("--distance-definition", choices=DISTANCE_DEFINITIONS, default=DEFAULT_DISTANCE_DEFINITION,
+                   help="whose surface distances --surface reports, per object and of the whole foreground: monai "
+                        "(default; hd95 the larger directed 95th percentile, assd the mean of both directions "
+                        "pooled), panoptica (hd95 one percentile of both directions pooled, assd the mean of the two "
+                        "directed means) or deepmind (surface-distance: surface elements on voxel corners weighted "
+                        "by area; reads both images whole)")
 
 
 def add_arguments(p) -> None:
@@ -58,7 +66,8 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                 tile_rows=args.tile_rows, threads=args.threads, progress=progress,
                                 count_background=getattr(args, "count_background", False),
                                 surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
-                                nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object))
+                                nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object),
+                                distance_definition=getattr(args, "distance_definition", None))
     rows = result.pop("per_object", None)
     if per_object:
         from segscore.io.results import write_csv

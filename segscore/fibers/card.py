@@ -1,11 +1,13 @@
 """The ``segscore fibers`` scorecard: a prediction (or a floor) beside every floor of its target.
 
 JSON layout (ScrollGT's ``score-fibers`` card): ``target``, ``prediction``, ``split``,
-``tolerance``, ``size_class``, ``class_oracle_erl``, ``metrics``, ``floors`` (the ``floor_*``
-and ``oracle`` rows), ``floors_source`` (``published`` or ``recomputed``), ``below_baseline``
-(the prediction's ERL is below the connected-components floor's) and ``notes`` (always present):
-each null metric's dotted path (``metrics.erl``, ``floors.floor_single_instance.precision``) to
-the reason.
+``tolerance``, ``size_class``, ``class_oracle_erl``, ``metrics``, ``floors`` (the four
+``floor_*`` rows, as ScrollGT's card keeps them), ``oracle`` (the oracle's full row beside them,
+which ScrollGT's card leaves out: its ERL is ``class_oracle_erl``; null with a note when the
+target publishes none), ``floors_source`` (``published`` or ``recomputed``, for the floors and
+the oracle alike), ``below_baseline`` (the prediction's ERL is below the connected-components
+floor's) and ``notes`` (always present): each null metric's dotted path (``metrics.erl``,
+``floors.floor_single_instance.precision``, ``oracle.erl``) to the reason.
 
 ScrollGT's headline finding is carried on the card itself: ``cannot_rank`` (always present) is
 empty, or, when the prediction scores the same coverage and the same precision as every floor
@@ -115,21 +117,26 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         prediction = name
 
     if source == "recomputed":
-        floors = _floors.recompute_floors(t)
+        rows = _floors.recompute_floors(t)
     else:  # meta.json's rows, with a note for any value it publishes as null
-        floors = {k: {**row, "notes": {m: "published as null in the target's meta.json" for m, v in row.items()
-                                        if v is None}} if isinstance(row, dict) else row
-                  for k, row in published.items()}
+        rows = {k: {**row, "notes": {m: "published as null in the target's meta.json" for m, v in row.items()
+                                      if v is None}} if isinstance(row, dict) else row
+                for k, row in published.items()}
     if metrics is None:
-        metrics = dict(floors[FLOORS[floor]])
+        metrics = dict(rows[FLOORS[floor]])
+    # ScrollGT's card keeps the four floors in ``floors``; the oracle's row goes beside them
+    oracle = rows.pop("oracle", None)
+    floors = rows
     cc = floors.get("floor_connected_components") or {}
     below = bool(cc) and cc.get("erl") is not None and (metrics["erl"] is None or metrics["erl"] < cc["erl"])
     oracle_erl = ((t.meta.get("floors") or {}).get("oracle") or {}).get("erl")
     if oracle_erl is None:
-        oracle_erl = (floors.get("oracle") or {}).get("erl")
+        oracle_erl = (oracle or {}).get("erl")
     notes = {}
     if oracle_erl is None:
         notes["class_oracle_erl"] = "the target publishes no oracle ERL and the oracle covers nothing"
+    if oracle is None:
+        notes["oracle"] = "the target's meta.json publishes no oracle row (--recompute-floors computes it)"
     from segscore.io.results import lift_notes
 
     return lift_notes({
@@ -141,6 +148,7 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         "class_oracle_erl": oracle_erl,
         "metrics": metrics,
         "floors": floors,
+        "oracle": oracle,
         "floors_source": source,
         "below_baseline": bool(below),
         "cannot_rank": _tie_notes(metrics, floors),
@@ -208,6 +216,8 @@ def format_card(card: dict) -> str:
         "",
     ]
     rows = [(card["prediction"], card["metrics"])] + list(card["floors"].items())
+    if isinstance(card.get("oracle"), dict):
+        rows.append(("oracle", card["oracle"]))
     width = max(len(r[0]) for r in rows)
     head = ["erl", "erl_pen", "coverage", "precision", "splits", "merges", "merged", "instances"]
     widths = [max(len(h), 9) for h in head]

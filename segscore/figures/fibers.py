@@ -28,8 +28,9 @@ def fiber_erl(card: dict):
     floors = card.get("floors") or {}
     rows += [(name, name[len("floor_"):] if name.startswith("floor_") else name, row)
              for name, row in floors.items() if isinstance(row, dict) and name.startswith("floor_")]
-    if isinstance(floors.get("oracle"), dict):
-        rows.append(("oracle", "oracle", floors["oracle"]))
+    oracle = card.get("oracle") if isinstance(card.get("oracle"), dict) else floors.get("oracle")  # older cards
+    if isinstance(oracle, dict):
+        rows.append(("oracle", "oracle", oracle))
     fig, (ax,) = new_figure((max(7.5, 1.25 * len(rows) + 4.0), 4.4))
     width = 0.38
     top = max([float(r.get(k)) for _, _, r in rows for k in ERL_KEYS if is_number(r.get(k))]

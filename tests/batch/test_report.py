@@ -120,7 +120,7 @@ def test_markdown_tables_hold_the_results_fields_beside_their_floors(batch, cli)
     assert header == ["model", "target", *FIBERS_HEADER]
     f = results["m1-fib"]
     assert rows == [["m1", "fib"] + [text(v) for key in ("erl", "erl_merge_penalized") for v in (
-        f["metrics"][key], f["floors"]["floor_connected_components"][key], f["floors"]["oracle"][key])]]
+        f["metrics"][key], f["floors"]["floor_connected_components"][key], f["oracle"][key])]]
 
     header, rows = got["auc"]
     assert header == ["model", "target", *AUC_HEADER]
@@ -161,7 +161,7 @@ def test_null_values_print_a_dash_and_their_reasons(batch, cli):
     data = json.loads(js)
     objects = next(t for t in data["tables"] if t["command"] == "objects")
     m2 = next(r for r in objects["rows"] if r["id"] == "m2-obj")
-    assert m2["values"]["precision"] is None and m2["notes"]["precision"] == "no predicted objects"
+    assert m2["values"]["precision"] is None and m2["notes"]["precision"].startswith("no predicted objects")
     assert latest(out)["m2-obj"]["result"]["notes"]["precision"] == m2["notes"]["precision"]
     m1 = next(r for r in objects["rows"] if r["id"] == "m1-obj")
     assert m1["notes"] == {} and m1["values"]["precision"] == latest(out)["m1-obj"]["result"]["precision"]
@@ -272,7 +272,7 @@ def test_bars_hold_each_models_headline_and_its_floors(batch):
     fib = rep.bars("fibers", "erl_merge_penalized")
     f = rows["m1-fib"]["result"]
     assert fib[0]["references"] == {"connected_components": f["floors"]["floor_connected_components"][
-        "erl_merge_penalized"], "oracle": f["floors"]["oracle"]["erl_merge_penalized"]}
+        "erl_merge_penalized"], "oracle": f["oracle"]["erl_merge_penalized"]}
     assert fib[0]["roles"] == {"connected_components": "floor", "oracle": "oracle"}
     assert rep.bars("auc")[0]["references"] == {"control": rows["m1-seg"]["result"]["control"]["auc"]}
     with pytest.raises(KeyError, match="headlines: map_auc"):

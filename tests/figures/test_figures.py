@@ -426,7 +426,8 @@ def test_fiber_erl_bars_are_the_cards_values(fiber_target):
     card = score_fibers(fiber_target["target"], fiber_target["labels"])
     fig = figures.fiber_erl(card)
     (ax,) = fig.axes
-    for row_id, row in [("prediction", card["metrics"])] + list(card["floors"].items()):
+    assert "oracle" not in card["floors"] and card["oracle"]["erl"] == 9.0
+    for row_id, row in [("prediction", card["metrics"])] + list(card["floors"].items()) + [("oracle", card["oracle"])]:
         for key in ("erl", "erl_merge_penalized"):
             bars = by_gid(ax, f"{row_id}:{key}", "patches")
             if row.get(key) is None:
