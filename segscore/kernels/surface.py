@@ -31,8 +31,7 @@ import numpy as np
 
 from segscore.kernels._jit import jit
 
-#: voxels a side of the grid cells a k-d tree is built over (8 and 8 cells a leaf: the two
-#: 1M-query searches of a 256^3 pair took 298 ms of CPU, 343 with 4 and 4; measured 2026-12-01)
+#: voxels a side of the grid cells a k-d tree is built over (the fastest of those tried)
 CELL = 8
 #: most cells in one k-d tree leaf
 LEAF = 8
@@ -127,8 +126,7 @@ def surface_scan(labels, planar, axis, lo, hi, start, coords, ids, foreground):
     -----
     The block's edges are taken as the image border: a tiled caller reads a halo of at least
     one row beyond its owned range. A capacity below ``C`` stores nothing. Shapes and ranges
-    are not checked. (One pass where a count and a fill took two: both images of half a 256^3
-    pair, 75 -> 53 ms, measured 2026-12-01.)
+    are not checked. (One pass, where a count and a fill took two.)
     """
     return _scan(labels, planar, axis, lo, hi, start, coords, ids, foreground)
 
@@ -394,8 +392,7 @@ def nearest_d2(pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing,
         best = np.inf
         if found >= 0:
             # the previous query's nearest point: a neighbouring query's nearest lies close to
-            # it, so starting from its distance prunes most of the tree (39k far queries of a
-            # 256^3 pair: 76 -> 56 ms, measured 2026-12-01)
+            # it, so starting from its distance prunes most of the tree
             d0 = np.float64(q0 - pts[found, 0]) * s0
             d1 = np.float64(q1 - pts[found, 1]) * s1
             d2 = np.float64(q2 - pts[found, 2]) * s2
@@ -512,8 +509,7 @@ def nearest_distances(pts, spacing, queries, out):
     (n >= 1, 3) int32, into ``out`` (m,) float64.
 
     Two steps, both exact. First a bit map of ``pts`` over their bounding box (one bit per voxel
-    of the box, padded by the ball's reach so probes from inside it need no bounds checks: 0.23
-    -> 0.17 s for 1M queries on a 256^3 pair, measured 2026-12-01) is probed at the integer
+    of the box, padded by the ball's reach so probes from inside it need no bounds checks) is probed at the integer
     offsets of a small ball around each query, nearest first (:func:`near_offsets`, radius
     :data:`REACH` smallest voxel sizes): the first hit is the nearest point whenever it lies
     within that radius, since every point outside the ball is farther. The queries left (their
@@ -809,9 +805,7 @@ def corner_scan(labels, planar, start, coords, ids, codes, fg_coords, fg_codes):
     Notes
     -----
     Not checked: dtypes, shapes. (One pass for both, each plane scanned once, a uniform
-    neighbourhood skipped after its loads: a 256^3 image with 3,000 objects took 2.4 s for the
-    objects' and 2.3 s for the foreground's corners as two count-and-fill scans, 1.15 s for both
-    this way; measured 2026-12-03.)
+    neighbourhood skipped after its loads: four times faster than two count-and-fill scans.)
     """
     A, B, C = labels.shape
     na = 1 if planar else A + 1

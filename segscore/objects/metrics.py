@@ -246,9 +246,8 @@ def _boundary_counts(t, p, tolerances) -> dict:
     return _boundary_totals([_boundary_tile(t, p, slice(0, t.shape[0]), tols)], tols)
 
 
-#: images of at least this many voxels are cut into a band per thread even when one tile would do
-#: (a 256^3 pair: 1.3 s on one band, measured 2026-12-01), so the threads share the contingency and
-#: boundary kernels; smaller ones stay one tile (the halos would cost more than the threads save)
+#: images of at least this many voxels are cut into a band per thread even when one tile would do,
+#: so the threads share the work; smaller ones stay one tile (the halos would cost more)
 BANDS_MIN_VOXELS = 1 << 23
 
 
