@@ -2,12 +2,14 @@
 
 A URL names a zarr array or group the way a local path does (``https://host/x/inklabels.zarr``
 with a pyramid level, or ``https://host/x/labels.zarr/2`` for one array inside it). It is opened
-read-only through fsspec and zarr-python's :class:`zarr.storage.FsspecStore`: the metadata
+read-only through fsspec and zarr-python's :class:`zarr.storage.FsspecStore`, wrapped in
+:mod:`segscore.io.zarr_store` (absent chunks counted, decoding capped): the metadata
 documents first, then only the chunks a window touches, one request per chunk. Nothing is
 downloaded whole and nothing is cached on disk.
 
-Timeouts: ``SEGSCORE_HTTP_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) for connecting and
-for each wait on the server's answer. ``s3://`` is anonymous (public buckets) unless
+Timeouts: ``SEGSCORE_HTTP_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) for connecting,
+for each wait on the server's answer, and for each request from start to end (a server that
+trickles an answer a byte at a time is cut off there). ``s3://`` is anonymous (public buckets) unless
 ``AWS_ACCESS_KEY_ID`` or ``AWS_PROFILE`` is set; ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``
 names another endpoint.
 
@@ -24,6 +26,7 @@ This module imports neither fsspec, aiohttp nor zarr until a URL is opened (the 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
@@ -117,15 +120,30 @@ def _why(exc: BaseException) -> tuple[str, str]:
     return ("the transfer failed", "check the network and the URL, then try again")
 
 
+def _deadline() -> float:
+    """Seconds one request may take from start to end: the timeout (a server that trickles its
+    answer a byte at a time passes every per-read wait, not this)."""
+    try:
+        return http_timeout()
+    except ScoreError:
+        return DEFAULT_TIMEOUT
+
+
+def _late(deadline: float) -> tuple[str, str]:
+    return (f"the answer did not arrive within {deadline:g} s", f"check the network, or raise {TIMEOUT_ENV} "
+            f"(now {deadline:g} s)")
+
+
 def _make_store_class():
-    """zarr's FsspecStore, whose fetches name the URL and key when they fail."""
+    """zarr's FsspecStore, whose fetches name the URL and key when they fail or outlast the deadline."""
     from zarr.storage import FsspecStore
 
     class GuardedStore(FsspecStore):
         """A read-only :class:`zarr.storage.FsspecStore` that refuses a failed fetch in one line.
 
         A missing key (FileNotFoundError) is still a missing key, so a missing chunk reads as
-        the fill value; any other failure raises :class:`RemoteFetchError`."""
+        the fill value; any other failure, and a request that takes longer than the timeout from
+        start to end, raises :class:`RemoteFetchError`."""
 
         #: whether a metadata document came back as an HTML page (a site, not a store)
         saw_html = False
@@ -135,10 +153,13 @@ def _make_store_class():
             return self.fs.unstrip_protocol(self.path).rstrip("/")
 
         async def get(self, key, prototype, byte_range=None):
+            deadline = _deadline()
             try:
-                value = await super().get(key, prototype, byte_range)
+                value = await asyncio.wait_for(super().get(key, prototype, byte_range), deadline)
             except ScoreError:
                 raise
+            except asyncio.TimeoutError:
+                raise RemoteFetchError(self.url, key, *_late(deadline)) from None
             except Exception as exc:  # noqa: BLE001 - every transport failure is the same refusal
                 raise RemoteFetchError(self.url, key, *_why(exc)) from None
             if value is not None and key.rsplit("/", 1)[-1] in _METADATA:
@@ -149,12 +170,15 @@ def _make_store_class():
 
         async def get_partial_values(self, prototype, key_ranges):
             key_ranges = list(key_ranges)
+            keys = ", ".join(sorted({k for k, _ in key_ranges})) or "?"
+            deadline = _deadline()
             try:
-                return await super().get_partial_values(prototype, key_ranges)
+                return await asyncio.wait_for(super().get_partial_values(prototype, key_ranges), deadline)
             except ScoreError:
                 raise
+            except asyncio.TimeoutError:
+                raise RemoteFetchError(self.url, keys, *_late(deadline)) from None
             except Exception as exc:  # noqa: BLE001
-                keys = ", ".join(sorted({k for k, _ in key_ranges})) or "?"
                 raise RemoteFetchError(self.url, keys, *_why(exc)) from None
 
     GuardedStore.__module__ = __name__
@@ -260,9 +284,11 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     from zarr.errors import NodeNotFoundError, ZarrUserWarning
 
     from segscore.io.sources import ZarrSource
+    from segscore.io.zarr_store import capped
 
     path = url if scheme in ("http", "https") else fs._strip_protocol(url)
-    store = __getattr__("GuardedStore")(fs=fs, path=path, read_only=True)
+    guarded = __getattr__("GuardedStore")(fs=fs, path=path, read_only=True)
+    store = capped(guarded, url)
     try:
         with warnings.catch_warnings():  # e.g. "both zarr.json and .zarray exist": refused below, or harmless
             warnings.simplefilter("ignore", ZarrUserWarning)
@@ -270,9 +296,11 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     except RemoteFetchError as exc:
         raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
     except (FileNotFoundError, NodeNotFoundError, KeyError):
-        raise _not_found(store, url) from None
+        raise _not_found(guarded, url) from None
+    except ScoreError:
+        raise
     except Exception:  # noqa: BLE001 - zarr-python could not parse what the server sent
-        sent = "an HTML page" if store.saw_html else "something else"
+        sent = "an HTML page" if guarded.saw_html else "something else"
         raise ScoreError(f"{url}: not a zarr store (the server sent {sent} for its zarr metadata); point at the "
                          f".zarr folder itself") from None
     try:
@@ -295,4 +323,5 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
         _ = node.dtype, node.chunks
     except RemoteFetchError as exc:
         raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
-    return ZarrSource(node, url)
+    store.check_array(node.path)
+    return ZarrSource(node, url, store=store)
