@@ -7,9 +7,10 @@ read-only through fsspec and zarr-python's :class:`zarr.storage.FsspecStore`, wr
 documents first, then only the chunks a window touches, one request per chunk. Nothing is
 downloaded whole and nothing is cached on disk.
 
-Timeouts: ``SEGSCORE_HTTP_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) for connecting,
-for each wait on the server's answer, and for each request from start to end (a server that
-trickles an answer a byte at a time is cut off there). ``s3://`` is anonymous (public buckets) unless
+Timeouts: ``SEGSCORE_HTTP_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) for connecting and
+for each wait on the server's answer, and twice that for each request from start to end (a
+server that trickles an answer a byte at a time is cut off there: aiohttp's total timeout for
+http(s), a deadline of the store's own, one timeout later, for s3). ``s3://`` is anonymous (public buckets) unless
 ``AWS_ACCESS_KEY_ID`` or ``AWS_PROFILE`` is set; ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``
 names another endpoint.
 
@@ -90,6 +91,8 @@ def _why(exc: BaseException) -> tuple[str, str]:
     except ScoreError:
         timeout = DEFAULT_TIMEOUT
     names = {c.__name__ for c in type(exc).__mro__}
+    if type(exc) in (TimeoutError, asyncio.TimeoutError):  # aiohttp's total deadline, not a per-read wait
+        return _late(_deadline(timeout))
     if isinstance(exc, TimeoutError) or names & {"ReadTimeoutError", "ConnectTimeoutError"}:
         return (f"no answer within {timeout:g} s", f"check the network, or raise {TIMEOUT_ENV} (now {timeout:g} s)")
     if "ClientConnectorError" in names:  # aiohttp: could not connect (refused, no route, DNS)
@@ -120,13 +123,27 @@ def _why(exc: BaseException) -> tuple[str, str]:
     return ("the transfer failed", "check the network and the URL, then try again")
 
 
-def _deadline() -> float:
-    """Seconds one request may take from start to end: the timeout (a server that trickles its
-    answer a byte at a time passes every per-read wait, not this)."""
-    try:
-        return http_timeout()
-    except ScoreError:
-        return DEFAULT_TIMEOUT
+#: a request's deadline from start to end, in timeouts (one to connect, one for the transfer);
+#: the store's own deadline, a backstop for what the client's does not cover (s3), is one more
+DEADLINE_TIMEOUTS = 2
+
+
+def _deadline(timeout: float | None = None) -> float:
+    """Seconds one request may take from start to end. A server that trickles its answer a byte at
+    a time passes every per-read wait, not this; one that stalls or refuses is still reported by
+    the per-read wait or the connection's own error first."""
+    if timeout is None:
+        try:
+            timeout = http_timeout()
+        except ScoreError:
+            timeout = DEFAULT_TIMEOUT
+    return DEADLINE_TIMEOUTS * timeout
+
+
+def _backstop() -> float:
+    """The store's deadline for one fetch where the client has none (s3): the request's, plus one
+    timeout (measured from the call, which includes the client's own start-up)."""
+    return _deadline() * (DEADLINE_TIMEOUTS + 1) / DEADLINE_TIMEOUTS
 
 
 def _late(deadline: float) -> tuple[str, str]:
@@ -152,14 +169,20 @@ def _make_store_class():
         def url(self) -> str:
             return self.fs.unstrip_protocol(self.path).rstrip("/")
 
+        def _backstop(self) -> float | None:
+            """The store's own deadline for one fetch: none over http(s), where aiohttp's total
+            timeout ends a request; for s3, the request's deadline plus one timeout."""
+            return None if self.url.lower().startswith(("http://", "https://")) else _backstop()
+
         async def get(self, key, prototype, byte_range=None):
-            deadline = _deadline()
+            deadline = self._backstop()
             try:
                 value = await asyncio.wait_for(super().get(key, prototype, byte_range), deadline)
             except ScoreError:
                 raise
-            except asyncio.TimeoutError:
-                raise RemoteFetchError(self.url, key, *_late(deadline)) from None
+            except asyncio.TimeoutError as exc:  # the store's deadline, or aiohttp's
+                raise RemoteFetchError(self.url, key, *(_why(exc) if deadline is None else _late(deadline))) \
+                    from None
             except Exception as exc:  # noqa: BLE001 - every transport failure is the same refusal
                 raise RemoteFetchError(self.url, key, *_why(exc)) from None
             if value is not None and key.rsplit("/", 1)[-1] in _METADATA:
@@ -171,13 +194,14 @@ def _make_store_class():
         async def get_partial_values(self, prototype, key_ranges):
             key_ranges = list(key_ranges)
             keys = ", ".join(sorted({k for k, _ in key_ranges})) or "?"
-            deadline = _deadline()
+            deadline = self._backstop()
             try:
                 return await asyncio.wait_for(super().get_partial_values(prototype, key_ranges), deadline)
             except ScoreError:
                 raise
-            except asyncio.TimeoutError:
-                raise RemoteFetchError(self.url, keys, *_late(deadline)) from None
+            except asyncio.TimeoutError as exc:
+                raise RemoteFetchError(self.url, keys, *(_why(exc) if deadline is None else _late(deadline))) \
+                    from None
             except Exception as exc:  # noqa: BLE001
                 raise RemoteFetchError(self.url, keys, *_why(exc)) from None
 
@@ -211,7 +235,8 @@ def _filesystem(url: str, scheme: str, timeout: float):
             raise _missing(url, "http(s) URLs (aiohttp, which fsspec's HTTP filesystem uses)") from None
         from fsspec.implementations.http import HTTPFileSystem
 
-        limits = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
+        limits = aiohttp.ClientTimeout(total=_deadline(timeout), connect=timeout, sock_connect=timeout,
+                                       sock_read=timeout)
         return HTTPFileSystem(asynchronous=True, client_kwargs={"timeout": limits, "trust_env": True})
     try:
         import s3fs
