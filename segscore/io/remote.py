@@ -212,8 +212,8 @@ def _make_store_class():
 
 def __getattr__(name):  # the store class is built on first use, so importing this module stays light
     if name == "GuardedStore":
-        cls = _make_store_class()
-        globals()[name] = cls  # and pickle finds it by name (dask workers)
+        cls = globals().get("_GuardedStore") or _make_store_class()  # built once: pickle finds it by name (dask workers)
+        globals()["_GuardedStore"] = globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

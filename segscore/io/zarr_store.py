@@ -576,8 +576,8 @@ def _make_store_class():
 
 def __getattr__(name):  # the store class is built on first use, so importing this module stays light
     if name == "CappedStore":
-        cls = _make_store_class()
-        globals()[name] = cls  # and pickle finds it by name (dask workers)
+        cls = globals().get("_CappedStore") or _make_store_class()  # built once: pickle finds it by name (dask workers)
+        globals()["_CappedStore"] = globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

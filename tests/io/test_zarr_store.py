@@ -320,3 +320,19 @@ def test_a_bomb_is_refused_under_1_gb_and_fast(tmp_path):
         message, peak_kb = proc.stdout.strip().splitlines()
         assert "chunk c/0/0 holds" in message and "more than any encoding of it can" in message, proc.stderr
         assert int(peak_kb) < 1 << 20 and elapsed < 20, (name, peak_kb, elapsed)
+
+
+def test_sources_pickle_and_share_one_store_class(tmp_path):
+    """Sources go to dask workers by pickle: every store is of the one CappedStore class (built once),
+    and a copy counts its own reads."""
+    import pickle
+
+    from segscore.io import zarr_store
+
+    _store(tmp_path, 3)
+    first, second = open_zarr(tmp_path / "a.zarr"), open_zarr(tmp_path / "a.zarr")
+    assert type(first.store) is type(second.store) is zarr_store.CappedStore
+    first.read_all()
+    copy = pickle.loads(pickle.dumps(first))
+    assert copy.absent_chunks() == (0, 0) and first.absent_chunks() == (0, 4)
+    np.testing.assert_array_equal(copy.read_all(), first.read_all())
