@@ -83,9 +83,11 @@ def _nifti(path):
 
 
 def _json(path):
+    from segscore.io.zarr_store import read_document  # a FIFO or a huge file is never read (None here)
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        raw = read_document(path)
+        return None if raw is None else json.loads(raw.decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
 
