@@ -83,11 +83,9 @@ def _nifti(path):
 
 
 def _json(path):
-    from segscore.io.zarr_store import read_document  # a FIFO or a huge file is never read (None here)
-
     try:
-        raw = read_document(path)
-        return None if raw is None else json.loads(raw.decode("utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
     except (OSError, ValueError, RecursionError):
         return None
 

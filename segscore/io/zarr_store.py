@@ -582,29 +582,6 @@ def __getattr__(name):  # the store class is built on first use, so importing th
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def read_document(path) -> bytes | None:
-    """A local zarr metadata document read under the store's rules (for readers of attributes that
-    do not open the array): None when it is missing or a folder; refused in one line when it is a
-    FIFO, socket or device (which would block or never end) or larger than
-    :data:`MAX_METADATA_BYTES`."""
-    name = os.fspath(path)
-    try:
-        st = os.stat(name)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise ChunkRefused(f"{name}: cannot be read ({exc.strerror}); {_FIX}") from None
-    if stat.S_ISDIR(st.st_mode):
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        raise ChunkRefused(f"{name}: not a regular file (a FIFO, socket or device); give a store of regular files")
-    if st.st_size > MAX_METADATA_BYTES:
-        raise ChunkRefused(f"{name}: a metadata document of {st.st_size:,} bytes (at most {MAX_METADATA_BYTES:,}); "
-                           f"{_FIX}")
-    with open(name, "rb") as fh:
-        return fh.read(MAX_METADATA_BYTES + 1)
-
-
 def capped(store, name: str | None = None):
     """``store`` (a zarr 3 store) wrapped so that every read counts absent chunks and is capped."""
     return __getattr__("CappedStore")(store, name)
