@@ -92,6 +92,13 @@ class Plan:
     unsupported: str | None = None
 
     @property
+    def decoded_bytes(self) -> int:
+        """The most bytes zarr decodes one stored chunk (an inner chunk of a shard) into."""
+        if self.shard is not None:
+            return self.shard.inner.cap
+        return self.encoding.cap if self.encoding is not None else 0
+
+    @property
     def max_stored(self) -> int:
         if self.shard is not None:
             return self.shard.n * self.shard.inner.max_stored + self.shard.index_bytes
@@ -416,14 +423,25 @@ def _make_store_class():
             return (len(c.absent), len(c.read)) if c is not None else (0, 0)
 
         def check_array(self, array_path: str = "") -> None:
-            """Refuse, before any chunk is read, an array whose chunks the store cannot bound."""
-            plan = self.plans.get(array_path.strip("/"))
-            if plan is not None and plan.unsupported:
-                where = _join(self.name, array_path.strip("/")) if not self.name.rstrip("/").endswith(
-                    "/" + array_path.strip("/")) else self.name
+            """Refuse, before any chunk is read, an array whose chunks the store cannot bound, or
+            whose declared chunk is larger than the read budget (:mod:`segscore.io.budget`, where
+            it is present: zarr decodes a chunk whole, whatever window is asked of it)."""
+            key = array_path.strip("/")
+            plan = self.plans.get(key)
+            if plan is None:
+                return
+            where = self.name if not key or self.name.rstrip("/").endswith("/" + key) else _join(self.name, key)
+            if plan.unsupported:
                 raise ChunkRefused(f"{where}: its chunks use {plan.unsupported}, whose decoded size segscore "
                                    f"cannot bound before decoding; re-write the store with zstd, blosc, gzip or "
                                    f"no compressor")
+            try:
+                from segscore.io import budget
+            except ImportError:  # no read budget in this tree: the decode cap alone bounds a chunk
+                return
+            budget.check_bytes(where, plan.decoded_bytes,
+                               fix=f"its {' x '.join(map(str, plan.chunk_shape))} chunks are decoded whole: "
+                                   f"re-write the store with smaller chunks")
 
         def _learn(self, key: str, raw) -> None:
             prefix, last = _split(key)
