@@ -348,3 +348,16 @@ def test_metadata_that_is_a_fifo_is_never_opened(tmp_path):
     os.mkfifo(attrs)
     with pytest.raises(ScoreError, match=r"metadata .zattrs is not a regular file"):
         open_zarr(tmp_path / "a.zarr")
+
+
+def test_a_chunk_declared_larger_than_the_read_budget(tmp_path, monkeypatch):
+    """zarr decodes a chunk whole: a chunk declared larger than the read budget (the hostile-input
+    issue's segscore.io.budget) is refused at open, before any read."""
+    budget = pytest.importorskip("segscore.io.budget", reason="the read budget is not in this tree")
+    monkeypatch.setenv(budget.ENV, "20M")
+    zarr.create_array(str(tmp_path / "big.zarr"), shape=(8192, 8192), dtype=np.uint8, chunks=(8192, 4096))
+    with pytest.raises(budget.TooLargeError) as err:
+        open_zarr(tmp_path / "big.zarr")
+    assert "8192 x 4096 chunks are decoded whole" in str(err.value) and "\n" not in str(err.value)
+    zarr.create_array(str(tmp_path / "ok.zarr"), shape=(8192, 8192), dtype=np.uint8, chunks=(1024, 1024))
+    assert open_zarr(tmp_path / "ok.zarr").read((slice(0, 2), slice(0, 2))).shape == (2, 2)
