@@ -288,47 +288,62 @@ def open_nifti(path) -> Source:
 def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSource:
     """A zarr array: ``path`` itself, or the array ``level`` inside the group at ``path``.
 
-    A group without ``level`` is refused with its keys listed. Plain local arrays are read by
-    :mod:`segscore.io.zarr_local`; anything else (sharded, filtered) by zarr-python; a URL
-    (``https://``, ``s3://``) by :mod:`segscore.io.remote`, window by window through fsspec.
+    A group without ``level`` is refused with its keys listed. A local folder is read by
+    zarr-python through :func:`segscore.io.zarr_store.local` (absent chunks counted, decoding
+    capped); a URL (``https://``, ``s3://``) by :mod:`segscore.io.remote` through the same
+    wrapper. zarr-python's errors become one-line refusals naming the store.
     """
-    from segscore.io import remote, zarr_local
+    from segscore.io import remote
 
     if remote.is_url(path):
         return remote.open_remote(path, level=level, what=what)
     if not os.path.exists(path):
         raise InputFileError(f"cannot open {_name(path)} as zarr: no such folder; point at the .zarr folder")
-    try:
-        node = zarr_local.open_node(path)
-        if hasattr(node, "keys") and level is not None and level in node:
-            node = node[level]
-    except zarr_local.Unsupported:
-        node = None
-    if node is None:
-        import zarr
+    if not os.path.isdir(path):
+        raise ScoreError(f"cannot open {_name(path)} as zarr: not a folder; point at the .zarr folder")
+    import warnings
 
-        try:
-            node = zarr.open(os.fspath(path), mode="r")
+    import zarr
+    from zarr.errors import ZarrUserWarning
+
+    from segscore.io import zarr_store
+
+    store = zarr_store.local(path, _name(path))
+    fix = "point at the .zarr folder, or restore its metadata"
+    try:
+        with warnings.catch_warnings():  # e.g. "both zarr.json and .zarray exist"
+            warnings.simplefilter("ignore", ZarrUserWarning)
+            node = zarr.open(store, mode="r")
             if hasattr(node, "keys") and level is not None and level in node:
                 node = node[level]
-            if not hasattr(node, "shape"):
-                keys = sorted(node.keys())  # zarr-python reads its members' metadata here
-            else:
-                _ = node.dtype, node.chunks
-        except Exception as exc:  # noqa: BLE001 - zarr-python's own error, named by its type only
-            raise ScoreError(f"cannot open {_name(path)} as zarr; point at "
-                             f"the .zarr folder, or restore its metadata") from None
-    if not hasattr(node, "shape"):
-        keys = sorted(node.keys())
+            if hasattr(node, "shape"):
+                _ = node.dtype, node.chunks, node.fill_value
+            keys = None if hasattr(node, "shape") else sorted(node.keys())  # reads the members' metadata
+    except ScoreError:
+        raise
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - zarr-python's own error, in one line
+        raise ScoreError(f"cannot open {_name(path)} as zarr ({_zarr_says(exc)}); {fix}") from None
+    if keys is not None:
         if level is None:
             raise ScoreError(f"{_name(path)} is a zarr group, not an array; name one inside it, e.g. "
                              f"{_name(path).rstrip('/')}/{keys[0] if keys else 'KEY'} (keys: {keys})")
         if level not in keys:
             raise ScoreError(f"{_name(path)}: no level {level!r}; levels: {keys}")
-        node = node[level]
-        if not hasattr(node, "shape"):
-            raise ScoreError(f"{_name(path)}/{level} is a group, not an array")
-    return ZarrSource(node, _name(path))
+        raise ScoreError(f"{_name(path)}/{level} is a group, not an array")
+    store.check_array(node.path)
+    return ZarrSource(node, _name(path), store=store)
+
+
+def _zarr_says(exc: BaseException) -> str:
+    """zarr-python's error as a short clause: its type and the first line of its message."""
+    text = " ".join(str(exc).split())
+    if len(text) > 120:
+        text = text[:117] + "..."
+    if isinstance(exc, FileNotFoundError) or type(exc).__name__ == "NodeNotFoundError":
+        return "no zarr.json, .zarray or .zgroup there"
+    return f"zarr-python: {type(exc).__name__}" + (f": {text}" if text else "")
 
 
 def open_image(path, *, what: str = "image") -> Source:

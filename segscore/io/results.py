@@ -314,12 +314,23 @@ class Result(dict):
 
 def as_result(fn):
     """Decorator for a family's public scoring function: its dict comes back as a :class:`Result`
-    (anything else, a dataclass say, unchanged)."""
+    (anything else, a dataclass say, unchanged), with a ``warnings`` line for each zarr array it
+    read whose absent chunks were read as the fill value (:func:`segscore.io.sources.collecting`;
+    a result whose reads found none is left as it is). A ``(result, extra)`` pair gets them in its
+    result."""
     import functools
+
+    from segscore.io.sources import collecting, read_warnings
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        out = fn(*args, **kwargs)
+        with collecting() as opened:
+            out = fn(*args, **kwargs)
+        lines = read_warnings(opened)
+        if lines:
+            target = out[0] if isinstance(out, tuple) and out and isinstance(out[0], dict) else out
+            if isinstance(target, dict):
+                with_warnings(target, lines)
         return Result(out) if isinstance(out, dict) and not isinstance(out, Result) else out
 
     return wrapper
