@@ -315,9 +315,9 @@ class Result(dict):
 def as_result(fn):
     """Decorator for a family's public scoring function: its dict comes back as a :class:`Result`
     (anything else, a dataclass say, unchanged), with a ``warnings`` line for each zarr array it
-    read whose absent chunks were read as the fill value (:func:`segscore.io.sources.collecting`;
-    a result whose reads found none is left as it is). A ``(result, extra)`` pair gets them in its
-    result."""
+    read whose absent chunks were read as the fill value (:func:`segscore.io.sources.collecting`),
+    in its ``warnings`` list (present in every result, ``[]`` when nothing is to be said). A
+    ``(result, extra)`` pair gets them in its result."""
     import functools
 
     from segscore.io.sources import collecting, read_warnings
@@ -326,11 +326,9 @@ def as_result(fn):
     def wrapper(*args, **kwargs):
         with collecting() as opened:
             out = fn(*args, **kwargs)
-        lines = read_warnings(opened)
-        if lines:
-            target = out[0] if isinstance(out, tuple) and out and isinstance(out[0], dict) else out
-            if isinstance(target, dict):
-                with_warnings(target, lines)
+        target = out[0] if isinstance(out, tuple) and out and isinstance(out[0], dict) else out
+        if isinstance(target, dict):  # the contract: a warnings list in every result, [] when none
+            with_warnings(target, read_warnings(opened))
         return Result(out) if isinstance(out, dict) and not isinstance(out, Result) else out
 
     return wrapper
