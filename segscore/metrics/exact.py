@@ -139,9 +139,11 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
                keep_rows: bool = False, check=None) -> ExactRanking:
     """Rank the scores ``read(window)`` gives for each of ``windows`` exactly (see the module).
 
-    ``read(window) -> (raw, cls)``: the window's scored values (1D, any real dtype; the pass
-    clips them to [0, 1] as ScrollGT does) and their classes (1D uint8, 1 positive). It is called
-    once per window and pass, and must give the same values each time. ``thresholds``: the F1
+    ``read(window) -> (raw, cls)`` or ``(raw, cls, whole)``: the window's scored values (1D, any
+    real dtype; the pass clips them to [0, 1] as ScrollGT does), their classes (1D uint8, 1
+    positive) and, optionally, the values whose range the first pass reports (the whole window,
+    scored or not; default ``raw``). It is called once per window and pass, and must give the
+    same values each time. ``thresholds``: the F1
     sweep's, counted with ``p >= t``. ``check(lo, hi, nonfinite)`` sees the raw values' range
     after the first pass and may raise; without it a NaN or infinite value raises ScoreError.
     ``keep_rows`` keeps every row for curves (memory then grows with the distinct scores).
@@ -158,8 +160,9 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     windows = list(windows)
 
     def first(tile):
-        raw, cls = read(tile.window)
-        lo, hi, bad = _raw_stats(raw)
+        got = read(tile.window)
+        raw, cls = got[0], got[1]
+        lo, hi, bad = _raw_stats(got[2] if len(got) > 2 else raw)
         pos = np.zeros(N_BUCKETS, np.int64)
         neg = np.zeros(N_BUCKETS, np.int64)
         kmin = np.full(N_BUCKETS, _MAXU, np.uint64)
@@ -240,7 +243,7 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
         n_sub = max(nxt, 1)
 
         def later(tile, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub):
-            raw, cls = read(tile.window)
+            raw, cls = read(tile.window)[:2]
             _, keys = keys_of(raw)
             sp = np.zeros(n_sub, np.int64)
             sn = np.zeros(n_sub, np.int64)
@@ -265,9 +268,9 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
         if take.size:
             packed = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
             del parts[:]
-            packed.sort()
             if packed.size != int((a[take] + b[take]).sum()):
                 raise RuntimeError("the map changed between passes (a collected region's count differs)")
+            packed.sort()
             terms.collected(packed, lo_k[take], t0[take], f0[take])
             out.collected_px += int(packed.size)
             del packed
