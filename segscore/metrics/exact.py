@@ -67,6 +67,7 @@ class ExactRanking:
     nonfinite: int = 0
     passes: int = 0  # passes over the map
     collected_px: int = 0  # scores gathered and sorted over all passes
+    max_pass_px: int = 0  # the most gathered in one pass (at most the budget)
     split_regions: int = 0
     #: (scores, positives, negatives) of every row, lowest first, when asked for
     rows: tuple | None = field(default=None, repr=False)
@@ -273,6 +274,7 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
             packed.sort()
             terms.collected(packed, lo_k[take], t0[take], f0[take])
             out.collected_px += int(packed.size)
+            out.max_pass_px = max(out.max_pass_px, int(packed.size))
             del packed
         new = {k: [] for k in pending}
         for i, r in enumerate(active):
