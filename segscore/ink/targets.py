@@ -41,7 +41,6 @@ RANGE_SLACK = 1e-6
 FLOOR_NAMES = ("all_positive", "constant_0_5", "uniform_random")
 #: pixels per streamed band
 _BAND_PX = 1 << 21
-_RANDOM_BAND_PX = 1 << 19
 #: pixels per band of the exact float passes (each pass reads the map again)
 _EXACT_BAND_PX = 1 << 18
 
@@ -156,14 +155,16 @@ def _engine(tile_rows, executor, threads, band_rows, workers):
 
 
 def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None,
-                check_range=True, band_px=_BAND_PX):
-    """Stream ``read_band(r0, r1)`` against ``codes``: (ink hist, bg hist, lo, hi, n_nonfinite)."""
+                band_px=_BAND_PX):
+    """Stream an 8- or 16-bit map ``read_band(r0, r1)`` against ``codes``: (ink hist, bg hist, lo,
+    hi, n_nonfinite), its values the levels (the range is the dtype's: nothing to check)."""
     from segscore.engine import plan_bands, reduce
     from segscore.ink.quantize import kernel_array
-    from segscore.kernels.levels import class_histograms, value_stats
+    from segscore.kernels.levels import class_histograms
 
+    if kind == "float":
+        raise ValueError("float maps are ranked exactly (_rank_float), not on levels")
     h, w = codes.shape
-    passthrough = kind != "float"
     n_levels = 256 if kind == "uint8" else 65536
     cidx = np.arange(w, dtype=np.int64)
     empty = np.zeros((0, 0), np.int32)
@@ -172,14 +173,10 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
         r0, r1 = tile.window[0].start, tile.window[0].stop
         values = kernel_array(read_band(r0, r1))
         hist = np.zeros((2, 65536), np.int64)
-        lo, hi, bad = np.inf, -np.inf, 0
-        if check_range and kind == "float":
-            occ = np.zeros((3, 65536), np.uint8)
-            lo, hi, bad, _ = value_stats(values, occ[0], occ[1], occ[2])
         ridx = np.arange(r1 - r0, dtype=np.int64)
-        class_histograms(values, passthrough, 0.0, 65535.0, True, codes[r0:r1], ridx, cidx,
+        class_histograms(values, True, 0.0, 65535.0, True, codes[r0:r1], ridx, cidx,
                          hist[0], hist[1], empty)
-        return [hist, float(lo), float(hi), int(bad)]
+        return [hist, np.inf, -np.inf, 0]
 
     def merge(a, b):
         a[0] += b[0]
@@ -390,6 +387,15 @@ def _crop(src_shape, target: Target, origin, name: str = "prediction"):
     return cy, cx
 
 
+def _warm_exact():
+    """Load every kernel of the exact float ranking (a first pass, a collecting pass, both kinds of rows)."""
+    from segscore.metrics.exact import rank_exact
+
+    p = np.array([0.1, 0.1 + 1e-12, 0.1 + 2e-12, 0.9])
+    cls = np.array([0, 1, 0, 1], np.uint8)
+    rank_exact(lambda w: (p, cls), [(slice(0, 1),)], thresholds=EXACT_THRESHOLDS, executor="synchronous")
+
+
 def _prewarm():
     """Load the level kernels (numba import, on-disk cache) on a thread while PNGs decode."""
     import threading
@@ -404,6 +410,7 @@ def _prewarm():
             empty = np.zeros((0, 0), np.int32)
             for v in (np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)):
                 class_histograms(v, v.dtype == np.uint8, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
+            _warm_exact()
         except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
             pass
 
