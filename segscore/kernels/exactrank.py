@@ -28,7 +28,7 @@ SKIP, SPLIT, COLLECT = 0, 1, 2
 
 
 @jit
-def bucket_pass(keys, p, cls, thresholds, pos, neg, kmin, kmax, tcount):
+def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
     """Count one tile's scores into the 65,536 first-pass buckets.
 
     Parameters
@@ -40,6 +40,9 @@ def bucket_pass(keys, p, cls, thresholds, pos, neg, kmin, kmax, tcount):
     cls : (n,) uint8
         1 positive, 0 negative.
     thresholds : (t,) float64, increasing
+    below : (65536,) int64
+        Thresholds ``<=`` each bucket's lowest value ``b / 65536``
+        (``searchsorted(thresholds, arange(65536) / 65536, "right")``).
     pos, neg : (65536,) int64
         Class counts per bucket, accumulated in place.
     kmin, kmax : (65536,) uint64
@@ -68,25 +71,25 @@ def bucket_pass(keys, p, cls, thresholds, pos, neg, kmin, kmax, tcount):
             kmin[b] = k
         if k > kmax[b]:
             kmax[b] = k
-        lo = 0
-        hi = nt
-        while lo < hi:  # thresholds <= x
-            mid = (lo + hi) >> 1
-            if thresholds[mid] <= x:
-                lo = mid + 1
-            else:
-                hi = mid
-        tcount[c, lo] += 1
+        j = below[b]  # x >= b / 65536 exactly (a product by 2**16 is exact): those thresholds are <= x
+        while j < nt and thresholds[j] <= x:
+            j += 1
+        tcount[c, j] += 1
 
 
 @jit
-def region_pass(keys, cls, rlo, rhi, state, shift, base, sub_pos, sub_neg, sub_min, sub_max, out):
+def region_pass(keys, p, cls, first, rlo, rhi, state, shift, base, sub_pos, sub_neg, sub_min, sub_max, out):
     """One later pass over a tile's scores: sub-bin counts and collected pixels.
 
     Parameters
     ----------
     keys : (n,) uint64
+    p : (n,) float64
+        The scores whose bits ``keys`` are.
     cls : (n,) uint8
+    first : (65537,) int64
+        The regions inside first-pass bucket ``b`` are ``first[b]:first[b + 1]`` (a region never
+        spans two buckets: it is a bucket or a part of one).
     rlo, rhi : (r,) uint64
         Inclusive key ranges of the regions, disjoint and increasing.
     state : (r,) int64
@@ -111,14 +114,16 @@ def region_pass(keys, cls, rlo, rhi, state, shift, base, sub_pos, sub_neg, sub_m
     k = 0
     if r == 0:
         return k
-    first = rlo[0]
-    last = rhi[r - 1]
     for i in range(keys.shape[0]):
         key = keys[i]
-        if key < first or key > last:
+        bk = np.int64(p[i] * 65536.0)
+        if bk > 65535:
+            bk = 65535
+        lo = first[bk]
+        hi = first[bk + 1]
+        if lo == hi:
             continue
-        lo = 0
-        hi = r
+        base_lo = lo
         while lo < hi:  # regions with rlo <= key
             mid = (lo + hi) >> 1
             if rlo[mid] <= key:
@@ -126,7 +131,7 @@ def region_pass(keys, cls, rlo, rhi, state, shift, base, sub_pos, sub_neg, sub_m
             else:
                 hi = mid
         j = lo - 1
-        if key > rhi[j]:
+        if j < base_lo or key > rhi[j]:
             continue
         s = state[j]
         if s == 1:

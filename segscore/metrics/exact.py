@@ -19,7 +19,9 @@ passes, without holding the map or a sorted copy of it:
    so at most six split levels separate any two doubles of [0, 1].
 
 What a pass holds is bounded: 65,536 sub-bins of counts and key ranges (2 MiB), at most
-``budget_px`` collected scores (8 bytes each), and the tiles in flight. The price of a map
+``budget_px`` collected scores (8 bytes each; with threads, each tile's are copied into one
+buffer as it is folded in; with dask, the tiles' pieces are joined at the end, twice that), and
+the tiles in flight. The price of a map
 whose every score is distinct is passes: about ``(scored pixels) / budget_px`` collecting passes
 over the map.
 
@@ -40,8 +42,8 @@ from segscore.errors import ScoreError
 
 __all__ = ["ExactRanking", "rank_exact", "keys_of", "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
 
-#: scores collected (and sorted) in memory per pass: 2**21 x 8 bytes = 16 MiB
-DEFAULT_BUDGET_PX = 1 << 21
+#: scores collected (and sorted) in memory per pass: 2**22 x 8 bytes = 32 MiB
+DEFAULT_BUDGET_PX = 1 << 22
 #: sub-bins of the regions split in one pass
 SPLIT_BINS = 1 << 16
 #: sub-bins per split region at least (so each split shrinks a range by 2**12 or more)
@@ -130,6 +132,14 @@ class _Terms:
                 self.rows.append((keys[starts], pos, n - pos))
 
 
+def _bucket_index(rlo):
+    """``first``: the regions (sorted by key) inside first-pass bucket ``b`` are ``first[b]:first[b + 1]``."""
+    from segscore.kernels.exactrank import N_BUCKETS
+
+    bucket = np.minimum((rlo.view(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
+    return np.searchsorted(bucket, np.arange(N_BUCKETS + 1), side="left").astype(np.int64)
+
+
 def _above(a):
     """Exclusive suffix sums: what lies above each of ascending rows."""
     s = np.cumsum(a[::-1])[::-1]
@@ -158,6 +168,7 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
         raise ValueError(f"budget_px {budget_px}: must be >= 1")
     thr = np.unique(np.asarray(thresholds, np.float64))
     nt = thr.size
+    below = np.searchsorted(thr, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
     windows = list(windows)
 
     def first(tile):
@@ -171,7 +182,8 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
         tcount = np.zeros((2, nt + 1), np.int64)
         if not bad and np.asarray(raw).size:
             p, keys = keys_of(raw)
-            bucket_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), thr, pos, neg, kmin, kmax, tcount)
+            bucket_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), thr, below, pos, neg, kmin, kmax,
+                        tcount)
         return [pos, neg, kmin, kmax, tcount, lo, hi, bad]
 
     def merge_first(x, y):
@@ -183,6 +195,7 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
         return [x[0], x[1], x[2], x[3], x[4], min(x[5], y[5]), max(x[6], y[6]), x[7] + y[7]]
 
     engine = {"executor": executor, "threads": threads}
+    local = executor is None or isinstance(executor, str) and executor in ("threads", "synchronous")
     total = reduce([], first, merge_first, windows=windows, **engine)
     if total is None:
         total = first_empty = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64),
@@ -242,18 +255,33 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
                 nxt += used[i]
         rlo, rhi, state = lo_k[active], hi_k[active], state_of[active]
         n_sub = max(nxt, 1)
+        first_of = _bucket_index(rlo)
 
-        def later(tile, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub):
+        def later(tile, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub, first_of=first_of):
             raw, cls = read(tile.window)[:2]
-            _, keys = keys_of(raw)
+            p, keys = keys_of(raw)
             sp = np.zeros(n_sub, np.int64)
             sn = np.zeros(n_sub, np.int64)
             smin = np.full(n_sub, _MAXU, np.uint64)
             smax = np.zeros(n_sub, np.uint64)
             buf = np.empty(keys.size, np.uint64)
-            k = region_pass(keys, np.ascontiguousarray(cls, np.uint8).ravel(), rlo, rhi, state, shift, base,
-                            sp, sn, smin, smax, buf)
+            k = region_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), first_of, rlo, rhi, state, shift,
+                            base, sp, sn, smin, smax, buf)
             return [sp, sn, smin, smax, [buf[:k].copy()] if k else []]
+
+        n_take = int((a[take] + b[take]).sum())
+        # in this process, each tile's scores go straight into one buffer as they are folded in
+        packed = np.empty(n_take, np.uint64) if local else None
+        filled = [0]
+
+        def drain(parts, packed=packed, filled=filled):
+            for part in parts:
+                end = filled[0] + part.size
+                if end > packed.size:
+                    raise RuntimeError("the map changed between passes (a collected region's count differs)")
+                packed[filled[0]:end] = part
+                filled[0] = end
+            parts.clear()
 
         def merge_later(x, y):
             x[0] += y[0]
@@ -261,15 +289,20 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
             np.minimum(x[2], y[2], out=x[2])
             np.maximum(x[3], y[3], out=x[3])
             x[4].extend(y[4])
+            if local:
+                drain(x[4])
             return x
 
         got = reduce([], later, merge_later, windows=windows, **engine)
         out.passes += 1
         sp, sn, smin, smax, parts = got
         if take.size:
-            packed = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-            del parts[:]
-            if packed.size != int((a[take] + b[take]).sum()):
+            if local:
+                drain(parts)
+            else:
+                packed = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+                del parts[:]
+            if (filled[0] if local else packed.size) != n_take:
                 raise RuntimeError("the map changed between passes (a collected region's count differs)")
             packed.sort()
             terms.collected(packed, lo_k[take], t0[take], f0[take])

@@ -5,7 +5,7 @@ import pytest
 
 from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, SPLIT, bucket_pass, collected_terms, region_pass,
                                         row_terms)
-from segscore.metrics.exact import keys_of
+from segscore.metrics.exact import _bucket_index, keys_of
 
 MAXU = np.iinfo(np.uint64).max
 THR = np.unique(np.r_[np.linspace(0.05, 0.95, 19), 0.5])
@@ -32,7 +32,8 @@ def test_bucket_pass(n, kind):
     kmin = np.full(N_BUCKETS, MAXU, np.uint64)
     kmax = np.zeros(N_BUCKETS, np.uint64)
     tc = np.zeros((2, THR.size + 1), np.int64)
-    bucket_pass(keys, p, cls, THR, pos, neg, kmin, kmax, tc)
+    below = np.searchsorted(THR, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
+    bucket_pass(keys, p, cls, THR, below, pos, neg, kmin, kmax, tc)
     b = np.minimum(np.floor(p * 65536).astype(np.int64), 65535)
     np.testing.assert_array_equal(pos, np.bincount(b[cls == 1], minlength=N_BUCKETS))
     np.testing.assert_array_equal(neg, np.bincount(b[cls == 0], minlength=N_BUCKETS))
@@ -48,15 +49,18 @@ def test_bucket_pass(n, kind):
 def test_region_pass(seed):
     rng = np.random.default_rng(seed)
     p, cls = scores(3000, seed, ["uniform", "tied", "narrow_tiny", "uniform"][seed])
-    _, keys = keys_of(p)
-    # disjoint regions between sorted distinct keys, some keys in none
+    p, keys = keys_of(p)
+    # disjoint regions between sorted distinct keys, inside first-pass buckets, some keys in none
     u = np.unique(keys)
+    ub = np.minimum((u.view(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
     cuts = np.sort(rng.choice(u.size, size=min(u.size, 12), replace=False))
     rlo, rhi = [], []
     for a, b in zip(cuts[::2], cuts[1::2]):
+        b = a + int(np.searchsorted(ub[a:b + 1], ub[a], side="right")) - 1  # end in a's bucket
         rlo.append(u[a])
         rhi.append(u[b])
     rlo, rhi = np.array(rlo, np.uint64), np.array(rhi, np.uint64)
+    first = _bucket_index(rlo)
     state = rng.choice([0, SPLIT, COLLECT], size=rlo.size).astype(np.int64)
     # a shift leaving at most 2**10 to 2**7 sub-bins per split region
     shift = np.array([max(0, int(h - lo).bit_length() - 10) + int(rng.integers(0, 4)) if st == SPLIT else 0
@@ -67,7 +71,7 @@ def test_region_pass(seed):
     sp, sn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
     smin, smax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
     out = np.empty(keys.size, np.uint64)
-    k = region_pass(keys, cls, rlo, rhi, state, shift, base, sp, sn, smin, smax, out)
+    k = region_pass(keys, p, cls, first, rlo, rhi, state, shift, base, sp, sn, smin, smax, out)
     # brute force
     bp, bn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
     bmin, bmax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
@@ -93,8 +97,9 @@ def test_region_pass_without_regions():
     keys = np.arange(5, dtype=np.uint64)
     z = np.zeros(0, np.uint64)
     zi = np.zeros(0, np.int64)
-    assert region_pass(keys, np.zeros(5, np.uint8), z, z, zi, zi, zi, np.zeros(1, np.int64), np.zeros(1, np.int64),
-                       np.zeros(1, np.uint64), np.zeros(1, np.uint64), np.empty(5, np.uint64)) == 0
+    assert region_pass(keys, keys.astype(np.float64), np.zeros(5, np.uint8), _bucket_index(z), z, z, zi, zi, zi,
+                       np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint64), np.zeros(1, np.uint64),
+                       np.empty(5, np.uint64)) == 0
 
 
 def brute_terms(values, a, b):
