@@ -10,7 +10,9 @@ This script scores the same prediction both ways on the real 4,096^2 target
 - ``u16 npy``: the map as uint16 ``.npy`` (read by windows), integer path;
 - ``f64 npy``: the map as float64 ``.npy``, every value distinct and both classes in nearly every
   first-pass bucket: the worst case for passes;
-- ``narrow npy``: ``0.5 + (p - 0.5) * 2e-6``, float64: two first-pass buckets, refined by splits.
+- ``narrow npy``: ``0.5 + (p - 0.5) * 2e-6``, float64: two first-pass buckets, refined by splits;
+- at 1x, the ``u8 png`` card with its three floors (the passes are the uniform floor's: 16.7 M
+  distinct doubles ranked exactly).
 
 Each row is one whole process (``segscore.ink.targets.score_target(..., floors=False)``, the
 card only, so the prediction's path is what is measured), timed from start to exit, its own
@@ -35,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._harness import CACHE, machine_note, measure, shared_data, table  # noqa: E402
 
 
-def child(pred: str, target: str, out: str) -> None:
+def child(pred: str, target: str, out: str, floors: str = "no") -> None:
     """The measured process: the card of ``pred`` on ``target``, and what the exact passes did."""
     import segscore.metrics.exact as E
     from segscore.ink.targets import score_target
@@ -49,8 +51,11 @@ def child(pred: str, target: str, out: str) -> None:
         return ex
 
     E.rank_exact = recording
-    card = score_target(pred, target, floors=False)["metrics"]
-    ex = seen[0] if seen else None
+    card = score_target(pred, target, floors=floors == "floors")["metrics"]
+    seen = [e for e in seen if e.n_pos + e.n_neg > 4]  # not the warm-up's four scores
+    ex = seen[0] if seen else None  # the prediction's (the floor's comes after it)
+    if floors == "floors":
+        ex = seen[-1]  # the uniform floor's
     Path(out).write_text(json.dumps({
         "roc_auc": card["roc_auc"], "average_precision": card["average_precision"],
         "passes": ex.passes if ex else 1, "gathered_px": ex.collected_px if ex else 0,
@@ -94,7 +99,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--skip-4x", action="store_true")
-    ap.add_argument("--child", nargs=3, metavar=("PRED", "TARGET", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs="+", metavar="PRED TARGET OUT [floors]", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         return child(*args.child)
@@ -122,6 +127,15 @@ def main(argv=None):
                 if kind == "u16":
                     base[tag] = m["peak_mb"]
                 rows.append(row)
+            if tag == "1x":  # the card with its floors: the uniform floor (16.7 M distinct doubles) ranks exactly
+                out = os.path.join(tmp, "1x_floors.json")
+                m = measure([sys.executable, __file__, "--child", case["u8"], case["target"], out, "floors"],
+                            repeat=args.repeat, warmup=0)
+                st = json.loads(Path(out).read_text())
+                rows.append({"case": "1x u8 png + 3 floors (uniform floor exact)", "s": m["seconds"],
+                             "mb": m["peak_mb"], "passes": st["passes"], "gathered": st["gathered_px"] * 8 / 2**20,
+                             "per_pass": st["max_pass_px"] * 8 / 2**20, "splits": st["split_regions"], "spilled": 0,
+                             "auc": st["roc_auc"]})
     for r in rows:
         r["vs_int"] = r["mb"] / base[r["case"].split()[0]]
     print(f"exact float ranking vs integer levels — {machine_note()} — budget {DEFAULT_BUDGET_PX} scores/pass, "
