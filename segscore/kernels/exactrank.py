@@ -78,7 +78,8 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
 
 
 @jit
-def region_pass(keys, p, cls, first, rlo, rhi, state, shift, base, sub_pos, sub_neg, sub_min, sub_max, out):
+def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine, rlo, rhi, state, shift, base,
+                sub_pos, sub_neg, sub_min, sub_max, out):
     """One later pass over a tile's scores: sub-bin counts and collected pixels.
 
     Parameters
@@ -90,6 +91,11 @@ def region_pass(keys, p, cls, first, rlo, rhi, state, shift, base, sub_pos, sub_
     first : (65537,) int64
         The regions inside first-pass bucket ``b`` are ``first[b]:first[b + 1]`` (a region never
         spans two buckets: it is a bucket or a part of one).
+    fine_off, fine_lo, fine_shift, fine_n : (65536,) int64, uint64, int64, int64
+        A bucket holding many regions has a finer index: ``fine_off[b] >= 0``, and a key ``k`` of
+        it lies in slot ``s = (k - fine_lo[b]) >> fine_shift[b]`` (``0 <= s < fine_n[b]``), whose
+        regions are at most ``fine[fine_off[b] + s] : fine[fine_off[b] + s + 1] + 1``.
+    fine : (f,) int64
     rlo, rhi : (r,) uint64
         Inclusive key ranges of the regions, disjoint and increasing.
     state : (r,) int64
@@ -123,6 +129,17 @@ def region_pass(keys, p, cls, first, rlo, rhi, state, shift, base, sub_pos, sub_
         hi = first[bk + 1]
         if lo == hi:
             continue
+        off = fine_off[bk]
+        if off >= 0:
+            if key < fine_lo[bk]:
+                continue
+            sl = np.int64((key - fine_lo[bk]) >> np.uint64(fine_shift[bk]))
+            if sl >= fine_n[bk]:
+                continue
+            lo = fine[off + sl]
+            h2 = fine[off + sl + 1] + 1
+            if h2 < hi:
+                hi = h2
         base_lo = lo
         while lo < hi:  # regions with rlo <= key
             mid = (lo + hi) >> 1

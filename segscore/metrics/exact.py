@@ -132,12 +132,37 @@ class _Terms:
                 self.rows.append((keys[starts], pos, n - pos))
 
 
-def _bucket_index(rlo):
-    """``first``: the regions (sorted by key) inside first-pass bucket ``b`` are ``first[b]:first[b + 1]``."""
+#: a bucket holding more regions than this gets a finer index (region_pass's ``fine``)
+_FINE_FROM = 8
+
+
+def _bucket_index(rlo, rhi=None):
+    """``(first, fine_off, fine_lo, fine_shift, fine_n, fine)``, region_pass's index of the regions
+    (sorted by key): those inside first-pass bucket ``b`` are ``first[b]:first[b + 1]``, and a
+    bucket holding more than ``_FINE_FROM`` of them gets about four slots per region (at most 65,536
+    slots), each slot knowing the few regions that can hold its keys."""
     from segscore.kernels.exactrank import N_BUCKETS
 
     bucket = np.minimum((rlo.view(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
-    return np.searchsorted(bucket, np.arange(N_BUCKETS + 1), side="left").astype(np.int64)
+    first = np.searchsorted(bucket, np.arange(N_BUCKETS + 1), side="left").astype(np.int64)
+    fine_off = np.full(N_BUCKETS, -1, np.int64)
+    fine_lo = np.zeros(N_BUCKETS, np.uint64)
+    fine_shift = np.zeros(N_BUCKETS, np.int64)
+    fine_n = np.zeros(N_BUCKETS, np.int64)
+    parts, off = [], 0
+    if rhi is not None:
+        for b in np.flatnonzero(np.diff(first) > _FINE_FROM):
+            a, z = int(first[b]), int(first[b + 1])
+            lo, width = int(rlo[a]), int(rhi[z - 1]) - int(rlo[a])
+            bits = min(16, int(4 * (z - a)).bit_length())
+            sh = max(0, width.bit_length() - bits)
+            n = (width >> sh) + 1
+            starts = np.uint64(lo) + (np.arange(n + 1, dtype=np.uint64) << np.uint64(sh))
+            parts.append(a + np.searchsorted(rhi[a:z], starts, side="left").astype(np.int64))
+            fine_off[b], fine_lo[b], fine_shift[b], fine_n[b] = off, lo, sh, n
+            off += n + 1
+    fine = np.concatenate(parts) if parts else np.zeros(1, np.int64)
+    return first, fine_off, fine_lo, fine_shift, fine_n, fine
 
 
 def _above(a):
@@ -255,9 +280,9 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
                 nxt += used[i]
         rlo, rhi, state = lo_k[active], hi_k[active], state_of[active]
         n_sub = max(nxt, 1)
-        first_of = _bucket_index(rlo)
+        index = _bucket_index(rlo, rhi)
 
-        def later(tile, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub, first_of=first_of):
+        def later(tile, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub, index=index):
             raw, cls = read(tile.window)[:2]
             p, keys = keys_of(raw)
             sp = np.zeros(n_sub, np.int64)
@@ -265,7 +290,7 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
             smin = np.full(n_sub, _MAXU, np.uint64)
             smax = np.zeros(n_sub, np.uint64)
             buf = np.empty(keys.size, np.uint64)
-            k = region_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), first_of, rlo, rhi, state, shift,
+            k = region_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), *index, rlo, rhi, state, shift,
                             base, sp, sn, smin, smax, buf)
             return [sp, sn, smin, smax, [buf[:k].copy()] if k else []]
 

@@ -60,7 +60,7 @@ def test_region_pass(seed):
         rlo.append(u[a])
         rhi.append(u[b])
     rlo, rhi = np.array(rlo, np.uint64), np.array(rhi, np.uint64)
-    first = _bucket_index(rlo)
+    index = _bucket_index(rlo, rhi if seed % 2 else None)  # with and without the finer index
     state = rng.choice([0, SPLIT, COLLECT], size=rlo.size).astype(np.int64)
     # a shift leaving at most 2**10 to 2**7 sub-bins per split region
     shift = np.array([max(0, int(h - lo).bit_length() - 10) + int(rng.integers(0, 4)) if st == SPLIT else 0
@@ -71,7 +71,7 @@ def test_region_pass(seed):
     sp, sn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
     smin, smax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
     out = np.empty(keys.size, np.uint64)
-    k = region_pass(keys, p, cls, first, rlo, rhi, state, shift, base, sp, sn, smin, smax, out)
+    k = region_pass(keys, p, cls, *index, rlo, rhi, state, shift, base, sp, sn, smin, smax, out)
     # brute force
     bp, bn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
     bmin, bmax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
@@ -97,7 +97,7 @@ def test_region_pass_without_regions():
     keys = np.arange(5, dtype=np.uint64)
     z = np.zeros(0, np.uint64)
     zi = np.zeros(0, np.int64)
-    assert region_pass(keys, keys.astype(np.float64), np.zeros(5, np.uint8), _bucket_index(z), z, z, zi, zi, zi,
+    assert region_pass(keys, keys.astype(np.float64), np.zeros(5, np.uint8), *_bucket_index(z, z), z, z, zi, zi, zi,
                        np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint64), np.zeros(1, np.uint64),
                        np.empty(5, np.uint64)) == 0
 
@@ -159,3 +159,28 @@ def test_row_and_collected_terms(seed):
     assert w2 == want[0] and acc2[0] == pytest.approx(want[1], abs=1e-15) and best2[0] == want[2]
     assert bk2[0] == want[3]
     assert collected_terms(np.zeros(0, np.uint64), lo, ta, fa, P, N, acc2, best2, bk2) == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_region_pass_fine_index_in_a_crowded_bucket(seed):
+    """Thousands of regions inside one first-pass bucket (a narrow map split): the finer index
+    must find each key's region as a search over all of them does."""
+    rng = np.random.default_rng(seed)
+    p, keys = keys_of(0.5 + rng.random(20000) * 1e-8)
+    cls = (rng.random(p.size) < 0.4).astype(np.uint8)
+    u = np.unique(keys)
+    cuts = np.sort(rng.choice(u.size, size=3000, replace=False))
+    rlo, rhi = u[cuts[::2]], u[cuts[1::2]]
+    r = rlo.size
+    state = np.full(r, COLLECT, np.int64)
+    zi = np.zeros(r, np.int64)
+    index = _bucket_index(rlo, rhi)
+    assert index[1].max() >= 0  # the finer index is in use
+    out = np.empty(keys.size, np.uint64)
+    one = np.zeros(1, np.int64)
+    k = region_pass(keys, p, cls, *index, rlo, rhi, state, zi, zi, one, one.copy(), np.zeros(1, np.uint64),
+                    np.zeros(1, np.uint64), out)
+    j = np.searchsorted(rlo, keys, side="right") - 1
+    inside = (j >= 0) & (keys <= rhi[np.maximum(j, 0)])
+    want = (keys[inside] << np.uint64(1)) | cls[inside].astype(np.uint64)
+    np.testing.assert_array_equal(out[:k], want)
