@@ -179,6 +179,9 @@ def _warm_ink() -> None:
         pred = (rng.random((8, 8)) * 200 + 1).astype(dtype)
         auc.score_array(pred, ink, mask, executor="synchronous")
     auc.block_bootstrap(pred, ink, mask, draws=20, block_px=4, other=pred, executor="synchronous")
+    from segscore.ink.targets import _warm_exact  # target's float maps: the exact ranking's kernels
+
+    _warm_exact()
 
 
 def _warm_columns() -> None:
