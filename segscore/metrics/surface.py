@@ -69,6 +69,11 @@ def check_spacing(spacing, ndim: int) -> tuple:
                          "in array order (Z Y X or Y X)")
     if not all(math.isfinite(v) and v > 0 for v in vals):
         raise ScoreError(f"spacing {list(vals)}: every voxel size must be a positive finite number")
+    from segscore.io.spacing import SPACING_MAX, SPACING_MIN, spacing_ok
+
+    if not all(spacing_ok(v) for v in vals):
+        raise ScoreError(f"spacing {list(vals)}: every voxel size must be from {SPACING_MIN:g} to {SPACING_MAX:g} "
+                         f"(smaller or larger ones underflow or overflow); give it in another unit")
     return vals
 
 
