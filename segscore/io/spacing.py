@@ -98,10 +98,11 @@ def _nifti(path):
 
 
 def _json(path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError, RecursionError):
+    from segscore.io.budget import load_json
+
+    try:  # with the read budget's size limit: metadata is small, a device or a huge file is not read
+        return load_json(path, fix="restore the store's metadata")
+    except (OSError, ValueError):  # a ScoreError (too large, not JSON) too: the reader refuses the file
         return None
 
 
