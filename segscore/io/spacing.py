@@ -22,7 +22,6 @@ A file that states a spacing which is not a positive finite number per axis is r
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass

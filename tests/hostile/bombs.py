@@ -101,3 +101,56 @@ def tiff(path, width: int, height: int, *, tile: int | None = None, compressed: 
         fh.write(b"II*\0" + long(ifd_at) + body + struct.pack("<H", n_tags) + b"".join(entries) + long(0))
         if n_chunks > 1:
             fh.write(offsets + counts)
+
+
+# ------------------------------------------------------------------ running a case
+
+#: the peak memory (bytes) no hostile case may exceed
+PEAK_LIMIT = 1 << 30
+
+_WRAPPER = """
+import json, resource, subprocess, sys
+argv, env_budget = json.loads(sys.argv[1]), sys.argv[2]
+p = subprocess.run(argv, capture_output=True, text=True, timeout=float(sys.argv[3]))
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # Linux: kilobytes
+print(json.dumps({"code": p.returncode, "out": p.stdout, "err": p.stderr, "peak": peak}))
+"""
+
+
+def run_measured(args, *, budget: str | None = "1G", timeout: float = 120, cwd=None) -> dict:
+    """``python -m segscore ARGS`` in a fresh process, its peak memory measured (the resident
+    set's high-water mark, ``getrusage(RUSAGE_CHILDREN)`` of a wrapper that runs nothing else):
+    ``{"code", "out", "err", "peak"}``. ``budget``: ``SEGSCORE_READ_BUDGET`` (None: unset, the
+    default fraction of this machine's memory). ``ulimit``-free: a case that allocated more than
+    the machine has would fail the peak check, not the machine."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.pop("SEGSCORE_READ_BUDGET", None)
+    if budget is not None:
+        env["SEGSCORE_READ_BUDGET"] = budget
+    argv = [sys.executable, "-m", "segscore", *[str(a) for a in args]]
+    done = subprocess.run([sys.executable, "-c", _WRAPPER, json.dumps(argv), budget or "", str(timeout)],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout + 30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def refused_in_one_line(result: dict, *names) -> str:
+    """Assert ``result`` is a refusal: exit 2, nothing on stdout, one line on stderr naming each
+    of ``names`` and no traceback; return the line."""
+    lines = result["err"].strip().splitlines()
+    assert result["code"] == 2, result
+    assert "Traceback" not in result["err"], result["err"]
+    assert len(lines) == 1, result["err"]
+    for name in names:
+        assert str(name) in lines[0], (name, lines[0])
+    return lines[0]
+
+
+def digests(paths) -> dict:
+    """sha256 of each file in ``paths`` (what must not change)."""
+    return {str(p): sha256(p) for p in paths}
