@@ -181,8 +181,9 @@ def text_limit() -> int:
 
 
 def _too_long(name, limit, what, fix) -> TooLargeError:
-    return TooLargeError(f"{os.fspath(name)}: {what} is larger than {human(limit)}, more than a segscore "
-                         f"{'input' if what == 'the file' else 'results line'} can be; {fix}")
+    return TooLargeError(f"{os.fspath(name)}: {what} is larger than {human(limit)}, the most segscore reads of "
+                         f"{'a text input' if what == 'the file' else 'one line'} ({ENV} / {TEXT_EXPANSION}, at most "
+                         f"{human(MAX_TEXT)}); {fix}")
 
 
 def read_bytes(path, *, fix: str, limit: int | None = None) -> bytes:
