@@ -334,7 +334,10 @@ def format_probe(r: dict) -> str:
                  f"{r['offset_px']:.1f} px (NCC {r['peak_ncc']:.4f}; at zero shift {r['ncc_at_zero']:.4f}); "
                  f"gate {r['gate_px']:g} px ({r.get('gate_from', 'given')}): "
                  f"{'PASSED' if r['passed'] else 'FAILED'}"]
-    if r.get("n_tiles"):
+    if r.get("n_tiles") and r.get("tile_sd_dy") is None:  # tiles, none with a defined NCC
+        lines.append(f"tiles: {r['n_tiles']} of {r['tile_px']} px with >= 1 % ink; "
+                     f"{(r.get('notes') or {}).get('tile_sd_dy', 'no tile has a defined peak')}")
+    elif r.get("n_tiles"):
         lines.append(f"tiles: {r['n_tiles']} of {r['tile_px']} px with >= 1 % ink; sd dy {r['tile_sd_dy']:.1f}, "
                      f"sd dx {r['tile_sd_dx']:.1f}, worst tile {r['worst_tile_px']:.1f} px "
                      f"(search +/-{r['tile_radius']} px)")
