@@ -63,7 +63,9 @@ def test_fibers_aggregate_recognises_a_card_by_its_full_schema(cli, inputs, tmp_
     for change, needle in (
             (lambda c: c["metrics"].pop("erl"), "its metrics have no erl"),
             (lambda c: c["metrics"].update(erl="12"), "metrics.erl is '12'"),
+            (lambda c: c["metrics"].pop("erl_merge_penalized"), "its metrics have no erl_merge_penalized"),
             (lambda c: c["metrics"].update(coverage=1.5), "metrics.coverage is 1.5"),
+            (lambda c: c.update(floors={"oracle": {"erl": None, "precision": "x"}}), "floors.oracle.precision"),
             (lambda c: c.update(floors=[]), "floors is []"),
             (lambda c: c.update(target=7), "target is 7"),
             (lambda c: c.pop("prediction"), "no prediction")):
