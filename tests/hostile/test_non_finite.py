@@ -162,3 +162,14 @@ def test_placement_cli_with_an_all_255_label(cli, tmp_path):
     assert code == 0, err
     res = json.loads(out)
     assert res["peak_ncc"] is None and res["notes"]["peak_ncc"]
+
+
+def test_the_spacing_range_is_one_range():
+    from segscore.io import spacing
+    from segscore.metrics import surface
+
+    assert (surface.SPACING_MIN, surface.SPACING_MAX) == (spacing.SPACING_MIN, spacing.SPACING_MAX)
+    from segscore.errors import ScoreError
+
+    with pytest.raises(ScoreError, match="from 1e-12 to 1e\\+12"):
+        surface.check_spacing((1e-300, 1.0), 2)
