@@ -142,7 +142,7 @@ def write_outputs(args, result, *, csv_rows=None) -> None:
 def add_spacing_options(p) -> None:
     """``--spacing`` (one voxel size per axis) and ``--prune-length`` (spur pruning in its unit)
     of the curvilinear commands."""
-    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+    p.add_argument("--spacing", type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
                    help="voxel spacing, one number per axis in array order (Z Y X or Y X); default: the one the "
                         "files' headers state (NIfTI, OME-Zarr, TIFF resolution), else 1 each. Lengths, radii, the "
                         "r^4 conductance and hd95 are then in its unit (curvicost only records a voxel size)")

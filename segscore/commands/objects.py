@@ -13,7 +13,7 @@ def add_scorecard_options(p) -> None:
     p.add_argument("--surface", action="store_true",
                    help="add surface distances: hd95, assd, nsd per matched object (means and _sd) and of the "
                         "whole foreground (hd_pixel, hd95_pixel, assd_pixel, nsd_pixel), in the spacing's unit")
-    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+    p.add_argument("--spacing", type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
                    help="voxel spacing, one number per axis in array order (Z Y X or Y X); without it, what the "
                         "files' headers state, else 1 each")
     p.add_argument("--nsd-tolerance", type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",

@@ -123,6 +123,11 @@ def check_geometry(spacing, prune_length, ndim: int):
     vals = rec.values
     if len(vals) != ndim or not all(np.isfinite(v) and v > 0 for v in vals):
         raise ScoreError(f"spacing {list(vals)}: give {ndim} positive finite voxel sizes, one per axis in array order")
+    from segscore.io.spacing import SPACING_MAX, SPACING_MIN, spacing_ok
+
+    if not all(spacing_ok(v) for v in vals):  # lengths and conductances would underflow or overflow
+        raise ScoreError(f"spacing {list(vals)}: every voxel size must be from {SPACING_MIN:g} to {SPACING_MAX:g}; "
+                         f"give it in another unit")
     if prune_length is not None and not (np.isfinite(prune_length) and prune_length >= 0):
         raise ScoreError(f"prune_length: must be a finite length >= 0 in the spacing's unit, got {prune_length}")
     return rec, (None if is_unit(vals) else tuple(vals)), (None if prune_length is None else float(prune_length))

@@ -312,8 +312,44 @@ def load_cards(paths) -> list[dict]:
     cards = []
     for p in paths:
         card = read_json(p, fix="give scorecards written by `segscore fibers --json-out`")
-        if not isinstance(card, dict) or "metrics" not in card or "size_class" not in card:
-            raise ScoreError(f"{p}: not a fiber scorecard (no metrics/size_class); "
-                             f"give cards written by `segscore fibers --json-out`")
-        cards.append(card)
+        cards.append(check_card(card, p))
     return cards
+
+
+#: the fields every fiber scorecard file has (ScrollGT's and segscore's ``score-fibers`` cards)
+CARD_KEYS = ("target", "prediction", "size_class", "metrics")
+CARD_METRIC_KEYS = ("erl", "erl_merge_penalized")
+
+
+def check_card(card, where) -> dict:
+    """``card`` (a JSON document read from ``where``) if it is a fiber scorecard by its full
+    schema: the fields of :data:`CARD_KEYS`, a metrics row with :data:`CARD_METRIC_KEYS` (null or
+    a number; its other metrics, coverage, precision, splits..., numbers of their kind where
+    present), floors (where present) whose rows are metrics rows too; else a refusal naming the
+    file and the first field that does not fit (any JSON with ``metrics`` and ``size_class`` was
+    taken for a card with a null ERL, and halved the mean)."""
+    from segscore.fibers.target import row_fields
+    from segscore.io.schema import Field, validate
+
+    fix = "give cards written by `segscore fibers --json-out`"
+    if not isinstance(card, dict):
+        raise ScoreError(f"{where}: not a fiber scorecard (a JSON {type(card).__name__}, not an object); {fix}")
+    missing = [k for k in CARD_KEYS if k not in card]
+    if missing:
+        raise ScoreError(f"{where}: not a fiber scorecard (no {', '.join(missing)}); {fix}")
+    fields = [Field("target", (str,), required=True), Field("prediction", (str,), required=True),
+              Field("size_class", (int,), lo=1, required=True), Field("tolerance", (float,), lo=0, hi=MAX_TOLERANCE),
+              Field("class_oracle_erl", (float,), lo=0), Field("metrics", (dict,), required=True),
+              Field("floors", (dict,)), Field("below_baseline", (bool,)),
+              Field("floors_source", (str,))]
+    validate(card, fields, where)
+    absent = [k for k in CARD_METRIC_KEYS if k not in card["metrics"]]
+    if absent:
+        raise ScoreError(f"{where}: not a fiber scorecard (its metrics have no {', '.join(absent)}); {fix}")
+    rows = list(row_fields("metrics"))
+    for name, row in (card.get("floors") or {}).items():
+        rows.append(Field(f"floors.{name}", (dict,)))
+        if isinstance(row, dict):
+            rows.extend(row_fields(f"floors.{name}"))
+    validate(card, rows, where)
+    return card

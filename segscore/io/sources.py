@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from segscore.io import budget
+
 
 def _full(shape):
     return tuple(slice(0, n) for n in shape)
@@ -74,6 +76,8 @@ class ArraySource(Source):
         self.chunks = chunks
 
     def read(self, window):
+        if not isinstance(self.array, np.ndarray):  # a proxy (NIfTI) or a map: the window is allocated
+            budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
         return np.asarray(self.array[window])
 
 
@@ -103,6 +107,7 @@ class RawFileSource(Source):
         lead = window[0]
         start, stop = lead.start, lead.stop
         nrows = max(stop - start, 0)
+        budget.check_bytes(self.name, nrows * self._row_bytes * (1 if self.file_dtype.isnative else 2))
         buf = np.empty((nrows,) + self.shape[1:], self.file_dtype)
         want = nrows * self._row_bytes
         if want:
@@ -156,11 +161,14 @@ class ZarrSource(Source):
     def read(self, window):
         from segscore.errors import ScoreError
 
+        budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
         try:
             return np.asarray(self.array[window])
         except ScoreError:
             raise
-        except (MemoryError, KeyboardInterrupt):
+        except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
+            raise budget.out_of_memory(self.name) from None
+        except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - a codec's or a store's failure mid-run
             box = ", ".join(f"{s.start}:{s.stop}" for s in window)

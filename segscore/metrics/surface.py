@@ -69,6 +69,10 @@ from segscore.errors import ScoreError
 
 # ---------------------------------------------------------------- options
 
+#: the voxel sizes scored with (segscore.io.spacing's range, which this layer may not import; a
+#: test pins the two equal): smaller or larger ones make distances underflow or overflow
+SPACING_MIN, SPACING_MAX = 1e-12, 1e12
+
 def check_spacing(spacing, ndim: int) -> tuple:
     """``spacing`` as a tuple of ``ndim`` positive finite floats (None: 1 per axis)."""
     if spacing is None:
@@ -84,6 +88,9 @@ def check_spacing(spacing, ndim: int) -> tuple:
                          "in array order (Z Y X or Y X)")
     if not all(math.isfinite(v) and v > 0 for v in vals):
         raise ScoreError(f"spacing {list(vals)}: every voxel size must be a positive finite number")
+    if not all(SPACING_MIN <= v <= SPACING_MAX for v in vals):
+        raise ScoreError(f"spacing {list(vals)}: every voxel size must be from {SPACING_MIN:g} to {SPACING_MAX:g} "
+                         f"(smaller or larger ones underflow or overflow); give it in another unit")
     return vals
 
 

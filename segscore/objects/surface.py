@@ -35,7 +35,9 @@ def _as_mask(x, what: str) -> np.ndarray:
 
     from segscore.objects.table import as_labels, read_labels
 
-    return as_labels(read_labels(x, what) if isinstance(x, (str, os.PathLike)) else x, what)
+    if isinstance(x, (str, os.PathLike)):  # a refusal names the file, not its role
+        return as_labels(read_labels(x, what), os.fspath(x))
+    return as_labels(x, what)
 
 
 def directed_distances(a, b, *, spacing=None, threads=None) -> tuple:
