@@ -39,9 +39,9 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from segscore.cli._common import emit
+    from segscore.commands._options import settle_json
     from segscore.curvilinear.masks import load_mask
     from segscore.curvilinear.profiling import format_profile, profile
-    from segscore.commands._options import settle_json
     from segscore.errors import ScoreError
 
     settle_json(args)

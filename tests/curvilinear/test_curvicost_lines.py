@@ -20,7 +20,7 @@ from segscore.curvilinear.scoring import ERL_KEYS, NO_ERL_NOTE, OPTIONAL_KEYS, R
 from tests.curvilinear.helpers import vessel_tree
 
 cc = pytest.importorskip("curvicost")
-from curvicost.cli import main as curvicost_main  # noqa: E402
+from curvicost.cli import main as curvicost_main
 
 REPO = Path(__file__).resolve().parents[2]
 #: keys of curvicost's CLI row that are not numbers of the score (voxel_size: compared as text)
@@ -30,7 +30,7 @@ FIVE = ("skeleton_recall", "cbdice_star", "apls", "junction_f1", "hd95")
 
 
 def readme_lines() -> list[tuple[str, str]]:
-    return re.findall(r"^\| `(curvicost [^`]+)` \| `(segscore [^`]+)` \|", (REPO / "README.md").read_text(), re.M)
+    return re.findall(r"^\| `(curvicost [^`]+)` \| `(segscore [^`]+)` \|", (REPO / "README.md").read_text(), re.MULTILINE)
 
 
 def words(line: str, folder: Path) -> list[str]:
@@ -61,7 +61,7 @@ def assert_same_numbers(theirs: dict, ours: dict) -> int:
     for k, v in theirs.items():
         if k in CC_ONLY:
             continue
-        if isinstance(v, float) and v != v:
+        if isinstance(v, float) and np.isnan(v):
             assert ours[k] is None and k in ours["notes"], k
             continue
         assert ours[k] == pytest.approx(v, rel=0, abs=1e-9), (k, v, ours[k])
@@ -218,13 +218,14 @@ def test_no_erl_reference_radii_cli(cli, tmp_path, pairs):
     code, out, err = cli("curve", tmp_path / "p.npy", "--gt", tmp_path / "g.npy", "--prune-px", 6, "--no-erl",
                          "--reference-radii", "--json")
     row = json.loads(out)
-    assert code == 0 and all(row[k] is None and row["notes"][k] == NO_ERL_NOTE for k in ERL_KEYS)
+    assert code == 0, err
+    assert all(row[k] is None and row["notes"][k] == NO_ERL_NOTE for k in ERL_KEYS)
     assert {k: v for k, v in row.items() if k not in ERL_KEYS + REFRADII_KEYS + ("notes",)} == \
         {k: v for k, v in full.items() if k not in ERL_KEYS + ("notes",)}
     assert row["conductance_refradii_frac"] == pytest.approx(
         cc.score(gt, pred, prune_px=6, all_metrics=False, reference_radii=True)["conductance_refradii_frac"], abs=1e-9)
-    code, out, err = cli("curve", tmp_path / "p.npy", "--gt", tmp_path / "g.npy", "--prune-px", 6, "--no-erl",
-                         "--reference-radii")
+    code, out, _ = cli("curve", tmp_path / "p.npy", "--gt", tmp_path / "g.npy", "--prune-px", 6, "--no-erl",
+                       "--reference-radii")
     lines = table(out)
     assert not any(line.startswith(("erl_star", "node_recall", "merged_frac")) for line in lines)
     assert any("conductance_refradii_twosided" in line for line in lines) and "not computed: --no-erl" in out
