@@ -273,3 +273,28 @@ def test_no_private_name_of_a_library_and_no_process_tricks():
         if "os._exit" in path.read_text():
             bad.append(f"{path.relative_to(REPO)}: os._exit")
     assert not bad, "\n".join(bad)
+
+
+def test_every_command_speaks_the_one_option_vocabulary():
+    """Every command takes --json, --json-out, --csv, --plot, --threads and --tile-rows, or its
+    registry entry says why not (shown in its --help); every --help ends with the exit codes."""
+    import contextlib
+    import io
+
+    from segscore.cli.main import build_parser, main
+    from segscore.families import REGISTRY, VOCABULARY
+
+    for name, command in REGISTRY.items():
+        parser = build_parser(name)
+        sub = next(a for a in parser._actions if a.dest == "command").choices[name]
+        options = {o for a in sub._actions for o in a.option_strings}
+        without = dict(command.without)
+        for option in VOCABULARY:
+            assert (option in options) != (option in without), (name, option)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([name, "--help"]) == 0
+        text = out.getvalue()
+        assert "exit codes: 0 it ran and scored" in text.splitlines()[-1], name
+        for option, why in command.without:
+            assert f"  {option}: {why}" in text, (name, option)

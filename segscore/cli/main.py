@@ -27,6 +27,19 @@ ALIASES = {alias: name for name, c in REGISTRY.items() for alias in c.aliases}
 HELP = {name: c.help for name, c in REGISTRY.items()}
 
 
+def epilog(command) -> str:
+    """The end of ``segscore COMMAND --help``: the shared options it does not take and why, and
+    the exit codes."""
+    lines = []
+    if command.without:
+        lines.append("not offered here:")
+        lines += [f"  {option}: {why}" for option, why in command.without]
+    lines.append("exit codes: 0 it ran and scored (a null metric inside is still 0); 2 bad input or usage (one "
+                 "line on stderr naming the file and the fix)"
+                 + (f"; 3 {command.exit_3}" if command.exit_3 else "") + "; 1 a crash (a bug: please report it)")
+    return "\n".join(lines)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so ``main`` returns the code."""
 
@@ -56,7 +69,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module in COMMANDS.items():
         aliases = [a for a, target in ALIASES.items() if target == name]
-        p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""))
+        p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""),
+                           epilog=epilog(REGISTRY[name]), formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == command:
             importlib.import_module(module).add_arguments(p)
             p.set_defaults(_module=module)

@@ -152,7 +152,7 @@ def add_spacing_options(p) -> None:
 
 #: the argparse destinations naming files a command writes, with their option for messages
 OUTPUT_DESTS = {"json_out": "--json-out", "json_path": "--json", "csv": "--csv", "plot": "--plot", "per_object": "--per-object",
-                "evidence": "--evidence", "output": "-o", "info_json": "--info-json"}
+                "evidence": "--evidence", "output": "-o"}
 #: destinations that name neither an input nor an output checked here: a ledger, results store or
 #: sample folder updated in place, or a folder a command writes itself (``--out``: batch results;
 #: fibers-target's target, which refuses to replace a folder holding its inputs)

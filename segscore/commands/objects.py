@@ -44,7 +44,7 @@ def add_arguments(p) -> None:
     p.add_argument("--per-object", metavar="FILE.csv",
                    help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
                         "Dice, split, merged; hd95 and assd with --surface)")
-    add_output_options(p)
+    add_output_options(p, csv=True)
     from segscore.figures import add_plot_option
 
     add_plot_option(p, "AP (TP/(TP+FP+FN)) against the IoU threshold")
@@ -73,7 +73,9 @@ def compute(args, *, progress=None, argv=None) -> dict:
         from segscore.io.results import write_csv
 
         write_csv(per_object, rows or [])
-    write_outputs(args, result)
+    from segscore.io.results import flatten
+
+    write_outputs(args, result, csv_rows=[flatten(result)])
     if plot:
         figures.draw_after(plot, lambda: figures.objects_ap(result), "objects")
     return result

@@ -13,7 +13,7 @@ from an earlier audit's cases); error profile: ``profile(gt, preds, ...)``
 
 Command line: ``segscore curve PRED --gt GT [--prune-px N] [--no-erl] [--reference-radii] [--voxel-size SPEC]
 [--json [F.json] | --json-out F] [--csv F] [--quiet]`` (curvicost's ``score`` and its options),
-``segscore perturb GT --operator OP --severity S [--seed N] [--prune-px N] -o OUT [--info-json F]``;
+``segscore perturb GT --operator OP --severity S [--seed N] [--prune-px N] -o OUT [--json-out F]``;
 ``segscore audit MASK... [options]``, ``segscore audit --cases AUDIT.json`` and
 ``segscore profile PRED... --gt GT``.
 
