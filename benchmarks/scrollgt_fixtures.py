@@ -61,7 +61,7 @@ def main(argv=None):
     if head.exists():
         import subprocess
 
-        out["scrollgt_commit"] = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True,
+        out["scrollgt_commit"] = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, check=False,
                                                 text=True).stdout.strip() or None
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
