@@ -61,8 +61,8 @@ def main(argv=None):
     if head.exists():
         import subprocess
 
-        out["scrollgt_commit"] = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, check=False,
-                                                text=True).stdout.strip() or None
+        out["scrollgt_commit"] = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True,
+                                                check=False, text=True).stdout.strip() or None
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         folder, ink, _ = make_target(tmp / "t", shape=FC.SHAPE, seed=FC.TARGET_SEED)
