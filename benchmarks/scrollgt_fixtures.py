@@ -62,7 +62,7 @@ def main(argv=None):
         import subprocess
 
         out["scrollgt_commit"] = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True,
-                                                text=True).stdout.strip() or None
+                                                check=False, text=True).stdout.strip() or None
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         folder, ink, _ = make_target(tmp / "t", shape=FC.SHAPE, seed=FC.TARGET_SEED)

@@ -136,7 +136,7 @@ def test_curves_of_a_float_map_hold_every_distinct_value(small):
     result, curves = score_target(small["dir"] / "tied_curves.npy", small["target"], return_curves=True)
     sel = small["mask"]
     y, p = small["ink"][sel], pred[sel]
-    fpr, tpr, thr = sk.roc_curve(y, p, drop_intermediate=False)
+    _, tpr, thr = sk.roc_curve(y, p, drop_intermediate=False)
     c = curves["prediction"]
     np.testing.assert_array_equal(c["roc_thresholds"][1:], thr[1:])
     np.testing.assert_allclose(c["tpr"], tpr, atol=1e-15)
