@@ -41,5 +41,5 @@ from segscore.figures.ink import auc_bootstrap, auc_compare, auc_draws, target_c
 from segscore.figures.objects import objects_ap
 
 __all__ = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
-           "leaderboard", "board_rows", "check_rows", "save", "format_of", "plot_file", "add_plot_option", "require_matplotlib",
-           "FORMATS"]
+           "leaderboard", "board_rows", "check_rows", "save", "format_of", "plot_file", "add_plot_option",
+           "require_matplotlib", "FORMATS"]

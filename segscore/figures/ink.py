@@ -104,9 +104,9 @@ def target_curves(result: dict, curves: dict):
                     label=at)
         pr_ax.plot([op[3]], [op[2]], marker="o", ms=7, color=PREDICTION, ls="none", gid="point:prediction",
                    label=at)
-    roc_ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="false positive rate (background called ink)",
+    roc_ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="false positive rate (background called ink)",
                ylabel="true positive rate (recall)", title="ROC")
-    pr_ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="recall", ylabel="precision", title="precision-recall")
+    pr_ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="recall", ylabel="precision", title="precision-recall")
     for ax in (roc_ax, pr_ax):  # below the axes: never over a curve or a chosen-threshold point
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False, ncols=2)
         ax.grid(alpha=0.25)
@@ -190,14 +190,15 @@ def _layout(finite, keep, refs) -> tuple[float, float, dict]:
 
 
 def _axes(fig, spec, finite, keep, refs):
-    """``(histogram axes, strip axes or None, off)`` in ``spec``: the strip (a fifth of the
-    height, below) only when a reference is off the histogram's scale."""
+    """``(histogram axes, strip axes or None, off)`` in column ``spec = (gridspec, column)`` of
+    the figure's 2-row grid: the strip (the lower row, a fifth of the height) only when a
+    reference is off the histogram's scale, else the histogram takes both rows."""
     lo, hi, off = _layout(finite, keep, refs)
+    grid, col = spec
     if off:
-        sub = spec.subgridspec(2, 1, height_ratios=(4, 1))
-        hist, strip = fig.add_subplot(sub[0]), fig.add_subplot(sub[1])
+        hist, strip = fig.add_subplot(grid[0, col]), fig.add_subplot(grid[1, col])
     else:
-        hist, strip = fig.add_subplot(spec), None
+        hist, strip = fig.add_subplot(grid[:, col]), None
     hist.set_xlim(lo, hi)
     return hist, strip, off
 
@@ -206,7 +207,7 @@ def _histogram(ax, finite, colour, edge, label):
     ax.hist(finite, bins=_bins(finite.size), color=colour, edgecolor=edge, linewidth=0.4, gid="draws", label=label)
 
 
-def _strip(strip, hist, finite, marks, xlabel):
+def _strip(strip, hist, finite, marks, xlabel, colour):
     """The whole scale under a histogram: the histogram's range (``gid="zoom"``), the draws' range
     (``"draws_range"``) and each mark ``(value, colour, ls, gid, text)`` as a line with its text."""
     values = [float(finite.min()), float(finite.max())] + [m[0] for m in marks]
@@ -214,7 +215,7 @@ def _strip(strip, hist, finite, marks, xlabel):
     pad = 0.08 * (hi - lo) if hi > lo else 0.01
     h0, h1 = hist.get_xlim()
     strip.axvspan(h0, h1, color="#eeeeee", gid="zoom", label="the histogram's range")
-    strip.axvspan(float(finite.min()), float(finite.max()), ymin=0.15, ymax=0.55, color="#8fb0f0", gid="draws_range")
+    strip.axvspan(float(finite.min()), float(finite.max()), ymin=0.15, ymax=0.55, color=colour, gid="draws_range")
     for value, colour, ls, gid, text in marks:
         strip.axvline(value, color=colour, lw=2, ls=ls, gid=gid)
         near_right = value > lo + 0.7 * (hi - lo)
@@ -223,7 +224,7 @@ def _strip(strip, hist, finite, marks, xlabel):
     strip.set_xlim(lo - pad, hi + pad)
     strip.set_ylim(0, 1)
     strip.set_yticks([])
-    strip.set_xlabel(xlabel + " (whole scale)")
+    strip.set_xlabel(xlabel + " (whole scale; grey: the histogram's range, bar: the draws)")
 
 
 def _draw_bootstrap(fig, spec, result: dict, draws):
@@ -253,7 +254,8 @@ def _draw_bootstrap(fig, spec, result: dict, draws):
         text = f"control AUC {c_auc:.4f} (gap {auc - c_auc:+.4f})"
         if "control" in off:
             _strip(strip, hist, finite, [(auc, PREDICTION, "-", "auc", f"map {auc:.4f}"),
-                                         (c_auc, "#cc4125", "--", "control", f"control {c_auc:.4f}")], "AUC")
+                                         (c_auc, "#cc4125", "--", "control", f"control {c_auc:.4f}")], "AUC",
+                   "#8fb0f0")
             title += f"\ncontrol AUC {c_auc:.4f} is off this scale: marked on the strip below"
             handles = hist.get_legend_handles_labels()
             (line,) = [ln for ln in strip.lines if ln.get_gid() == "control"]
@@ -302,7 +304,8 @@ def _draw_compare(fig, spec, result: dict, draws):
     handles = None
     if "zero" in off:
         _strip(strip, hist, finite, [(diff, "#38761d", "-", "difference", f"difference {diff:+.4f}"),
-                                     (0.0, "#888888", ":", "zero", "no difference")], "AUC difference")
+                                     (0.0, "#888888", ":", "zero", "no difference")], "AUC difference",
+               "#a8d08d")
         title += "\nzero is off this scale: marked on the strip below"
         got = hist.get_legend_handles_labels()
         (line,) = [ln for ln in strip.lines if ln.get_gid() == "zero"]
@@ -327,7 +330,8 @@ def _figure(figsize, ncols=1):
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=figsize, layout="constrained")
-    return fig, fig.add_gridspec(1, ncols)
+    grid = fig.add_gridspec(2, ncols, height_ratios=(4, 1))
+    return fig, [(grid, col) for col in range(ncols)]
 
 
 def auc_bootstrap(result: dict, draws: dict):

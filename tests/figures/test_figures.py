@@ -682,6 +682,20 @@ def test_leaderboard_refuses_an_empty_chart_and_bad_rows():
         figures.leaderboard([{"model": "m", "value": 1.0, "floors": {"f": float("nan")}}])
 
 
+def test_every_figure_has_a_small_png_in_the_docs_made_by_the_script_beside_it():
+    """docs/figures holds a PNG of each drawing function (under 100 KB), and make_figures.py writes each."""
+    docs = REPO / "docs" / "figures"
+    script = (docs / "make_figures.py").read_text()
+    drawn = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
+             "leaderboard"]
+    assert set(drawn) <= set(figures.__all__)
+    for name in drawn:
+        png = docs / f"{name}.png"
+        data = png.read_bytes()
+        assert data.startswith(PNG_MAGIC) and 1000 < len(data) < 100 * 1024, (name, len(data))
+        assert f'"{name}.png"' in script and f"figures.{name}(" in script, name
+
+
 # ---------------------------------------------------------------------------------------------
 # the command line: --plot FILE.png|svg
 
