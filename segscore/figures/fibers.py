@@ -59,7 +59,7 @@ def fiber_erl(card: dict):
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([label for _, label, _ in rows], fontsize=8, rotation=15)
     ax.set_ylim(0, 1.15 * top if top > 0 else 1.0)
-    ax.set_ylabel("expected run length (voxels)")
+    ax.set_ylabel("ERL and merge-penalized ERL (voxels)")
     title = (f"fiber target {card.get('target', '')} ({card.get('size_class', '?')}^3, tolerance "
              f"{card.get('tolerance', 0):g} vox; floors {card.get('floors_source', '?')})")
     if isinstance(floors.get("floor_connected_components"), dict):
