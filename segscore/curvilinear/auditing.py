@@ -1053,7 +1053,7 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
         source = os.fspath(cases)
         table = read_cases_checked(source)
         try:
-            doc = load_json(source, fix="")
+            doc = load_json(source, fix="", allow_nan=True)  # curvicost writes NaN for undefined values
         except (OSError, ValueError):  # read_cases read it a moment ago (a ScoreError is a ValueError)
             doc = {}
         if not isinstance(doc, dict):

@@ -217,17 +217,20 @@ def read_text(path, *, fix: str, limit: int | None = None) -> str:
         raise ScoreError(f"{os.fspath(path)}: not UTF-8 text; {fix}") from None
 
 
-def parse_json(text, where, *, fix: str):
+def parse_json(text, where, *, fix: str, allow_nan: bool = False):
     """``json.loads(text)``, refused in one line naming ``where`` when it does not parse, nests
     too deeply (``RecursionError``: 100,000 ``[``), or holds ``NaN``/``Infinity``/a number too
-    large for a float (``1e400``)."""
+    large for a float (``1e400``). ``allow_nan``: ``NaN`` and ``Infinity`` are read as floats (a
+    peer's file that writes them for undefined values: curvicost's audit)."""
 
     def constant(name):
+        if allow_nan:
+            return float(name)
         raise ValueError(f"holds {name}")
 
     def finite(token):
         value = float(token)
-        if value in (float("inf"), float("-inf")):
+        if value in (float("inf"), float("-inf")) and not allow_nan:
             raise ValueError(f"holds {token}, a number too large for a float")
         return value
 
@@ -241,10 +244,11 @@ def parse_json(text, where, *, fix: str):
         raise ScoreError(f"{where}: not valid JSON ({exc}); {fix}") from None
 
 
-def load_json(path, *, fix: str, limit: int | None = None):
+def load_json(path, *, fix: str, limit: int | None = None, allow_nan: bool = False):
     """The JSON document at ``path``, read with :func:`read_text`'s limit and parsed by
-    :func:`parse_json` (non-finite numbers and absurd nesting refused). ``OSError`` passes through."""
-    return parse_json(read_text(path, fix=fix, limit=limit), os.fspath(path), fix=fix)
+    :func:`parse_json` (non-finite numbers, unless ``allow_nan``, and absurd nesting refused).
+    ``OSError`` passes through."""
+    return parse_json(read_text(path, fix=fix, limit=limit), os.fspath(path), fix=fix, allow_nan=allow_nan)
 
 
 def iter_lines(path, *, fix: str, limit: int | None = None, total: int | None = None):

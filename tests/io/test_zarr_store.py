@@ -319,7 +319,7 @@ def test_a_bomb_is_refused_under_1_gb_and_fast(tmp_path):
         elapsed = time.monotonic() - start
         message, peak_kb = proc.stdout.strip().splitlines()
         assert "chunk c/0/0 holds" in message and "more than any encoding of it can" in message, proc.stderr
-        assert int(peak_kb) < 1 << 20 and elapsed < 20, (name, peak_kb, elapsed)
+        assert int(peak_kb) < 1 << 20 and elapsed < 45, (name, peak_kb, elapsed)  # a refusal, not a decompression: seconds
 
 
 def test_sources_pickle_and_share_one_store_class(tmp_path):
