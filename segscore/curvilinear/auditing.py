@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import importlib
 import importlib.util
 import math
@@ -103,7 +104,7 @@ import numpy as np
 
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
-from segscore.io.budget import load_json
+from segscore.io.budget import read_text
 
 __all__ = ["audit", "audit_from_cases", "case_seed", "load_cost_fn", "UserCost", "resolve_ladder",
            "summarise_floor", "OPERATORS", "DEFAULT_SEVERITIES", "STUDY_SEVERITIES", "DEFAULT_SEEDS",
@@ -1205,8 +1206,8 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
         source = os.fspath(cases)
         table = read_cases_checked(source)
         try:
-            doc = load_json(source, fix="")
-        except (OSError, ValueError):  # read_cases read it a moment ago (a ScoreError is a ValueError)
+            doc = json.loads(read_text(source, fix=""))  # curvicost's cases hold NaN: json's own reading
+        except (OSError, ValueError, RecursionError):  # read_cases read it a moment ago
             doc = {}
         if not isinstance(doc, dict):
             doc = {}
@@ -1271,8 +1272,8 @@ def read_cases_checked(path):
         return read_cases(path)
     except ScoreError as exc:
         try:
-            doc = load_json(path, fix="")
-        except (OSError, ValueError):  # a ScoreError too: too large, too deep, not JSON
+            doc = json.loads(read_text(path, fix=""))
+        except (OSError, ValueError, RecursionError):  # a ScoreError too: too large, not text
             raise exc from None
         if isinstance(doc, dict) and doc.get("format") == CASE_TABLE_FORMAT and doc.get("cases") is None \
                 and "findings" in doc:
