@@ -1045,8 +1045,6 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
     ``curvicost audit --include-cases --json FILE``) or a list of case dicts. ``costs`` default:
     the file's; ``n_boot`` default: the file's ladder's, else 1,000. The file's ``ladder``, ``scale``
     and redraw floor (its ``values``) are carried over; findings rows get their redraw medians."""
-    import json
-
     doc = {}
     source = None
     if isinstance(cases, (str, os.PathLike)):
@@ -1111,16 +1109,14 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
 def read_cases_checked(path):
     """:func:`~segscore.curvilinear.findings.read_cases`, with the fix for an audit JSON written
     without its cases."""
-    import json
-
     from segscore.curvilinear.findings import CASE_TABLE_FORMAT, read_cases
 
     try:
         return read_cases(path)
     except ScoreError as exc:
         try:
-            doc = load_json(path, fix="")
-        except (OSError, ValueError):  # a ScoreError too: too large, too deep, not JSON
+            doc = load_json(path, fix="", allow_nan=True)
+        except (OSError, ValueError, RecursionError):  # a ScoreError too: too large, not text
             raise exc from None
         if isinstance(doc, dict) and doc.get("format") == CASE_TABLE_FORMAT and doc.get("cases") is None \
                 and "findings" in doc:

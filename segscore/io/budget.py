@@ -85,7 +85,7 @@ def _meminfo_available() -> int | None:
             text = fh.read(1 << 16).decode("ascii", "replace")
     except OSError:
         return None
-    m = re.search(r"^MemAvailable:\s+(\d+)\s*kB", text, re.M) or re.search(r"^MemFree:\s+(\d+)\s*kB", text, re.M)
+    m = re.search(r"^MemAvailable:\s+(\d+)\s*kB", text, re.MULTILINE) or re.search(r"^MemFree:\s+(\d+)\s*kB", text, re.MULTILINE)
     return int(m.group(1)) * 1024 if m else None
 
 
@@ -135,7 +135,7 @@ def read_budget() -> int:
     return _source()[0]
 
 
-def human(n: int | float) -> str:
+def human(n: float) -> str:
     """Bytes for a person: ``8.1 GB``, ``512 MB``, ``3 KB``, ``12 bytes`` (powers of 1000)."""
     n = float(n)
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):

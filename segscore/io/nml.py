@@ -293,9 +293,13 @@ def read_nml(path, *, origin=None) -> Skeleton:
     (module docstring). Trees without nodes are kept (with empty arrays). Dangling edges are
     dropped and an empty file is an empty skeleton, each said in ``warnings`` (ScrollGT's rules).
     """
+    from segscore.io import budget
+    from segscore.io.paths import check_readable
+
     p = Path(path)
+    check_readable(p, "skeleton")
     try:
-        raw = p.read_bytes()
+        raw = budget.read_bytes(p, fix="give a WEBKNOSSOS .nml skeleton")  # a size limit: never read whole
     except FileNotFoundError:
         raise InputFileError(f"{p}: no such file; give a WEBKNOSSOS .nml skeleton") from None
     except IsADirectoryError:

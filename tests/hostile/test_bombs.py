@@ -132,3 +132,19 @@ def test_a_valid_image_within_the_budget_still_reads(folder, tmp_path):
         assert got.dtype == np.float64 and np.array_equal(got[..., 0], a * 2.0 + 1.0)
     finally:
         budget.set_read_budget(None)
+
+
+def test_a_sparse_npy_declaring_a_huge_array_is_refused_when_read_whole(tmp_path, folder):
+    """A .npy of 60,000 x 60,000 uint8 whose data is a hole in the file (3.6 GB declared, nothing
+    on disk): windows read fine, reading it whole (curve builds the mask whole) is refused."""
+    path = tmp_path / "sparse.npy"
+    header = np.lib.format.header_data_from_array_1_0(np.zeros((1, 1), np.uint8))
+    header["shape"] = (60_000, 60_000)
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, header)
+        fh.truncate(fh.tell() + 60_000 * 60_000)
+    before = bombs.digests([path])
+    r = bombs.run_measured(["curve", path, "--gt", folder / "ok.png"], budget=BUDGET)
+    assert "needs 3.6 GB" in bombs.refused_in_one_line(r, path)
+    assert r["peak"] < bombs.PEAK_LIMIT
+    assert bombs.digests([path]) == before
