@@ -148,7 +148,7 @@ LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE things [\n <!ENTITY a "aaaaaaaaaa">\
 
 MALFORMED = {
     "not XML": ("fiber 1: 3 nodes", "not well-formed XML"),
-    "binary": (bytes(range(256)), "not well-formed XML"),
+    "binary": (bytes(range(256)), "holds NUL bytes, so it is not a text file"),
     "truncated": (GOOD[: len(GOOD) // 2], "not well-formed XML"),
     "undefined entity": ("<things>&lol;</things>", "not well-formed XML"),
     "wrong root": ('<svg><thing id="1"/></svg>', "root element is <svg>"),
