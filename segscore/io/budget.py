@@ -186,11 +186,11 @@ def _too_long(name, limit, what, fix) -> TooLargeError:
                          f"{human(MAX_TEXT)}); {fix}")
 
 
-def read_bytes(path, *, fix: str, limit: int | None = None) -> bytes:
+def read_bytes(path, *, fix: str, limit: int | None = None, text: bool = True) -> bytes:
     """The bytes of the file at ``path``, refused (one line naming it) when longer than
-    ``limit`` (default :func:`text_limit`). Never reads more than ``limit + 1`` bytes: a
-    device (``/dev/zero``) or a file that grows is refused, not read whole. ``OSError`` (a
-    missing file, a folder) passes through."""
+    ``limit`` (default :func:`text_limit`), or, as ``text``, when they hold a NUL byte. Never
+    reads more than ``limit + 1`` bytes: a device (``/dev/zero``) or a file that grows is
+    refused, not read whole. ``OSError`` (a missing file, a folder) passes through."""
     limit = text_limit() if limit is None else int(limit)
     with open(path, "rb") as fh:
         try:
@@ -202,7 +202,7 @@ def read_bytes(path, *, fix: str, limit: int | None = None) -> bytes:
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise _too_long(path, limit, "the file", fix)
-    if b"\0" in data:
+    if text and b"\0" in data:
         raise ScoreError(f"{os.fspath(path)}: holds NUL bytes, so it is not a text file; {fix}")
     return data
 

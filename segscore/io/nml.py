@@ -299,7 +299,8 @@ def read_nml(path, *, origin=None) -> Skeleton:
     p = Path(path)
     check_readable(p, "skeleton")
     try:
-        raw = budget.read_bytes(p, fix="give a WEBKNOSSOS .nml skeleton")  # a size limit: never read whole
+        # a size limit (never read whole); XML may be UTF-16, so NUL bytes are the parser's to judge
+        raw = budget.read_bytes(p, fix="give a WEBKNOSSOS .nml skeleton", text=False)
     except FileNotFoundError:
         raise InputFileError(f"{p}: no such file; give a WEBKNOSSOS .nml skeleton") from None
     except IsADirectoryError:
