@@ -1,0 +1,507 @@
+"""Persistent homology of 3D cubical complexes and the induced (Betti) matching of two of them.
+
+The complex (the V-construction): the voxels of an ``(nx, ny, nz)`` volume are its vertices; an
+edge joins two voxels adjacent along one axis, a square four voxels, a cube eight; every cell
+takes the maximum of its voxels' values and appears when the sublevel set reaches it. Cells
+that would reach past the volume's border (the +inf padding) never appear. A 2D image is the
+volume ``(1, ny, nz)``.
+
+Values arrive as **ranks**: int32 arrays whose order is the order of the real values (ties
+equal), so one integer comparison replaces a float one and a cell's value is the maximum rank
+of its voxels.
+
+The filtration order (the tie rule, part of the definition)
+-----------------------------------------------------------
+Cells of one dimension are ordered by (value, index), the index being the C-order position
+of the cell's lowest voxel followed by its type (edges: the axis they run along; squares: the
+axis normal to them), i.e. ``cell = voxel * 3 + type``; cubes by their lowest voxel. So among
+simultaneous births the cell with the lowest index is the elder. In dimension 0 this reads:
+when two components meet, the one holding the lowest (value, C-order voxel index) survives;
+in the top dimension (union-find on the dual, processed downwards) the component holding the
+highest (value, index) cube survives and the outside of the volume is older than every cube.
+This is the order Betti-Matching-3D (Stucki et al., arXiv 2407.04683) uses; its answers on
+recorded volumes are the tests (tests/kernels/test_betti.py, tests/data/betti_matching/).
+
+Dimension 0 is computed by union-find over edges, dimension 2 by union-find over the dual
+(squares joining cubes and the outside), dimension 1 by the standard column reduction of the
+boundary matrix of squares (columns, in filtration order, with the squares that close a
+2-cycle cleared by the dimension-2 pass) whose pivot is the latest edge, with the reduced
+columns kept for reuse. The matching goes through the comparison image (the voxel-wise
+minimum of the two inputs): a comparison pair is matched when its image pairs (the comparison
+pairs seen through each input's order) are pairs of both inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from segscore.kernels._jit import jit
+from segscore.kernels.components import find
+
+_OUT = np.int64(1) << np.int64(62)  # the outside of the volume in the dual: older than every cube
+
+
+# ---- cells and their values
+
+
+@jit
+def edge_value(r, nx, ny, nz, e):
+    """Rank of edge ``e`` (``voxel * 3 + axis``), or -1 when it reaches past the border."""
+    t = e % 3
+    v = e // 3
+    if t == 0:
+        if v // (ny * nz) + 1 >= nx:
+            return -1
+        w = v + ny * nz
+    elif t == 1:
+        if (v // nz) % ny + 1 >= ny:
+            return -1
+        w = v + nz
+    else:
+        if v % nz + 1 >= nz:
+            return -1
+        w = v + 1
+    a = r[v]
+    b = r[w]
+    return a if a > b else b
+
+
+@jit
+def face_value(r, nx, ny, nz, f):
+    """Rank of square ``f`` (``voxel * 3 + normal axis``), or -1 past the border."""
+    t = f % 3
+    v = f // 3
+    x = v // (ny * nz)
+    y = (v // nz) % ny
+    z = v % nz
+    nyz = ny * nz
+    if t == 0:
+        if y + 1 >= ny or z + 1 >= nz:
+            return -1
+        da = nz
+        db = 1
+    elif t == 1:
+        if x + 1 >= nx or z + 1 >= nz:
+            return -1
+        da = nyz
+        db = 1
+    else:
+        if x + 1 >= nx or y + 1 >= ny:
+            return -1
+        da = nyz
+        db = nz
+    m = r[v]
+    if r[v + da] > m:
+        m = r[v + da]
+    if r[v + db] > m:
+        m = r[v + db]
+    if r[v + da + db] > m:
+        m = r[v + da + db]
+    return m
+
+
+@jit
+def cube_value(r, ny, nz, c):
+    """Rank of cube ``c`` (C-order index over ``(nx-1, ny-1, nz-1)``)."""
+    z = c % (nz - 1)
+    y = (c // (nz - 1)) % (ny - 1)
+    x = c // ((nz - 1) * (ny - 1))
+    v = (x * ny + y) * nz + z
+    nyz = ny * nz
+    m = r[v]
+    for d in (1, nz, nz + 1, nyz, nyz + 1, nyz + nz, nyz + nz + 1):
+        if r[v + d] > m:
+            m = r[v + d]
+    return m
+
+
+@jit
+def face_edges(f, ny, nz, out):
+    """The four edges of square ``f`` into ``out``, highest index first."""
+    t = f % 3
+    v = f // 3
+    nyz = ny * nz
+    if t == 0:  # y-z square: z-edge at y+1, y-edge at z+1, z-edge, y-edge
+        out[0] = (v + nz) * 3 + 2
+        out[1] = (v + 1) * 3 + 1
+        out[2] = v * 3 + 2
+        out[3] = v * 3 + 1
+    elif t == 1:  # x-z square
+        out[0] = (v + nyz) * 3 + 2
+        out[1] = (v + 1) * 3 + 0
+        out[2] = v * 3 + 2
+        out[3] = v * 3 + 0
+    else:  # x-y square
+        out[0] = (v + nyz) * 3 + 1
+        out[1] = (v + nz) * 3 + 0
+        out[2] = v * 3 + 1
+        out[3] = v * 3 + 0
+
+
+@jit
+def face_cubes(f, nx, ny, nz):
+    """The two cubes on either side of square ``f`` (the outside is ``(nx-1)(ny-1)(nz-1)``)."""
+    t = f % 3
+    v = f // 3
+    x = v // (ny * nz)
+    y = (v // nz) % ny
+    z = v % nz
+    mx = nx - 1
+    my = ny - 1
+    mz = nz - 1
+    out = mx * my * mz
+    if t == 0:
+        a = out if x == 0 else ((x - 1) * my + y) * mz + z
+        b = out if x == mx else (x * my + y) * mz + z
+    elif t == 1:
+        a = out if y == 0 else (x * my + y - 1) * mz + z
+        b = out if y == my else (x * my + y) * mz + z
+    else:
+        a = out if z == 0 else (x * my + y) * mz + z - 1
+        b = out if z == mz else (x * my + y) * mz + z
+    return a, b
+
+
+@jit
+def sorted_cells(r, nx, ny, nz, dim, nvals):
+    """Indices of the cells of ``dim`` (1: edges, 2: squares) present in the complex, in
+    filtration order (value, index): a stable counting sort over the ``nvals`` ranks."""
+    n = r.shape[0] * 3
+    count = np.zeros(nvals + 1, np.int64)
+    for c in range(n):
+        v = edge_value(r, nx, ny, nz, c) if dim == 1 else face_value(r, nx, ny, nz, c)
+        if v >= 0:
+            count[v + 1] += 1
+    for i in range(nvals):
+        count[i + 1] += count[i]
+    out = np.empty(count[nvals], np.int64)
+    for c in range(n):
+        v = edge_value(r, nx, ny, nz, c) if dim == 1 else face_value(r, nx, ny, nz, c)
+        if v >= 0:
+            out[count[v]] = c
+            count[v] += 1
+    return out
+
+
+# ---- dimension 2: union-find on the dual
+
+
+@jit
+def _cube_values(r, nx, ny, nz):
+    nc = (nx - 1) * (ny - 1) * (nz - 1) if nx > 1 and ny > 1 and nz > 1 else 0
+    out = np.empty(nc + 1, np.int64)
+    for c in range(nc):
+        out[c] = cube_value(r, ny, nz, c)
+    out[nc] = _OUT
+    return out
+
+
+@jit
+def _dual_link(parent, val, a, b):
+    """Join dual roots ``a`` and ``b``; the one with the lower (value, index) dies and is
+    returned."""
+    if val[a] < val[b] or (val[a] == val[b] and a < b):
+        parent[a] = b
+        return a
+    parent[b] = a
+    return b
+
+
+@jit
+def dual_pairs(faces, fval_r, cval, cval_c, nx, ny, nz, keep, pair_face, pair_cube, key_comp):
+    """Dimension-2 pairs of one image by union-find on the dual.
+
+    ``faces``: the image's squares in filtration order; ``fval_r``: the image's ranks (to value
+    squares); ``cval``/``cval_c``: cube values of the image and of the comparison image (the
+    comparison's union-find runs along, in this image's order, to name each death by the
+    comparison cube that dies with it). Fills ``keep`` (False where a square joins two dual
+    components: cleared from the dimension-1 columns), ``pair_face``/``pair_cube`` (pairs of
+    positive persistence) and ``key_comp`` (the comparison cube of each pair); returns the
+    number of pairs.
+    """
+    nc = cval.shape[0]
+    parent = np.arange(nc)
+    parent_c = np.arange(nc)
+    n = 0
+    for i in range(faces.shape[0] - 1, -1, -1):
+        f = faces[i]
+        a, b = face_cubes(f, nx, ny, nz)
+        ra = find(parent, a)
+        rb = find(parent, b)
+        if ra == rb:
+            keep[i] = True
+            continue
+        keep[i] = False
+        dying = _dual_link(parent, cval, ra, rb)
+        dying_c = _dual_link(parent_c, cval_c, find(parent_c, a), find(parent_c, b))
+        if face_value(fval_r, nx, ny, nz, f) != cval[dying]:
+            pair_face[n] = f
+            pair_cube[n] = dying
+            key_comp[n] = dying_c
+            n += 1
+    return n
+
+
+# ---- dimension 1: the column reduction
+
+
+@jit
+def _heap_push(heap, size, key):
+    if size >= heap.shape[0]:
+        bigger = np.empty(heap.shape[0] * 2, np.int64)
+        bigger[:size] = heap[:size]
+        heap = bigger
+    i = size
+    heap[i] = key
+    while i > 0:
+        p = (i - 1) >> 1
+        if heap[p] >= heap[i]:
+            break
+        heap[p], heap[i] = heap[i], heap[p]
+        i = p
+    return heap, size + 1
+
+
+@jit
+def _heap_pop(heap, size):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        c = left
+        if left + 1 < size and heap[left + 1] > heap[left]:
+            c = left + 1
+        if heap[i] >= heap[c]:
+            break
+        heap[i], heap[c] = heap[c], heap[i]
+        i = c
+    return top, size
+
+
+@jit
+def _heap_pivot(heap, size):
+    """Pop the largest key present an odd number of times (mod-2 sum); -1 when none."""
+    while size > 0:
+        top, size = _heap_pop(heap, size)
+        k = 1
+        while size > 0 and heap[0] == top:
+            _, size = _heap_pop(heap, size)
+            k += 1
+        if k % 2 == 1:
+            return top, size
+    return -1, size
+
+
+@jit
+def reduce_dim1(cols, keep, r, nx, ny, nz, record, pair_edge, pair_face, face_pivot):
+    """Reduce the squares ``cols[keep]`` (in filtration order) against the edges valued by ``r``.
+
+    The pivot of a column is its latest edge in the (value of ``r``, index) order. With
+    ``record`` set, pairs of positive persistence (edge value < square value under ``r``) go to
+    ``pair_edge``/``pair_face`` and their number is returned. ``face_pivot`` (indexed by
+    square, or of length 0) receives every non-zero column's pivot edge: the image pairs,
+    when ``cols`` are the comparison's squares and ``r`` an input's ranks.
+    """
+    ne = np.int64(r.shape[0]) * 3
+    pivot_col = np.full(ne, -1, np.int64)
+    ncol = cols.shape[0]
+    col_start = np.full(ncol, -1, np.int64)
+    col_len = np.zeros(ncol, np.int64)
+    pool = np.empty(1024, np.int64)
+    pool_n = 0
+    heap = np.empty(64, np.int64)
+    edges = np.empty(4, np.int64)
+    n = 0
+    use_map = face_pivot.shape[0] > 0
+    for i in range(ncol):
+        if not keep[i]:
+            continue
+        f = cols[i]
+        face_edges(f, ny, nz, edges)
+        kmax = np.int64(-1)
+        for q in range(4):
+            k = edge_value(r, nx, ny, nz, edges[q]) * ne + edges[q]
+            if k > kmax:
+                kmax = k
+        emax = kmax % ne
+        if pivot_col[emax] < 0:  # emergent pair: the column is reduced as it stands
+            pivot_col[emax] = i
+            if use_map:
+                face_pivot[f] = emax
+            if record and kmax // ne != face_value(r, nx, ny, nz, f):
+                pair_edge[n] = emax
+                pair_face[n] = f
+                n += 1
+            continue
+        size = 0
+        for q in range(4):
+            heap, size = _heap_push(heap, size, edge_value(r, nx, ny, nz, edges[q]) * ne + edges[q])
+        j = pivot_col[emax]
+        while True:
+            if col_start[j] >= 0:
+                for q in range(col_start[j], col_start[j] + col_len[j]):
+                    heap, size = _heap_push(heap, size, pool[q])
+            else:
+                face_edges(cols[j], ny, nz, edges)
+                for q in range(4):
+                    heap, size = _heap_push(
+                        heap, size, edge_value(r, nx, ny, nz, edges[q]) * ne + edges[q]
+                    )
+            piv, size = _heap_pivot(heap, size)
+            if piv < 0:
+                break
+            e = piv % ne
+            if pivot_col[e] >= 0:
+                j = pivot_col[e]
+                heap, size = _heap_push(heap, size, piv)
+                continue
+            pivot_col[e] = i
+            if use_map:
+                face_pivot[f] = e
+            if record and piv // ne != face_value(r, nx, ny, nz, f):
+                pair_edge[n] = e
+                pair_face[n] = f
+                n += 1
+            # keep the reduced column (pivot first, then the rest, each once)
+            need = pool_n + size + 1
+            if need > pool.shape[0]:
+                cap = pool.shape[0] * 2
+                while cap < need:
+                    cap *= 2
+                bigger = np.empty(cap, np.int64)
+                bigger[:pool_n] = pool[:pool_n]
+                pool = bigger
+            col_start[i] = pool_n
+            pool[pool_n] = piv
+            pool_n += 1
+            while size > 0:
+                k, size = _heap_pivot(heap, size)
+                if k < 0:
+                    break
+                pool[pool_n] = k
+                pool_n += 1
+            col_len[i] = pool_n - col_start[i]
+            break
+    return n
+
+
+# ---- dimension 0: union-find on edges
+
+
+@jit
+def _link_elder(parent, r, a, b):
+    """Join roots ``a`` and ``b``; the one with the higher (value, voxel index) dies."""
+    if r[a] > r[b] or (r[a] == r[b] and a > b):
+        parent[a] = b
+        return a
+    parent[b] = a
+    return b
+
+
+@jit
+def uf_pairs(edges, r, nx, ny, nz, pair_vox, pair_edge):
+    """Dimension-0 pairs of positive persistence: ``edges`` in filtration order; returns
+    their number."""
+    parent = np.arange(r.shape[0])
+    n = 0
+    for e in edges:
+        v = e // 3
+        t = e % 3
+        w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+        a = find(parent, v)
+        b = find(parent, w)
+        if a == b:
+            continue
+        d = _link_elder(parent, r, a, b)
+        if r[d] != edge_value(r, nx, ny, nz, e):
+            pair_vox[n] = d
+            pair_edge[n] = e
+            n += 1
+    return n
+
+
+@jit
+def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1, m0, m1):
+    """Dimension-0 matching: the comparison's ``edges`` in its filtration order, its
+    union-find and the two inputs' union-finds run along (each valued by its own ranks).
+    ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none). Fills
+    the matched pair indices ``m0``/``m1`` and returns their number."""
+    nv = rc.shape[0]
+    pc = np.arange(nv)
+    p0 = np.arange(nv)
+    p1 = np.arange(nv)
+    n = 0
+    for e in edges:
+        v = e // 3
+        t = e % 3
+        w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+        a = find(pc, v)
+        b = find(pc, w)
+        if a == b:
+            continue
+        dc = _link_elder(pc, rc, a, b)
+        d0 = _link_elder(p0, r0, find(p0, v), find(p0, w))
+        d1 = _link_elder(p1, r1, find(p1, v), find(p1, w))
+        if rc[dc] != edge_value(rc, nx, ny, nz, e):
+            if vox_pair0[d0] >= 0 and vox_pair1[d1] >= 0:
+                m0[n] = vox_pair0[d0]
+                m1[n] = vox_pair1[d1]
+                n += 1
+    return n
+
+
+# ---- voxels of cells (where a pair is born and dies)
+
+
+@jit
+def cell_voxels(r, nx, ny, nz, dim, cells, out):
+    """The voxel that gives each cell its value, C-order index into ``out``: an edge's or a
+    square's highest-index voxel of maximal value, a cube's lowest-index one (the convention
+    of Betti-Matching-3D's coordinates)."""
+    nyz = ny * nz
+    for i in range(cells.shape[0]):
+        c = cells[i]
+        if dim == 0:
+            out[i] = c
+        elif dim == 1:
+            v = c // 3
+            t = c % 3
+            w = v + (nyz if t == 0 else (nz if t == 1 else 1))
+            out[i] = w if r[w] >= r[v] else v
+        elif dim == 2:
+            v = c // 3
+            t = c % 3
+            if t == 0:
+                da = nz
+                db = 1
+            elif t == 1:
+                da = nyz
+                db = 1
+            else:
+                da = nyz
+                db = nz
+            m = max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
+            if r[v + da + db] == m:
+                out[i] = v + da + db
+            elif r[v + da] == m:
+                out[i] = v + da
+            elif r[v + db] == m:
+                out[i] = v + db
+            else:
+                out[i] = v
+        else:
+            z = c % (nz - 1)
+            y = (c // (nz - 1)) % (ny - 1)
+            x = c // ((nz - 1) * (ny - 1))
+            v = (x * ny + y) * nz + z
+            m = r[v]
+            best = v
+            for d in (1, nz, nz + 1, nyz, nyz + 1, nyz + nz, nyz + nz + 1):
+                if r[v + d] > m:
+                    m = r[v + d]
+                    best = v + d
+            out[i] = best

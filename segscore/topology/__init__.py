@@ -1,0 +1,26 @@
+"""Topology of segmentations: Betti matching (persistent homology of cubical complexes on
+numba kernels) and the Vesuvius surface-detection score built on it.
+
+``import segscore.topology`` loads numpy only; the kernels compile at first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "betti_matching": "betti", "BettiMatching": "betti", "DimensionMatching": "betti",
+    "BettiInputError": "betti",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"segscore.topology.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'segscore.topology' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
