@@ -38,7 +38,7 @@ import numpy as np
 from segscore.kernels._jit import jit
 from segscore.kernels.components import find
 
-_OUT = np.int64(1) << np.int64(62)  # the outside of the volume in the dual: older than every cube
+_OUT = np.int32(2147483647)  # the outside of the volume in the dual: older than every cube
 
 
 # ---- cells and their values
@@ -116,29 +116,6 @@ def cube_value(r, ny, nz, c):
 
 
 @jit
-def face_edges(f, ny, nz, out):
-    """The four edges of square ``f`` into ``out``, highest index first."""
-    t = f % 3
-    v = f // 3
-    nyz = ny * nz
-    if t == 0:  # y-z square: z-edge at y+1, y-edge at z+1, z-edge, y-edge
-        out[0] = (v + nz) * 3 + 2
-        out[1] = (v + 1) * 3 + 1
-        out[2] = v * 3 + 2
-        out[3] = v * 3 + 1
-    elif t == 1:  # x-z square
-        out[0] = (v + nyz) * 3 + 2
-        out[1] = (v + 1) * 3 + 0
-        out[2] = v * 3 + 2
-        out[3] = v * 3 + 0
-    else:  # x-y square
-        out[0] = (v + nyz) * 3 + 1
-        out[1] = (v + nz) * 3 + 0
-        out[2] = v * 3 + 1
-        out[3] = v * 3 + 0
-
-
-@jit
 def face_cubes(f, nx, ny, nz):
     """The two cubes on either side of square ``f`` (the outside is ``(nx-1)(ny-1)(nz-1)``)."""
     t = f % 3
@@ -163,23 +140,99 @@ def face_cubes(f, nx, ny, nz):
 
 
 @jit
+def face_keys(f, r, ny, nz, ne, out):
+    """The keys ``value * ne + edge`` of the four edges of square ``f`` into ``out``, highest
+    edge index first; returns the square's value (the largest edge value)."""
+    t = f % 3
+    v = f // 3
+    nyz = ny * nz
+    if t == 0:  # y-z square
+        da = nz
+        db = 1
+        e0 = (v + nz) * 3 + 2
+        e1 = (v + 1) * 3 + 1
+        e2 = v * 3 + 2
+        e3 = v * 3 + 1
+    elif t == 1:  # x-z square
+        da = nyz
+        db = 1
+        e0 = (v + nyz) * 3 + 2
+        e1 = (v + 1) * 3 + 0
+        e2 = v * 3 + 2
+        e3 = v * 3 + 0
+    else:  # x-y square
+        da = nyz
+        db = nz
+        e0 = (v + nyz) * 3 + 1
+        e1 = (v + nz) * 3 + 0
+        e2 = v * 3 + 1
+        e3 = v * 3 + 0
+    a = np.int64(r[v])
+    b = np.int64(r[v + da])
+    c = np.int64(r[v + db])
+    d = np.int64(r[v + da + db])
+    # e0 joins (v+da, v+da+db), e1 (v+db, v+da+db), e2 (v, v+db), e3 (v, v+da)
+    out[0] = max(b, d) * ne + e0
+    out[1] = max(c, d) * ne + e1
+    out[2] = max(a, c) * ne + e2
+    out[3] = max(a, b) * ne + e3
+    return max(max(a, b), max(c, d))
+
+
+@jit
+def _cell_values_into(r, nx, ny, nz, dim, x, vals):
+    """Values of the cells (3 per voxel) of plane ``x`` into ``vals`` (-1: not in the complex)."""
+    nyz = ny * nz
+    base = x * nyz
+    for y in range(ny):
+        for z in range(nz):
+            v = base + y * nz + z
+            a = r[v]
+            hx = x + 1 < nx
+            hy = y + 1 < ny
+            hz = z + 1 < nz
+            o = (y * nz + z) * 3
+            if dim == 1:
+                vals[o] = max(a, r[v + nyz]) if hx else -1
+                vals[o + 1] = max(a, r[v + nz]) if hy else -1
+                vals[o + 2] = max(a, r[v + 1]) if hz else -1
+            else:
+                if hy and hz:
+                    vals[o] = max(max(a, r[v + nz]), max(r[v + 1], r[v + nz + 1]))
+                else:
+                    vals[o] = -1
+                if hx and hz:
+                    vals[o + 1] = max(max(a, r[v + nyz]), max(r[v + 1], r[v + nyz + 1]))
+                else:
+                    vals[o + 1] = -1
+                if hx and hy:
+                    vals[o + 2] = max(max(a, r[v + nyz]), max(r[v + nz], r[v + nyz + nz]))
+                else:
+                    vals[o + 2] = -1
+
+
+@jit
 def sorted_cells(r, nx, ny, nz, dim, nvals):
-    """Indices of the cells of ``dim`` (1: edges, 2: squares) present in the complex, in
-    filtration order (value, index): a stable counting sort over the ``nvals`` ranks."""
-    n = r.shape[0] * 3
+    """int32 indices of the cells of ``dim`` (1: edges, 2: squares) present in the complex,
+    in filtration order (value, index): a stable counting sort over the ``nvals`` ranks."""
     count = np.zeros(nvals + 1, np.int64)
-    for c in range(n):
-        v = edge_value(r, nx, ny, nz, c) if dim == 1 else face_value(r, nx, ny, nz, c)
-        if v >= 0:
-            count[v + 1] += 1
+    vals = np.empty(ny * nz * 3, np.int64)
+    for x in range(nx):
+        _cell_values_into(r, nx, ny, nz, dim, x, vals)
+        for o in range(vals.shape[0]):
+            if vals[o] >= 0:
+                count[vals[o] + 1] += 1
     for i in range(nvals):
         count[i + 1] += count[i]
-    out = np.empty(count[nvals], np.int64)
-    for c in range(n):
-        v = edge_value(r, nx, ny, nz, c) if dim == 1 else face_value(r, nx, ny, nz, c)
-        if v >= 0:
-            out[count[v]] = c
-            count[v] += 1
+    out = np.empty(count[nvals], np.int32)
+    for x in range(nx):
+        _cell_values_into(r, nx, ny, nz, dim, x, vals)
+        base = x * ny * nz * 3
+        for o in range(vals.shape[0]):
+            w = vals[o]
+            if w >= 0:
+                out[count[w]] = base + o
+                count[w] += 1
     return out
 
 
@@ -187,9 +240,19 @@ def sorted_cells(r, nx, ny, nz, dim, nvals):
 
 
 @jit
+def _grow(a, n):
+    """``a`` itself when it has room for index ``n``, else a copy twice as long."""
+    if n < a.shape[0]:
+        return a
+    b = np.empty(max(2 * a.shape[0], 16), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@jit
 def _cube_values(r, nx, ny, nz):
     nc = (nx - 1) * (ny - 1) * (nz - 1) if nx > 1 and ny > 1 and nz > 1 else 0
-    out = np.empty(nc + 1, np.int64)
+    out = np.empty(nc + 1, np.int32)
     for c in range(nc):
         out[c] = cube_value(r, ny, nz, c)
     out[nc] = _OUT
@@ -208,23 +271,25 @@ def _dual_link(parent, val, a, b):
 
 
 @jit
-def dual_pairs(faces, fval_r, cval, cval_c, nx, ny, nz, keep, pair_face, pair_cube, key_comp):
+def dual_pairs(faces, fval_r, cval, cval_c, nx, ny, nz, keep):
     """Dimension-2 pairs of one image by union-find on the dual.
 
     ``faces``: the image's squares in filtration order; ``fval_r``: the image's ranks (to value
     squares); ``cval``/``cval_c``: cube values of the image and of the comparison image (the
     comparison's union-find runs along, in this image's order, to name each death by the
     comparison cube that dies with it). Fills ``keep`` (False where a square joins two dual
-    components: cleared from the dimension-1 columns), ``pair_face``/``pair_cube`` (pairs of
-    positive persistence) and ``key_comp`` (the comparison cube of each pair); returns the
-    number of pairs.
+    components: cleared from the dimension-1 columns). Returns ``(n, face, cube, key)``: the
+    pairs of positive persistence (birth square, death cube, the comparison cube of each).
     """
     nc = cval.shape[0]
-    parent = np.arange(nc)
-    parent_c = np.arange(nc)
+    parent = np.arange(nc).astype(np.int32)
+    parent_c = np.arange(nc).astype(np.int32)
+    pair_face = np.empty(16, np.int64)
+    pair_cube = np.empty(16, np.int64)
+    key_comp = np.empty(16, np.int64)
     n = 0
     for i in range(faces.shape[0] - 1, -1, -1):
-        f = faces[i]
+        f = np.int64(faces[i])
         a, b = face_cubes(f, nx, ny, nz)
         ra = find(parent, a)
         rb = find(parent, b)
@@ -235,11 +300,14 @@ def dual_pairs(faces, fval_r, cval, cval_c, nx, ny, nz, keep, pair_face, pair_cu
         dying = _dual_link(parent, cval, ra, rb)
         dying_c = _dual_link(parent_c, cval_c, find(parent_c, a), find(parent_c, b))
         if face_value(fval_r, nx, ny, nz, f) != cval[dying]:
+            pair_face = _grow(pair_face, n)
+            pair_cube = _grow(pair_cube, n)
+            key_comp = _grow(key_comp, n)
             pair_face[n] = f
             pair_cube[n] = dying
             key_comp[n] = dying_c
             n += 1
-    return n
+    return n, pair_face[:n], pair_cube[:n], key_comp[:n]
 
 
 # ---- dimension 1: the column reduction
@@ -297,60 +365,70 @@ def _heap_pivot(heap, size):
 
 
 @jit
-def reduce_dim1(cols, keep, r, nx, ny, nz, record, pair_edge, pair_face, face_pivot):
+def _push4(heap, size, keys):
+    for q in range(4):
+        heap, size = _heap_push(heap, size, keys[q])
+    return heap, size
+
+
+@jit
+def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     """Reduce the squares ``cols[keep]`` (in filtration order) against the edges valued by ``r``.
 
-    The pivot of a column is its latest edge in the (value of ``r``, index) order. With
-    ``record`` set, pairs of positive persistence (edge value < square value under ``r``) go to
-    ``pair_edge``/``pair_face`` and their number is returned. ``face_pivot`` (indexed by
-    square, or of length 0) receives every non-zero column's pivot edge: the image pairs,
-    when ``cols`` are the comparison's squares and ``r`` an input's ranks.
+    The pivot of a column is its latest edge in the (value of ``r``, index) order; a column
+    whose pivot is already taken gets the reduced column that holds it added (mod 2). Reduced
+    columns that needed an addition are kept for reuse; the others are their square's boundary.
+
+    With ``record`` set, pairs of positive persistence (edge value < square value under ``r``)
+    are returned as ``(n, edge, square, position of the column in cols)``. ``want`` (sorted column positions, maybe empty) asks for the
+    pivots of those columns (-1 where the column reduces to zero) in ``want_pivot``: the image
+    pairs, when ``cols`` are the comparison's squares and ``r`` an input's ranks.
+
+    Notes: ``cols`` must hold squares of the complex (no check); ``r`` is C-order ranks of an
+    ``(nx, ny, nz)`` volume.
     """
     ne = np.int64(r.shape[0]) * 3
-    pivot_col = np.full(ne, -1, np.int64)
+    pivot_col = np.full(ne, -1, np.int32)
     ncol = cols.shape[0]
-    col_start = np.full(ncol, -1, np.int64)
-    col_len = np.zeros(ncol, np.int64)
-    pool = np.empty(1024, np.int64)
+    col_slot = np.full(ncol, -1, np.int32)
+    slot_start = np.empty(1024, np.int64)
+    slot_len = np.empty(1024, np.int32)
+    nslot = 0
+    pool = np.empty(4096, np.int64)
     pool_n = 0
     heap = np.empty(64, np.int64)
-    edges = np.empty(4, np.int64)
+    keys = np.empty(4, np.int64)
+    pair_edge = np.empty(16, np.int64)
+    pair_face = np.empty(16, np.int64)
+    pair_pos = np.empty(16, np.int64)
     n = 0
-    use_map = face_pivot.shape[0] > 0
+    w = 0
+    nwant = want.shape[0]
     for i in range(ncol):
         if not keep[i]:
             continue
-        f = cols[i]
-        face_edges(f, ny, nz, edges)
-        kmax = np.int64(-1)
-        for q in range(4):
-            k = edge_value(r, nx, ny, nz, edges[q]) * ne + edges[q]
-            if k > kmax:
-                kmax = k
+        f = np.int64(cols[i])
+        fv = face_keys(f, r, ny, nz, ne, keys)
+        kmax = max(max(keys[0], keys[1]), max(keys[2], keys[3]))
         emax = kmax % ne
+        while w < nwant and want[w] < i:
+            w += 1
         if pivot_col[emax] < 0:  # emergent pair: the column is reduced as it stands
             pivot_col[emax] = i
-            if use_map:
-                face_pivot[f] = emax
-            if record and kmax // ne != face_value(r, nx, ny, nz, f):
-                pair_edge[n] = emax
-                pair_face[n] = f
-                n += 1
-            continue
+            if w < nwant and want[w] == i:
+                want_pivot[w] = emax
+            continue  # its value is the square's: no pair of positive persistence
         size = 0
-        for q in range(4):
-            heap, size = _heap_push(heap, size, edge_value(r, nx, ny, nz, edges[q]) * ne + edges[q])
+        heap, size = _push4(heap, size, keys)
         j = pivot_col[emax]
         while True:
-            if col_start[j] >= 0:
-                for q in range(col_start[j], col_start[j] + col_len[j]):
+            s = col_slot[j]
+            if s >= 0:
+                for q in range(slot_start[s], slot_start[s] + slot_len[s]):
                     heap, size = _heap_push(heap, size, pool[q])
             else:
-                face_edges(cols[j], ny, nz, edges)
-                for q in range(4):
-                    heap, size = _heap_push(
-                        heap, size, edge_value(r, nx, ny, nz, edges[q]) * ne + edges[q]
-                    )
+                face_keys(np.int64(cols[j]), r, ny, nz, ne, keys)
+                heap, size = _push4(heap, size, keys)
             piv, size = _heap_pivot(heap, size)
             if piv < 0:
                 break
@@ -360,11 +438,15 @@ def reduce_dim1(cols, keep, r, nx, ny, nz, record, pair_edge, pair_face, face_pi
                 heap, size = _heap_push(heap, size, piv)
                 continue
             pivot_col[e] = i
-            if use_map:
-                face_pivot[f] = e
-            if record and piv // ne != face_value(r, nx, ny, nz, f):
+            if w < nwant and want[w] == i:
+                want_pivot[w] = e
+            if record and piv // ne != fv:
+                pair_edge = _grow(pair_edge, n)
+                pair_face = _grow(pair_face, n)
+                pair_pos = _grow(pair_pos, n)
                 pair_edge[n] = e
                 pair_face[n] = f
+                pair_pos[n] = i
                 n += 1
             # keep the reduced column (pivot first, then the rest, each once)
             need = pool_n + size + 1
@@ -375,7 +457,15 @@ def reduce_dim1(cols, keep, r, nx, ny, nz, record, pair_edge, pair_face, face_pi
                 bigger = np.empty(cap, np.int64)
                 bigger[:pool_n] = pool[:pool_n]
                 pool = bigger
-            col_start[i] = pool_n
+            if nslot >= slot_start.shape[0]:
+                bs = np.empty(slot_start.shape[0] * 2, np.int64)
+                bs[:nslot] = slot_start[:nslot]
+                slot_start = bs
+                bl = np.empty(slot_len.shape[0] * 2, np.int32)
+                bl[:nslot] = slot_len[:nslot]
+                slot_len = bl
+            col_slot[i] = nslot
+            slot_start[nslot] = pool_n
             pool[pool_n] = piv
             pool_n += 1
             while size > 0:
@@ -384,9 +474,10 @@ def reduce_dim1(cols, keep, r, nx, ny, nz, record, pair_edge, pair_face, face_pi
                     break
                 pool[pool_n] = k
                 pool_n += 1
-            col_len[i] = pool_n - col_start[i]
+            slot_len[nslot] = pool_n - slot_start[nslot]
+            nslot += 1
             break
-    return n
+    return n, pair_edge[:n], pair_face[:n], pair_pos[:n]
 
 
 # ---- dimension 0: union-find on edges
@@ -403,14 +494,16 @@ def _link_elder(parent, r, a, b):
 
 
 @jit
-def uf_pairs(edges, r, nx, ny, nz, pair_vox, pair_edge):
-    """Dimension-0 pairs of positive persistence: ``edges`` in filtration order; returns
-    their number."""
-    parent = np.arange(r.shape[0])
+def uf_pairs(edges, r, nx, ny, nz):
+    """Dimension-0 pairs of positive persistence, ``edges`` in filtration order: returns
+    ``(n, dying voxel, edge)``."""
+    parent = np.arange(r.shape[0]).astype(np.int32)
+    pair_vox = np.empty(16, np.int64)
+    pair_edge = np.empty(16, np.int64)
     n = 0
     for e in edges:
-        v = e // 3
-        t = e % 3
+        v = np.int64(e) // 3
+        t = np.int64(e) % 3
         w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
         a = find(parent, v)
         b = find(parent, w)
@@ -418,26 +511,30 @@ def uf_pairs(edges, r, nx, ny, nz, pair_vox, pair_edge):
             continue
         d = _link_elder(parent, r, a, b)
         if r[d] != edge_value(r, nx, ny, nz, e):
+            pair_vox = _grow(pair_vox, n)
+            pair_edge = _grow(pair_edge, n)
             pair_vox[n] = d
             pair_edge[n] = e
             n += 1
-    return n
+    return n, pair_vox[:n], pair_edge[:n]
 
 
 @jit
-def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1, m0, m1):
+def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     """Dimension-0 matching: the comparison's ``edges`` in its filtration order, its
     union-find and the two inputs' union-finds run along (each valued by its own ranks).
-    ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none). Fills
-    the matched pair indices ``m0``/``m1`` and returns their number."""
+    ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none).
+    Returns ``(n, m0, m1)``: the indices of the matched pairs of each input."""
     nv = rc.shape[0]
-    pc = np.arange(nv)
-    p0 = np.arange(nv)
-    p1 = np.arange(nv)
+    pc = np.arange(nv).astype(np.int32)
+    p0 = np.arange(nv).astype(np.int32)
+    p1 = np.arange(nv).astype(np.int32)
+    m0 = np.empty(16, np.int64)
+    m1 = np.empty(16, np.int64)
     n = 0
     for e in edges:
-        v = e // 3
-        t = e % 3
+        v = np.int64(e) // 3
+        t = np.int64(e) % 3
         w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
         a = find(pc, v)
         b = find(pc, w)
@@ -448,10 +545,12 @@ def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1, m0, m1):
         d1 = _link_elder(p1, r1, find(p1, v), find(p1, w))
         if rc[dc] != edge_value(rc, nx, ny, nz, e):
             if vox_pair0[d0] >= 0 and vox_pair1[d1] >= 0:
+                m0 = _grow(m0, n)
+                m1 = _grow(m1, n)
                 m0[n] = vox_pair0[d0]
                 m1[n] = vox_pair1[d1]
                 n += 1
-    return n
+    return n, m0[:n], m1[:n]
 
 
 # ---- voxels of cells (where a pair is born and dies)

@@ -81,6 +81,9 @@ def _ranks(a: np.ndarray, b: np.ndarray):
     """int32 ranks of both images on one scale (ties equal) and the number of levels."""
     if a.dtype == np.bool_ and b.dtype == np.bool_:
         return a.astype(np.int32).ravel(), b.astype(np.int32).ravel(), 2
+    if a.dtype == np.uint8 and b.dtype == np.uint8 and a.max(initial=0) <= 1 and b.max(initial=0) <= 1:
+        # binary (the topology score's case): the values are their own ranks
+        return a.astype(np.int32).ravel(), b.astype(np.int32).ravel(), 2
     if a.dtype.kind in "fc" and (np.isnan(a).any() or np.isnan(b).any()):
         raise BettiInputError("betti_matching: an input holds NaN; replace it by a value first")
     levels, inv = np.unique(np.concatenate([a.ravel(), b.ravel()]), return_inverse=True)
@@ -103,7 +106,27 @@ def _coords(flat, shape3):
     return np.stack(np.unravel_index(flat, shape3), axis=1).astype(np.int64)
 
 
-def betti_matching(input0, input1) -> BettiMatching:
+def _solo(K, r, cval_c, shape, nvals):
+    """One input's pairs in every dimension (and the comparison cube of each top-dimension
+    death), its big arrays freed as soon as they are used."""
+    nx, ny, nz = shape
+    faces = K.sorted_cells(r, nx, ny, nz, 2, nvals)
+    cval = K._cube_values(r, nx, ny, nz)
+    keep = np.empty(faces.shape[0], np.bool_)
+    _, f2, c2, key2 = K.dual_pairs(faces, r, cval, cval_c, nx, ny, nz, keep)
+    del cval
+    _, e1, f1, _ = K.reduce_dim1(faces, keep, r, ny, nz, True, _NONE, _NONE)
+    del faces, keep
+    edges = K.sorted_cells(r, nx, ny, nz, 1, nvals)
+    _, v0, e0 = K.uf_pairs(edges, r, nx, ny, nz)
+    return (v0, e0), (e1, f1), (f2, c2, key2)
+
+
+_NONE = np.zeros(0, np.int64)
+_MAX_VOXELS = (2**31 - 1) // 3
+
+
+def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
     """Betti matching of ``input0`` and ``input1`` (real-valued, one shape, 2D or 3D).
 
     Parameters
@@ -111,6 +134,8 @@ def betti_matching(input0, input1) -> BettiMatching:
     input0, input1 : array_like
         The two filtrations (sublevel sets). Which one is "the truth" does not change the
         matching; the topology score passes the prediction first, as the competition does.
+    threads : int
+        2 computes the two inputs' own pairs at once (the kernels release the GIL).
 
     Returns
     -------
@@ -131,89 +156,78 @@ def betti_matching(input0, input1) -> BettiMatching:
         e = np.zeros(0, np.int64)
         out.dims = [DimensionMatching(z, z, z, z, e, e) for _ in range(3)]
         return out
+    if a.size > _MAX_VOXELS:
+        raise BettiInputError(
+            f"betti_matching: {a.size} voxels is more than {_MAX_VOXELS} at once; match tiles")
     r0, r1, nvals = _ranks(a, b)
     rc = np.minimum(r0, r1)
     nv = r0.shape[0]
-    ne = 3 * nv
+    cval_c = K._cube_values(rc, nx, ny, nz)
+    nc = cval_c.shape[0]
 
-    faces = [K.sorted_cells(r, nx, ny, nz, 2, nvals) for r in (r0, r1, rc)]
-    cvals = [K._cube_values(r, nx, ny, nz) for r in (r0, r1, rc)]
-    nc = cvals[0].shape[0]
+    if threads > 1:
+        from concurrent.futures import ThreadPoolExecutor
 
-    # dimension 2
-    keeps, d2 = [], []
-    for k, r in enumerate((r0, r1, rc)):
-        f = faces[k]
-        keep = np.empty(f.shape[0], np.bool_)
-        pf = np.empty(min(f.shape[0], nc), np.int64)
-        pc = np.empty_like(pf)
-        key = np.empty_like(pf)
-        n = K.dual_pairs(f, r, cvals[k], cvals[2], nx, ny, nz, keep, pf, pc, key)
-        keeps.append(keep)
-        d2.append((pf[:n], pc[:n], key[:n]))
+        with ThreadPoolExecutor(2) as pool:
+            futs = [pool.submit(_solo, K, r, cval_c, shape, nvals) for r in (r0, r1)]
+            solo = [f.result() for f in futs]
+    else:
+        solo = [_solo(K, r, cval_c, shape, nvals) for r in (r0, r1)]
+
+    # the comparison image, its image pairs and the matching
+    faces = K.sorted_cells(rc, nx, ny, nz, 2, nvals)
+    keep = np.empty(faces.shape[0], np.bool_)
+    _, _, c2c, _ = K.dual_pairs(faces, rc, cval_c, cval_c, nx, ny, nz, keep)
+    del cval_c
     m2 = []
     for k in (0, 1):
         mp = np.full(nc, -1, np.int64)
-        mp[d2[k][2]] = np.arange(d2[k][2].shape[0])
-        m2.append(mp[d2[2][1]])
+        key = solo[k][2][2]
+        mp[key] = np.arange(key.shape[0])
+        m2.append(mp[c2c])
     ok = (m2[0] >= 0) & (m2[1] >= 0)
-    dim2 = (d2[0][0], d2[0][1], d2[1][0], d2[1][1], m2[0][ok], m2[1][ok])
+    match2 = (m2[0][ok], m2[1][ok])
 
-    # dimension 1
-    nf = ne
-    empty = np.zeros(0, np.int64)
-    d1 = []
-    for k, r in enumerate((r0, r1, rc)):
-        cap = int(keeps[k].sum())
-        pe = np.empty(cap, np.int64)
-        pf = np.empty(cap, np.int64)
-        n = K.reduce_dim1(faces[k], keeps[k], r, nx, ny, nz, True, pe, pf, empty)
-        d1.append((pe[:n], pf[:n]))
-    fp = []
-    for r in (r0, r1):
-        m = np.full(nf, -1, np.int64)
-        K.reduce_dim1(faces[2], keeps[2], r, nx, ny, nz, False, empty, empty, m)
-        fp.append(m)
-    del faces, keeps
-    e0 = fp[0][d1[2][1]]
-    e1 = fp[1][d1[2][1]]
+    _, e1c, f1c, pos1c = K.reduce_dim1(faces, keep, rc, ny, nz, True, _NONE, _NONE)
+    order = np.argsort(pos1c, kind="stable")
+    want = pos1c[order]
     m1 = []
-    for k, ek in ((0, e0), (1, e1)):
-        by_edge = np.full(ne, -1, np.int64)
-        by_edge[d1[k][0]] = np.arange(d1[k][0].shape[0])
-        m1.append(np.where(ek >= 0, by_edge[np.maximum(ek, 0)], -1))
+    for k, r in ((0, r0), (1, r1)):
+        piv = np.full(want.shape[0], -1, np.int64)
+        K.reduce_dim1(faces, keep, r, ny, nz, False, want, piv)
+        ek = np.empty_like(piv)
+        ek[order] = piv
+        birth_edges = solo[k][1][0]
+        srt = np.argsort(birth_edges, kind="stable")
+        at = np.searchsorted(birth_edges[srt], ek)
+        at = np.minimum(at, max(birth_edges.shape[0] - 1, 0))
+        hit = (ek >= 0) & (birth_edges.shape[0] > 0)
+        if birth_edges.shape[0]:
+            hit &= birth_edges[srt][at] == ek
+        m1.append(np.where(hit, srt[at] if birth_edges.shape[0] else -1, -1))
+    del faces, keep
     ok = (m1[0] >= 0) & (m1[1] >= 0)
-    dim1 = (d1[0][0], d1[0][1], d1[1][0], d1[1][1], m1[0][ok], m1[1][ok])
-    del fp
+    match1 = (m1[0][ok], m1[1][ok])
 
-    # dimension 0
-    d0 = []
+    edges = K.sorted_cells(rc, nx, ny, nz, 1, nvals)
     vox_pair = []
-    edges_c = None
-    for k, r in enumerate((r0, r1, rc)):
-        edges = K.sorted_cells(r, nx, ny, nz, 1, nvals)
-        if k == 2:
-            edges_c = edges
-            break
-        pv = np.empty(nv, np.int64)
-        pe = np.empty(nv, np.int64)
-        n = K.uf_pairs(edges, r, nx, ny, nz, pv, pe)
-        d0.append((pv[:n], pe[:n]))
+    for k in (0, 1):
         vp = np.full(nv, -1, np.int64)
-        vp[pv[:n]] = np.arange(n)
+        vp[solo[k][0][0]] = np.arange(solo[k][0][0].shape[0])
         vox_pair.append(vp)
-    mm0 = np.empty(nv, np.int64)
-    mm1 = np.empty(nv, np.int64)
-    n = K.uf_image_match(edges_c, rc, r0, r1, nx, ny, nz, vox_pair[0], vox_pair[1], mm0, mm1)
-    dim0 = (d0[0][0], d0[0][1], d0[1][0], d0[1][1], mm0[:n], mm1[:n])
+    _, mm0, mm1 = K.uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair[0], vox_pair[1])
+    del edges, vox_pair
+    match0 = (mm0, mm1)
 
     def voxels(r, dim, cells):
         o = np.empty(cells.shape[0], np.int64)
-        K.cell_voxels(r, nx, ny, nz, dim, cells, o)
+        K.cell_voxels(r, nx, ny, nz, dim, cells.astype(np.int64), o)
         return _coords(o, shape)
 
-    for d, (b0, x0, b1, x1, i0, i1) in enumerate((dim0, dim1, dim2)):
+    for d, match in enumerate((match0, match1, match2)):
+        b0, x0 = solo[0][d][0], solo[0][d][1]
+        b1, x1 = solo[1][d][0], solo[1][d][1]
         out.dims.append(DimensionMatching(
             voxels(r0, d, b0), voxels(r0, d + 1, x0), voxels(r1, d, b1), voxels(r1, d + 1, x1),
-            i0.astype(np.int64), i1.astype(np.int64)))
+            match[0].astype(np.int64), match[1].astype(np.int64)))
     return out
