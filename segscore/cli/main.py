@@ -34,6 +34,7 @@ COMMANDS = {
     "fibers": "segscore.cli.fibers",
     "fibers-aggregate": "segscore.cli.fibers_aggregate",
     "fibers-target": "segscore.cli.fibers_target",
+    "surfaces": "segscore.cli.surfaces",
 }
 #: commands that run other commands' jobs (no family's: the registry names them, see segscore.families)
 RUNNERS = {"batch": "segscore.cli.batch", "report": "segscore.cli.report"}
@@ -41,7 +42,7 @@ RUNNERS = {"batch": "segscore.cli.batch", "report": "segscore.cli.report"}
 #: their kernels run in the command's own process (a module's ``runs_kernels_here(args)`` decides:
 #: ``audit`` and ``batch`` with ``--processes`` or ``--scheduler`` run theirs on the workers)
 KERNEL_COMMANDS = {"auc", "demo", "target", "columns", "curve", "perturb", "audit", "profile", "objects", "holdout",
-                   "fibers", "batch"}
+                   "fibers", "batch", "surfaces"}
 ALIASES: dict[str, str] = {
     "score": "target",
     "score-columns": "columns",
@@ -67,6 +68,7 @@ HELP = {
     "fibers": "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors",
     "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
     "fibers-target": "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask",
+    "surfaces": "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the Vesuvius leaderboard score",
     "batch": "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, resumably",
     "report": "leaderboard of a batch results folder: each family's headline numbers beside its floors or control",
 }

@@ -11,6 +11,10 @@ import importlib
 _WHERE = {
     "betti_matching": "betti", "BettiMatching": "betti", "DimensionMatching": "betti",
     "BettiInputError": "betti",
+    "surfaces": "score", "SurfacesInputError": "score", "toposcore": "score", "topology_counts": "score",
+    "voi": "score", "binarize": "score", "tile_slices": "score",
+    "DEFAULT_WEIGHTS": "score", "DEFAULT_TOPO_WEIGHTS": "score", "DEFAULT_TOPO_TILES": "score",
+    "surface_dice": "surface", "area_table": "surface",
 }
 
 __all__ = sorted(_WHERE)
