@@ -12,8 +12,8 @@ def add_arguments(p) -> None:
                    help="spur-pruning length in voxels for both graphs (default 5; ~2-3 vessel radii)")
     add_spacing_options(p)
     p.add_argument("--all-metrics", action="store_true",
-                   help="also skeleton_recall, cbdice_star, hd95, betti_matching (null: needs a module curvicost does "
-                        "not ship), apls and junction_f1 (curvicost's optional metrics; full distance maps, slower)")
+                   help="also skeleton_recall, cbdice_star, hd95, betti_matching (unmatched Betti-matching pairs; "
+                        "curvicost needs a compiled module for it, and has NaN in 3D), apls and junction_f1 (curvicost's optional metrics; full distance maps, slower)")
     add_output_options(p, csv=True)
 
 

@@ -39,8 +39,9 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
 * On request (``score(..., all_metrics=True)``, ``segscore curve --all-metrics``): curvicost's
   optional skeleton_recall, cbdice_star, hd95, apls and junction_f1, equal to its values (null with
   an entry in ``notes`` where it gives NaN; two pinned differences in
-  ``tests/curvilinear/test_graph_metrics.py``); betti_matching is always null with a note (curvicost
-  needs a compiled module for it and reports NaN without it).
+  ``tests/curvilinear/test_graph_metrics.py``); betti_matching as curvicost defines it (unmatched
+  Betti-matching pairs of both masks), computed in numba (curvicost needs a compiled module for
+  it, NaN without it and in 3D).
 * Operators: segscore's own draws (curvicost's masks are what parity is measured on); the
   break population leaves out self-loop chains, and a cut is checked on the chain voxels just
   outside the ball rather than at the chain's ends.

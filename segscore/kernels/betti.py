@@ -20,7 +20,7 @@ when two components meet, the one holding the lowest (value, C-order voxel index
 in the top dimension (union-find on the dual, processed downwards) the component holding the
 highest (value, index) cube survives and the outside of the volume is older than every cube.
 This is the order Betti-Matching-3D (Stucki et al., arXiv 2407.04683) uses; its answers on
-recorded volumes are the tests (tests/kernels/test_betti.py, tests/data/betti_matching/).
+recorded volumes are the tests (tests/topology/test_betti_matching.py, tests/data/betti_matching/).
 
 Dimension 0 is computed by union-find over edges, dimension 2 by union-find over the dual
 (squares joining cubes and the outside), dimension 1 by the standard column reduction of the

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 
 _WHERE = {
-    "betti_matching": "betti", "BettiMatching": "betti", "DimensionMatching": "betti",
-    "BettiInputError": "betti",
+    "betti_matching": "segscore.metrics.betti", "BettiMatching": "segscore.metrics.betti",
+    "DimensionMatching": "segscore.metrics.betti", "BettiInputError": "segscore.metrics.betti",
     "surfaces": "score", "SurfacesInputError": "score", "toposcore": "score", "topology_counts": "score",
     "voi": "score", "binarize": "score", "tile_slices": "score",
     "DEFAULT_WEIGHTS": "score", "DEFAULT_TOPO_WEIGHTS": "score", "DEFAULT_TOPO_TILES": "score",
@@ -22,7 +22,9 @@ __all__ = sorted(_WHERE)
 
 def __getattr__(name):
     if name in _WHERE:
-        return getattr(importlib.import_module(f"segscore.topology.{_WHERE[name]}"), name)
+        where = _WHERE[name]
+        module = where if where.startswith("segscore.") else f"segscore.topology.{where}"
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'segscore.topology' has no attribute {name!r}")
 
 

@@ -8,7 +8,7 @@ computed on a prediction P and a label volume G of one shape (3D; a 2D image is 
    is given, where it is true *instead* -- take the value 0 in both P and G before anything
    else.
 2. **Binarize**: foreground is ``x != 0`` (NaN counts as 0), or ``x > fg_threshold``.
-3. **TopoScore**: Betti matching (:func:`segscore.topology.betti.betti_matching`) of ``1 - P``
+3. **TopoScore**: Betti matching (:func:`segscore.metrics.betti.betti_matching`) of ``1 - P``
    and ``1 - G`` (foreground enters first; 6-connected foreground; among simultaneous births
    the lowest C-order cell is the elder, which on binary volumes decides which component is
    essential; essential classes are not counted), on the tiles of ``topo_tiles`` (default
@@ -120,7 +120,7 @@ def tile_slices(shape, tiles) -> list[tuple[slice, slice, slice]]:
 def topology_counts(pred_fg: np.ndarray, gt_fg: np.ndarray, *, tiles=DEFAULT_TOPO_TILES, threads: int = 1):
     """``[(m_k, p_k, g_k) for k in 0, 1, 2]`` summed over the tiles (the prediction is the
     matching's first input, as the competition passes it)."""
-    from segscore.topology.betti import betti_matching
+    from segscore.metrics.betti import betti_matching
 
     def one(sl):
         p = np.ascontiguousarray(pred_fg[sl])

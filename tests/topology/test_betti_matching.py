@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from segscore.topology.betti import BettiInputError, betti_matching
+from segscore.metrics.betti import BettiInputError, betti_matching
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "betti_matching" / "cases.npz"
 
@@ -176,3 +176,33 @@ def test_refusals():
 def test_empty_volume():
     m = betti_matching(np.zeros((0, 3, 3)), np.zeros((0, 3, 3)))
     assert [D.n_pairs0 for D in m.dims] == [0, 0, 0]
+
+
+# ---- curvicost's betti_matching column (the unmatched pairs of both masks, all dimensions)
+
+
+@pytest.mark.parametrize("name", ["random2d_0", "random2d_1", "random3d_1", "sheets_0", "tunnelled_0"])
+def test_curvicost_column_counts_betti_matching_3d_unmatched(name):
+    from segscore.curvilinear.scoring import betti_matching_error
+
+    f = np.load(DATA)
+    a, b = f[f"{name}/input0"], f[f"{name}/input1"]
+    want = sum(len(f[f"{name}/3d/dim{d}/unmatched0"]) + len(f[f"{name}/3d/dim{d}/unmatched1"]) for d in range(3))
+    squeeze = a.shape[0] == 1
+    assert betti_matching_error(b[0] if squeeze else b, a[0] if squeeze else a) == want
+    assert want > 0
+
+
+def test_curve_all_metrics_fills_betti_matching_in_3d_with_a_warning():
+    from segscore.curvilinear.scoring import BETTI_MATCHING_3D_WARNING, scale_warnings, score
+
+    g = np.zeros((12, 24, 24), bool)
+    g[6, 4:20, 12] = True
+    g[6, 12, 4:20] = True
+    p = g.copy()
+    p[6, 12, 14] = False
+    r = score(g, p, prune_px=0, all_metrics=True)
+    assert isinstance(r["betti_matching"], int) and r["betti_matching"] >= 1
+    assert BETTI_MATCHING_3D_WARNING in scale_warnings(r)
+    r2 = score(g[6], p[6], prune_px=0, all_metrics=True)
+    assert BETTI_MATCHING_3D_WARNING not in scale_warnings(r2)

@@ -9,7 +9,8 @@ the volume's outside at +inf; essential classes are not pairs. Among simultaneou
 cell with the lowest C-order index is the elder (see the kernels' module docstring): on binary
 images that rule decides which component is essential, so it is part of the definition. The
 answers equal Betti-Matching-3D's ``compute_matching(input1, input2)`` pair for pair
-(tests/topology/test_betti.py against recorded fixtures).
+(tests/topology/test_betti_matching.py against recorded fixtures). Shared by the topology
+family (TopoScore) and the curvilinear one (curvicost's ``betti_matching`` column).
 """
 
 from __future__ import annotations
