@@ -38,6 +38,7 @@ import numpy as np
 from segscore.kernels._jit import jit
 from segscore.kernels.components import find
 
+_LOW = np.int64(0xFFFFFFFF)  # the edge of a key ``value << 32 | edge``
 _OUT = np.int32(2147483647)  # the outside of the volume in the dual: older than every cube
 
 
@@ -101,47 +102,30 @@ def face_value(r, nx, ny, nz, f):
 
 
 @jit
-def cube_value(r, ny, nz, c):
-    """Rank of cube ``c`` (C-order index over ``(nx-1, ny-1, nz-1)``)."""
-    z = c % (nz - 1)
-    y = (c // (nz - 1)) % (ny - 1)
-    x = c // ((nz - 1) * (ny - 1))
-    v = (x * ny + y) * nz + z
-    nyz = ny * nz
-    m = r[v]
-    for d in (1, nz, nz + 1, nyz, nyz + 1, nyz + nz, nyz + nz + 1):
-        if r[v + d] > m:
-            m = r[v + d]
-    return m
-
-
-@jit
 def face_cubes(f, nx, ny, nz):
-    """The two cubes on either side of square ``f`` (the outside is ``(nx-1)(ny-1)(nz-1)``)."""
+    """The two cubes on either side of square ``f``, each named by its lowest voxel; the
+    outside of the volume is ``nx * ny * nz`` (after every cube)."""
     t = f % 3
     v = f // 3
-    x = v // (ny * nz)
-    y = (v // nz) % ny
-    z = v % nz
-    mx = nx - 1
-    my = ny - 1
-    mz = nz - 1
-    out = mx * my * mz
-    if t == 0:
-        a = out if x == 0 else ((x - 1) * my + y) * mz + z
-        b = out if x == mx else (x * my + y) * mz + z
+    nyz = ny * nz
+    out = nx * nyz
+    if t == 0:  # normal x: x == 0 iff v < nyz
+        a = out if v < nyz else v - nyz
+        b = out if v >= (nx - 1) * nyz else v
     elif t == 1:
-        a = out if y == 0 else (x * my + y - 1) * mz + z
-        b = out if y == my else (x * my + y) * mz + z
+        y0 = v % nyz < nz
+        a = out if y0 else v - nz
+        b = out if v % nyz >= (ny - 1) * nz else v
     else:
-        a = out if z == 0 else (x * my + y) * mz + z - 1
-        b = out if z == mz else (x * my + y) * mz + z
+        z = v % nz
+        a = out if z == 0 else v - 1
+        b = out if z == nz - 1 else v
     return a, b
 
 
 @jit
-def face_keys(f, r, ny, nz, ne, out):
-    """The keys ``value * ne + edge`` of the four edges of square ``f`` into ``out``, highest
+def face_keys(f, r, ny, nz, out):
+    """The keys ``value << 32 | edge`` of the four edges of square ``f`` into ``out``, highest
     edge index first; returns the square's value (the largest edge value)."""
     t = f % 3
     v = f // 3
@@ -172,10 +156,10 @@ def face_keys(f, r, ny, nz, ne, out):
     c = np.int64(r[v + db])
     d = np.int64(r[v + da + db])
     # e0 joins (v+da, v+da+db), e1 (v+db, v+da+db), e2 (v, v+db), e3 (v, v+da)
-    out[0] = max(b, d) * ne + e0
-    out[1] = max(c, d) * ne + e1
-    out[2] = max(a, c) * ne + e2
-    out[3] = max(a, b) * ne + e3
+    out[0] = (max(b, d) << 32) | e0
+    out[1] = (max(c, d) << 32) | e1
+    out[2] = (max(a, c) << 32) | e2
+    out[3] = (max(a, b) << 32) | e3
     return max(max(a, b), max(c, d))
 
 
@@ -251,12 +235,46 @@ def _grow(a, n):
 
 @jit
 def _cube_values(r, nx, ny, nz):
-    nc = (nx - 1) * (ny - 1) * (nz - 1) if nx > 1 and ny > 1 and nz > 1 else 0
-    out = np.empty(nc + 1, np.int32)
-    for c in range(nc):
-        out[c] = cube_value(r, ny, nz, c)
-    out[nc] = _OUT
+    """Cube values indexed by each cube's lowest voxel (entries of voxels on the far faces,
+    which start no cube, are unused), then the outside: ``nx * ny * nz + 1`` int32."""
+    nyz = ny * nz
+    out = np.full(nx * nyz + 1, _OUT, np.int32)
+    for x in range(nx - 1):
+        for y in range(ny - 1):
+            v0 = x * nyz + y * nz
+            for z in range(nz - 1):
+                v = v0 + z
+                m = max(max(max(r[v], r[v + 1]), max(r[v + nz], r[v + nz + 1])),
+                        max(max(r[v + nyz], r[v + nyz + 1]), max(r[v + nyz + nz], r[v + nyz + nz + 1])))
+                out[v] = m
     return out
+
+
+@jit
+def _face_value_in(r, ny, nz, f):
+    """Value of square ``f``, known to be in the complex (no border check)."""
+    t = f % 3
+    v = f // 3
+    nyz = ny * nz
+    if t == 0:
+        da = nz
+        db = 1
+    elif t == 1:
+        da = nyz
+        db = 1
+    else:
+        da = nyz
+        db = nz
+    return max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
+
+
+@jit
+def _edge_value_in(r, ny, nz, e):
+    """Value of edge ``e``, known to be in the complex (no border check)."""
+    v = e // 3
+    t = e % 3
+    w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+    return max(r[v], r[w])
 
 
 @jit
@@ -299,7 +317,7 @@ def dual_pairs(faces, fval_r, cval, cval_c, nx, ny, nz, keep):
         keep[i] = False
         dying = _dual_link(parent, cval, ra, rb)
         dying_c = _dual_link(parent_c, cval_c, find(parent_c, a), find(parent_c, b))
-        if face_value(fval_r, nx, ny, nz, f) != cval[dying]:
+        if _face_value_in(fval_r, ny, nz, f) != cval[dying]:
             pair_face = _grow(pair_face, n)
             pair_cube = _grow(pair_cube, n)
             key_comp = _grow(key_comp, n)
@@ -408,9 +426,9 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
         if not keep[i]:
             continue
         f = np.int64(cols[i])
-        fv = face_keys(f, r, ny, nz, ne, keys)
+        fv = face_keys(f, r, ny, nz, keys)
         kmax = max(max(keys[0], keys[1]), max(keys[2], keys[3]))
-        emax = kmax % ne
+        emax = kmax & _LOW
         while w < nwant and want[w] < i:
             w += 1
         if pivot_col[emax] < 0:  # emergent pair: the column is reduced as it stands
@@ -427,12 +445,12 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
                 for q in range(slot_start[s], slot_start[s] + slot_len[s]):
                     heap, size = _heap_push(heap, size, pool[q])
             else:
-                face_keys(np.int64(cols[j]), r, ny, nz, ne, keys)
+                face_keys(np.int64(cols[j]), r, ny, nz, keys)
                 heap, size = _push4(heap, size, keys)
             piv, size = _heap_pivot(heap, size)
             if piv < 0:
                 break
-            e = piv % ne
+            e = piv & _LOW
             if pivot_col[e] >= 0:
                 j = pivot_col[e]
                 heap, size = _heap_push(heap, size, piv)
@@ -440,7 +458,7 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
             pivot_col[e] = i
             if w < nwant and want[w] == i:
                 want_pivot[w] = e
-            if record and piv // ne != fv:
+            if record and (piv >> 32) != fv:
                 pair_edge = _grow(pair_edge, n)
                 pair_face = _grow(pair_face, n)
                 pair_pos = _grow(pair_pos, n)
@@ -510,7 +528,7 @@ def uf_pairs(edges, r, nx, ny, nz):
         if a == b:
             continue
         d = _link_elder(parent, r, a, b)
-        if r[d] != edge_value(r, nx, ny, nz, e):
+        if r[d] != _edge_value_in(r, ny, nz, e):
             pair_vox = _grow(pair_vox, n)
             pair_edge = _grow(pair_edge, n)
             pair_vox[n] = d
@@ -543,7 +561,7 @@ def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
         dc = _link_elder(pc, rc, a, b)
         d0 = _link_elder(p0, r0, find(p0, v), find(p0, w))
         d1 = _link_elder(p1, r1, find(p1, v), find(p1, w))
-        if rc[dc] != edge_value(rc, nx, ny, nz, e):
+        if rc[dc] != _edge_value_in(rc, ny, nz, e):
             if vox_pair0[d0] >= 0 and vox_pair1[d1] >= 0:
                 m0 = _grow(m0, n)
                 m1 = _grow(m1, n)
@@ -592,11 +610,8 @@ def cell_voxels(r, nx, ny, nz, dim, cells, out):
                 out[i] = v + db
             else:
                 out[i] = v
-        else:
-            z = c % (nz - 1)
-            y = (c // (nz - 1)) % (ny - 1)
-            x = c // ((nz - 1) * (ny - 1))
-            v = (x * ny + y) * nz + z
+        else:  # a cube, named by its lowest voxel
+            v = c
             m = r[v]
             best = v
             for d in (1, nz, nz + 1, nyz, nyz + 1, nyz + nz, nyz + nz + 1):
