@@ -206,3 +206,33 @@ def test_curve_all_metrics_fills_betti_matching_in_3d_with_a_warning():
     assert BETTI_MATCHING_3D_WARNING in scale_warnings(r)
     r2 = score(g[6], p[6], prune_px=0, all_metrics=True)
     assert BETTI_MATCHING_3D_WARNING not in scale_warnings(r2)
+
+
+# ---- kernels against NumPy
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 4, 5), (3, 4, 5), (2, 1, 6)])
+@pytest.mark.parametrize("dim", [1, 2])
+def test_sorted_cells_is_a_stable_sort_by_value(shape, dim):
+    from segscore.kernels import betti as K
+
+    rng = np.random.default_rng(sum(shape) + dim)
+    r = rng.integers(0, 4, shape).astype(np.int32)
+    nx, ny, nz = shape
+    flat = r.ravel()
+    vals = np.array([(K.edge_value if dim == 1 else K.face_value)(flat, nx, ny, nz, c) for c in range(3 * flat.size)])
+    # brute force: every cell's value from its voxels
+    for c, v in enumerate(vals):
+        x, y, z = np.unravel_index(c // 3, shape)
+        t = c % 3
+        if dim == 1:
+            ends = [(x, y, z), (x + (t == 0), y + (t == 1), z + (t == 2))]
+        else:
+            a, b = [ax for ax in range(3) if ax != t]
+            ends = [tuple(np.add((x, y, z), np.eye(3, dtype=int)[a] * i + np.eye(3, dtype=int)[b] * j))
+                    for i in (0, 1) for j in (0, 1)]
+        inside = all(e[k] < shape[k] for e in ends for k in range(3))
+        assert v == (max(r[e] for e in ends) if inside else -1)
+    present = np.flatnonzero(vals >= 0)
+    want = present[np.lexsort((present, vals[present]))]
+    assert K.sorted_cells(flat, nx, ny, nz, dim, 4).tolist() == want.tolist()
