@@ -13,7 +13,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers",
-               "families", "metrics", "figures", "batch"}
+               "families", "metrics", "figures", "batch", "topology"}
 
 __all__ = ["__version__", "ScoreError", "VerifyError", "warm", *sorted(_SUBMODULES)]
 

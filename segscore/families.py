@@ -40,6 +40,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "segscore.families:_warm_fibers"),
     Family("curvilinear", ("curve", "perturb", "audit", "profile"), "segscore.curvilinear.scoring:score",
            "segscore.families:_warm_curvilinear"),
+    Family("topology", ("surfaces",), "segscore.topology.score:surfaces", "segscore.families:_warm_topology"),
 )}
 
 
@@ -166,6 +167,11 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
     _other("report", None, "leaderboard of a batch results folder: each family's headline numbers beside its floors "
            "or control",
            without=(("--threads", _ONE_THREAD), ("--tile-rows", "it reads results, not images"))),
+    _command("surfaces", "topology", "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the "
+             "Vesuvius leaderboard score", ("prediction", "truth", "ignore_mask", "gt_dir", "pred_dir",
+                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out"),
+             without=(("--tile-rows", "the score is defined on the volume's octants (--topo-tiles), each built "
+                                      "whole"),)),
 )}
 
 #: the commands a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
@@ -262,3 +268,15 @@ def _warm_curvilinear() -> None:
     m[12, 2:22] = True
     m[2:22, 12] = True
     score(m, m, all_metrics=True)  # the audit's metrics too (apls, junction_f1, hd95)
+
+
+def _warm_topology() -> None:
+    import numpy as np
+
+    from segscore.topology.score import surfaces
+
+    g = np.zeros((6, 6, 6), np.uint8)
+    g[1:5, 1:5, 2] = 1
+    p = g.copy()
+    p[2, 2, 2] = 0
+    surfaces(truth=g, pred=p, topo_tiles=(1, 1, 1))

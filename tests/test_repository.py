@@ -38,7 +38,7 @@ def test_bare_import_pulls_numpy_only():
     assert out.strip() in ("[]", "['numpy']")
 
 
-@pytest.mark.parametrize("family", ["columns", "objects", "fibers", "curvilinear"])
+@pytest.mark.parametrize("family", ["columns", "objects", "fibers", "curvilinear", "topology"])
 def test_every_exported_name_imports_as_what_it_names(family):
     """`from segscore.<family> import name` gives the function or constant, in a fresh process
     and after the family's submodules are loaded (a submodule named like a function would
@@ -155,7 +155,7 @@ def test_a_kernel_sees_an_edit_to_a_compiled_helper_in_another_kernel_file(tmp_p
     assert not (pkg / "kernels" / "__pycache__").exists()
 
 
-FAMILY_PACKAGES = ("ink", "columns", "curvilinear", "objects", "fibers", "families", "batch", "cli")
+FAMILY_PACKAGES = ("ink", "columns", "curvilinear", "objects", "fibers", "topology", "families", "batch", "cli")
 
 
 def _segscore_imports(path: Path) -> set[str]:
@@ -199,7 +199,7 @@ def test_the_registry_names_every_family_and_warms_it():
     from segscore.cli.main import COMMANDS
     from segscore.families import FAMILIES, family
 
-    assert set(FAMILIES) == {"ink", "columns", "objects", "fibers", "curvilinear"}
+    assert set(FAMILIES) == {"ink", "columns", "objects", "fibers", "curvilinear", "topology"}
     commands = {c for f in FAMILIES.values() for c in f.commands}
     assert commands <= set(COMMANDS) and {"run", "batch", "report"} | commands == set(COMMANDS)
     for f in FAMILIES.values():
@@ -216,9 +216,9 @@ def test_the_registry_names_every_family_and_warms_it():
 FAMILY_BUILDS_ON = {"columns": ("ink",)}
 
 
-@pytest.mark.parametrize("family", ["ink", "columns", "curvilinear", "objects", "fibers"])
+@pytest.mark.parametrize("family", ["ink", "columns", "curvilinear", "objects", "fibers", "topology"])
 def test_families_share_code_through_the_layers_below_not_each_other(family):
-    others = {"ink", "columns", "curvilinear", "objects", "fibers"} - {family} - set(FAMILY_BUILDS_ON.get(family, ()))
+    others = {"ink", "columns", "curvilinear", "objects", "fibers", "topology"} - {family} - set(FAMILY_BUILDS_ON.get(family, ()))
     bad = [f"{path.relative_to(REPO)} imports {module}"
            for path in sorted((REPO / "segscore" / family).rglob("*.py"))
            for module in _segscore_imports(path) if _layer_of(module) in others]

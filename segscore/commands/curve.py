@@ -53,8 +53,8 @@ def add_arguments(p) -> None:
                         "header's spacing, is what lengths are measured in)")
     p.add_argument("--all-metrics", action=argparse.BooleanOptionalAction, default=True,
                    help="curvicost 0.3.1's further metrics, computed by default as curvicost's score does: "
-                        "skeleton_recall, cbdice_star, hd95, betti_matching (null: needs a module curvicost does not "
-                        "ship), apls and junction_f1; --no-all-metrics skips them")
+                        "skeleton_recall, cbdice_star, hd95, betti_matching (unmatched Betti-matching pairs; "
+                        "curvicost needs a compiled module for it, and has NaN in 3D), apls and junction_f1; --no-all-metrics skips them")
     p.add_argument("--no-erl", action="store_true",
                    help="skip ERL and the DIADEM-like score, as curvicost's --no-erl (erl, erl_frac, merged_frac, "
                         "diadem_like, erl_star, erl_split and node_recall are then null with a note)")

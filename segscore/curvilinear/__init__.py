@@ -41,8 +41,9 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
   ``--no-all-metrics``): curvicost's further skeleton_recall, cbdice_star, hd95, apls and junction_f1,
   equal to its values (null with
   an entry in ``notes`` where it gives NaN; two pinned differences in
-  ``tests/curvilinear/test_graph_metrics.py``); betti_matching is always null with a note (curvicost
-  needs a compiled module for it and reports NaN without it).
+  ``tests/curvilinear/test_graph_metrics.py``); betti_matching as curvicost defines it (unmatched
+  Betti-matching pairs of both masks), computed in numba (curvicost needs a compiled module for
+  it, NaN without it and in 3D).
 * ``with_erl=False`` (``--no-erl``): the ERL and DIADEM-like keys are null, each with a note, where
   curvicost leaves them out; ``reference_radii=True`` (``--reference-radii``) adds
   conductance_refradii_frac and conductance_refradii_twosided, equal to curvicost's

@@ -14,8 +14,8 @@ to the reference's source position; reachable length is counted on the reference
 Every row also carries curvicost's further names (:data:`ALIAS_KEYS`, :data:`CONDUCTANCE_SIDE_KEYS`);
 ``all_metrics=True`` adds :data:`OPTIONAL_KEYS`, so a row holds all of :data:`AUDIT_METRICS`, the
 metrics curvicost's audit correlates. They equal curvicost's (tests/curvilinear/test_graph_metrics.py)
-except where curvicost has NaN (null + note here: ``betti_matching`` always, ``apls`` when neither
-direction is defined) and ``junction_f1`` when neither skeleton has a junction (curvicost: 1.0;
+except where curvicost has NaN (``betti_matching`` in 3D, or without its compiled module: a
+number here, with a warning in 3D; ``apls`` when neither direction is defined: null + note) and ``junction_f1`` when neither skeleton has a junction (curvicost: 1.0;
 here null + note, F1 of nothing against nothing being 0/0).
 """
 
@@ -53,8 +53,10 @@ SPACING_KEYS = ("spacing", "spacing_source", "spacing_unit", "prune_length")
 ROW_KEYS = (METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size") + ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS
             + SPACING_KEYS + ("notes", "warnings"))
 #: curvicost's optional metrics segscore computes on request (``all_metrics=True``; appended
-#: after ``notes``). ``betti_matching`` is always null with a note: it needs the compiled
-#: Betti-matching module (Stucki et al. 2023), which curvicost does not ship (NaN there).
+#: after ``notes``). ``betti_matching`` as curvicost defines it (the unmatched persistence pairs
+#: of both masks over all dimensions of the Betti matching of ``1 - gt`` and ``1 - pred``,
+#: untiled; :mod:`segscore.metrics.betti`); curvicost needs the compiled Betti-Matching-3D
+#: module for it (NaN without it) and reports NaN in 3D always, segscore computes it in both.
 OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95", "betti_matching", "apls", "junction_f1")
 #: the eleven metrics curvicost 0.3.1's audit correlates, in its order (its Table 2, less
 #: betti_matching, which it leaves out when the module is missing)
@@ -71,8 +73,21 @@ NO_ERL_NOTE = ("not computed: --no-erl (with_erl=False) skips ERL and the DIADEM
                "does (curvicost leaves the key out)")
 AUDIT_METRICS = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_error", "erl_star", "node_recall",
                  "apls", "junction_f1", "hd95")
-BETTI_MATCHING_NOTE = ("needs the compiled betti_matching module (Betti matching, Stucki et al. 2023), which segscore "
-                       "does not use; curvicost 0.3.1 reports NaN without it (and in 3D always)")
+BETTI_MATCHING_3D_WARNING = ("betti_matching is computed in 3D too (Betti-Matching-3D's answers, in numba); curvicost "
+                             "0.3.1 reports NaN there")
+
+
+def betti_matching_error(gt, pred) -> int:
+    """curvicost's ``betti_matching``: unmatched pairs of both masks, all dimensions, of the
+    Betti matching of ``1 - gt`` and ``1 - pred`` (the truth first), whole volume."""
+    import numpy as np
+
+    from segscore.metrics.betti import betti_matching
+
+    g = np.asarray(gt) != 0
+    p = np.asarray(pred) != 0
+    m = betti_matching((~g).view(np.uint8), (~p).view(np.uint8))
+    return int(sum(d.counts()[1] + d.counts()[2] for d in m.dims))
 
 
 #: masks of this many voxels and up to PARALLEL_MAX_VOXELS have the reference and the prediction
@@ -273,7 +288,7 @@ def _frac(num, den, key, notes, why):
 @as_result
 def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
           all_metrics: bool = False, spacing=None, prune_length=None, with_erl: bool = True,
-          reference_radii: bool = False) -> dict:
+          reference_radii: bool = False, betti: bool = True) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
 
     Parameters
@@ -296,6 +311,8 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         :data:`ERL_KEYS` are then None, each with :data:`NO_ERL_NOTE`.
     reference_radii : also compute :data:`REFRADII_KEYS` (curvicost's ``reference_radii``,
         ``--reference-radii``): the conductance with the prediction's radii read from the reference.
+    betti : with ``all_metrics``, compute ``betti_matching`` (False: null with a note; the audit,
+        which does not correlate it, skips it).
 
     A metric the masks make impossible (no source on the reference, an empty skeleton) is None
     and ``notes[metric]`` says why; an empty prediction's costs are 0, not null.
@@ -419,7 +436,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     refradii = _refradii(ref, pa, notes) if reference_radii else None
     pa.lab = None  # read by the costs only: the optional metrics run without the label image
     if all_metrics:
-        row.update(_optional(ref, gt_m, pa, pred, notes))
+        row.update(_optional(ref, gt_m, pa, pred, notes, betti))
     if refradii is not None:
         row.update(refradii)
     order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS + REFRADII_KEYS)}
@@ -428,7 +445,7 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     return row
 
 
-def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
+def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes, betti: bool = True) -> dict:
     recall = M.skeleton_recall(ref.a.skel, pred)
     if recall is None:
         notes["skeleton_recall"] = "the reference skeleton is empty"
@@ -436,7 +453,8 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
                        gt_radii=ref.skeleton_radii() if gt_m is ref.gt else None)
     if cb is None:
         notes["cbdice_star"] = "a skeleton is empty"
-    notes["betti_matching"] = BETTI_MATCHING_NOTE
+    if not betti:
+        notes["betti_matching"] = "not computed (betti=False)"
     rp, pp = ref.points(), M.SkeletonPoints(pa.skel)
     ap = M.apls(rp, pp)
     if ap is None:
@@ -445,7 +463,8 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
     jf = M.junction_f1(rp, pp)
     if jf is None:
         notes["junction_f1"] = "neither skeleton has a junction (a voxel with three or more skeleton neighbours)"
-    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred, ref.sp), "betti_matching": None,
+    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred, ref.sp),
+            "betti_matching": betti_matching_error(gt_m, pred) if betti else None,
             "apls": ap, "junction_f1": jf}
 
 
@@ -504,4 +523,6 @@ def scale_warnings(row: dict) -> list[str]:
     if vs is not None and len(set(vs)) > 1 and (applied is None or list(applied) != list(vs)):
         out.append(f"anisotropic voxels {tuple(vs)} not applied (spacing {applied}): lengths and radii are in voxels "
                    "and the r^4 conductance is off by the anisotropy; give --spacing, or resample to isotropic voxels")
+    if row.get("betti_matching") is not None and len(row.get("spacing") or ()) == 3:
+        out.append(BETTI_MATCHING_3D_WARNING)
     return out
