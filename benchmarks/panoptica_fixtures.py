@@ -17,8 +17,13 @@ the JSON files this script writes under ``tests/data/panoptica/``:
   spacing and tolerance, with DeepMind's ``compute_surface_dice_at_tolerance`` (``nsd``),
   ``compute_robust_hausdorff`` at 100 and 95 (``hd``, ``hd95``: surfel-area-weighted) and
   ``compute_average_surface_distance`` (``asd``: the two directed means).
+* ``../surface_distance/objects_0.1.json`` (``--objects-out``): per matched instance of the
+  panoptica cases' label pairs (matched by segscore at IoU 0.5, listed by ascending truth id with
+  their ``truth_id`` and ``pred_id``) and of their whole foregrounds (``labels != 0``), DeepMind's
+  ``hd``, ``hd95``, ``asd`` and ``nsd`` at tolerance 1.5 with the case's spacing, as above.
 
     PYTHONPATH=. python benchmarks/panoptica_fixtures.py [--out tests/data/panoptica]
+        [--objects-out tests/data/surface_distance]
 """
 
 from __future__ import annotations
@@ -197,17 +202,75 @@ def run_surface_distance(out_dir: Path) -> None:
     print(f"surface-distance: {len(cases)} cases", file=sys.stderr)
 
 
+OBJECTS_CHILD = r'''
+import json, sys
+import numpy as np
+import surface_distance as sd
+import importlib.metadata as md
+
+out = []
+for case in json.load(open(sys.argv[1])):
+    t = np.load(case["t_path"]); p = np.load(case["p_path"]); sp = case["spacing"]; tol = case["tolerance"]
+
+    def measure(a, b):
+        d = sd.compute_surface_distances(a, b, sp)
+        return {"hd": float(sd.compute_robust_hausdorff(d, 100)), "hd95": float(sd.compute_robust_hausdorff(d, 95)),
+                "asd": [float(x) for x in sd.compute_average_surface_distance(d)],
+                "nsd": float(sd.compute_surface_dice_at_tolerance(d, tol))}
+
+    rows = [dict(truth_id=i, pred_id=j, **measure(t == i, p == j)) for i, j in case["pairs"]]
+    out.append({"instances": rows, "foreground": measure(t != 0, p != 0), "version": md.version("surface-distance")})
+print(json.dumps(out))
+'''
+
+OBJECTS_TOLERANCE = 1.5
+
+
+def run_surface_distance_objects(out_dir: Path) -> None:
+    """DeepMind's values per matched instance of the panoptica cases (``objects_0.1.json``)."""
+    from segscore.objects import score_segmentation
+
+    py = surface_distance_python()
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for k, case in enumerate(PANOPTICA_CASES):
+            t, p = panoptica_pair(case)
+            rows = score_segmentation(t, p, per_object=True)["per_object"]
+            pairs = [[r["truth_id"], r["pred_id"]] for r in rows if r["truth_id"] is not None and r["iou"] is not None]
+            tp, pp = Path(tmp) / f"t{k}.npy", Path(tmp) / f"p{k}.npy"
+            np.save(tp, t)
+            np.save(pp, p)
+            jobs.append({"t_path": str(tp), "p_path": str(pp), "spacing": case["spacing"], "pairs": pairs,
+                         "tolerance": OBJECTS_TOLERANCE})
+            cases.append({**case, "tolerance": OBJECTS_TOLERANCE})
+        (Path(tmp) / "jobs.json").write_text(json.dumps(jobs))
+        res = subprocess.run([py, "-c", OBJECTS_CHILD, Path(tmp) / "jobs.json"], check=True, capture_output=True,
+                             text=True)
+    results = json.loads(res.stdout.strip().splitlines()[-1])
+    doc = {"source": "DeepMind surface-distance 0.1 (PyPI) per matched instance of the panoptica cases, run by "
+                     "benchmarks/panoptica_fixtures.py in a scratch venv",
+           "cases": [{**c, "result": r} for c, r in zip(cases, results)]}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "objects_0.1.json").write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"surface-distance objects: {sum(len(r['instances']) for r in results)} instances", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=REPO / "tests" / "data" / "panoptica")
     ap.add_argument("--skip-panoptica", action="store_true")
     ap.add_argument("--skip-surface-distance", action="store_true")
+    ap.add_argument("--objects-out", type=Path, default=REPO / "tests" / "data" / "surface_distance")
+    ap.add_argument("--skip-objects", action="store_true")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.skip_panoptica:
         run_panoptica(args.out)
     if not args.skip_surface_distance:
         run_surface_distance(args.out)
+    if not args.skip_objects:
+        run_surface_distance_objects(args.objects_out)
     return 0
 
 

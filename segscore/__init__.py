@@ -20,9 +20,10 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers",
-               "families", "metrics", "figures", "batch", "api", "commands"}
+               "families", "metrics", "figures", "batch", "api", "commands", "topology"}
 #: segscore.api's functions whose names no subpackage takes, re-exported here when first used
-_API = ("auc", "target", "placement", "check", "holdout", "curve", "perturb", "fibers_aggregate", "audit", "profile")
+_API = ("auc", "target", "placement", "check", "holdout", "curve", "perturb", "fibers_aggregate", "audit", "profile",
+        "surfaces")
 
 __all__ = ["__version__", "ScoreError", "VerifyError", "warm", *sorted(_SUBMODULES), *_API]
 

@@ -34,7 +34,7 @@ import importlib
 import os
 
 __all__ = ["auc", "target", "columns", "placement", "check", "objects", "holdout", "curve", "perturb", "fibers",
-           "fibers_aggregate", "audit", "profile", "COMMANDS"]
+           "fibers_aggregate", "audit", "profile", "surfaces", "COMMANDS"]
 
 #: options the API does not take: ``--json`` prints (the API returns), ``--quiet`` silences text
 _NOT_OPTIONS = {"json", "quiet", "help"}
@@ -144,7 +144,8 @@ def _run(command: str, slots: dict, options: dict):
     shown: list[str] = []  # the same command line with the paths (what --slug's ledger records)
     given: dict = {}  # dest -> the value to put back after parsing (an array, a path as given)
     positional = {a.dest for a, _ in parser.recorded if not a.option_strings}
-    for dest, value in slots.items():
+    order = [a.dest for a, _ in parser.recorded]  # the slots in the command line's order
+    for dest, value in sorted(slots.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
         if value is None:
             continue
         many = isinstance(value, (list, tuple))
@@ -404,28 +405,16 @@ def profile(truth=None, pred=None, **options):
     return _with_figure(result, _no_figure("profile", ""))
 
 
-def _surfaces(truth=None, pred=None, **options):
-    """``segscore surfaces TRUTH PRED [options] --json`` (see ``segscore surfaces --help``):
-    ``truth`` and ``pred`` go in the command's truth and prediction arguments."""
-    parser = _build("surfaces")
-    dests = [a.dest for a, _ in parser.recorded if not a.option_strings or a.required]
-    truth_dest = next((d for d in ("truth", "gt", "reference", "target") if d in dests), None)
-    pred_dest = next((d for d in ("prediction", "pred", "predictions") if d in dests), None)
-    if truth_dest is None or pred_dest is None:
-        raise TypeError(f"segscore surfaces: no truth and prediction arguments among {dests}")
-    pred = _listed(pred) if pred_dest == "predictions" else pred
-    result, _ = _run("surfaces", {truth_dest: truth, pred_dest: pred}, options)
+def surfaces(truth=None, pred=None, **options):
+    """``segscore surfaces PRED TRUTH [options] --json``: the Vesuvius surface-detection score
+    (TopoScore, surface Dice, VOI, leaderboard) of a prediction volume against its labels (files or
+    2D/3D arrays). Folder mode: no ``truth``/``pred``, ``gt_dir=``, ``pred_dir=`` (and ``out=``).
+    Options as ``segscore surfaces --help`` (``ignore_label``, ``no_ignore_label``, ``ignore_mask``,
+    ``fg_threshold``, ``tolerance``, ``spacing``, ``voi_connectivity``, ``voi_alpha``,
+    ``voi_transform``, ``weights``, ``topo_weights``, ``topo_tiles``, ``threads``, ``json_out``,
+    ``csv``). No figure (folder mode's ``plot=True`` writes histograms beside ``out=``)."""
+    result, _ = _run("surfaces", {"truth": truth, "prediction": pred}, options)
     return _with_figure(result, _no_figure("surfaces", ""))
-
-
-def __getattr__(name):
-    """``surfaces``, once ``segscore.commands.surfaces`` exists (another command being added)."""
-    if name == "surfaces":
-        import importlib.util
-
-        if importlib.util.find_spec("segscore.commands.surfaces") is not None:
-            return _surfaces
-    raise AttributeError(f"module 'segscore.api' has no attribute {name!r}")
 
 
 def _listed(v):
@@ -437,4 +426,4 @@ def _listed(v):
 #: every function of this module, by command name
 COMMANDS = {"auc": auc, "target": target, "columns": columns, "placement": placement, "check": check,
             "objects": objects, "holdout": holdout, "curve": curve, "perturb": perturb, "fibers": fibers,
-            "fibers-aggregate": fibers_aggregate, "audit": audit, "profile": profile}
+            "fibers-aggregate": fibers_aggregate, "audit": audit, "profile": profile, "surfaces": surfaces}

@@ -40,23 +40,27 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "segscore.families:_warm_fibers"),
     Family("curvilinear", ("curve", "perturb", "audit", "profile"), "segscore.curvilinear.scoring:score",
            "segscore.families:_warm_curvilinear"),
+    Family("topology", ("surfaces",), "segscore.topology.score:surfaces", "segscore.families:_warm_topology"),
 )}
 
 
 @dataclass(frozen=True)
 class Command:
-    """One scoring command as a batch job runs it (``segscore.batch``): its argument definitions,
-    its compute part (parsed args -> the dict ``--json`` prints; prints nothing), result -> one
-    flat row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
+    """One command of ``segscore``, declared once: its name, one-line ``help`` and ``aliases`` (the
+    spec tools' own names), its module ``segscore.cli.NAME`` (``add_arguments``, ``run``). A
+    scoring command (``family`` set, ``batch``) is also a batch job: its argument definitions, its
+    compute part (parsed args -> the dict ``--json`` prints; prints nothing), result -> one flat
+    row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
     relative ones resolve against the manifest's folder and each is fingerprinted) and the options
     naming what it writes (``outputs``: in a job, under ``DIR/outputs/ID/``; ``--slug`` puts the
     ledger there), and its leaderboard cells (``headline``: what ``segscore report`` shows of a
     result, each number beside its floors or control)."""
 
     name: str
-    family: str
-    arguments: str  # "module:function" adding the command's arguments to an argparse parser
-    compute: str  # "module:function" (args, *, progress=None, argv=None) -> result dict
+    family: str | None
+    help: str
+    arguments: str = ""  # "module:function" adding the command's arguments to an argparse parser
+    compute: str = ""  # "module:function" (args, *, progress=None, argv=None) -> result dict
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ("--json-out",)
     row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row
@@ -65,44 +69,114 @@ class Command:
     #: value, role headline/floor/control/oracle/interval/derived/setting, the headline it sits
     #: beside); the default shows the result's top-level numbers
     headline: str = "segscore.batch.report:scalars_headline"
+    batch: bool = True
+    #: the options of the shared vocabulary (:data:`VOCABULARY`) the command does not take, each
+    #: with the reason (shown at the end of its ``--help``)
+    without: tuple[tuple[str, str], ...] = ()
+    #: exit codes beyond 0, 1 and 2 (``check``'s 3 for a violation, ``holdout --verify``'s)
+    exit_3: str = ""
+
+    @property
+    def cli(self) -> str:
+        """The module of ``segscore NAME``."""
+        return "segscore.cli." + self.name.replace("-", "_")
 
     def load(self, what: str):
         module, attr = getattr(self, what).split(":")
         return getattr(importlib.import_module(module), attr)
 
 
-def _command(name, family_name, inputs=(), outputs=("--json-out",), aliases=(), headline=None) -> Command:
+#: the options every command takes where they mean something (a command that does not says why)
+VOCABULARY = ("--json", "--json-out", "--csv", "--plot", "--threads", "--tile-rows")
+
+#: reasons shared by several commands
+_WHOLE = "its inputs are read whole (small), not streamed in tiles"
+_ONE_THREAD = "its work is one small computation in one thread"
+_NO_ROWS = "its result is not a table of rows (use --json-out)"
+_NO_FIGURE = "there is no figure of this result"
+
+
+def _command(name, family_name, help, inputs=(), outputs=("--json-out",), aliases=(), headline=None, without=(),
+             exit_3="") -> Command:
     module = "segscore.commands." + name.replace("-", "_")
-    return Command(name, family_name, f"{module}:add_arguments", f"{module}:compute", tuple(inputs), tuple(outputs),
-                   aliases=tuple(aliases),
-                   headline=f"segscore.batch.report:{headline}" if headline else Command.headline)
+    return Command(name, family_name, help, f"{module}:add_arguments", f"{module}:compute", tuple(inputs),
+                   tuple(outputs), aliases=tuple(aliases),
+                   headline=f"segscore.batch.report:{headline}" if headline else Command.headline,
+                   without=tuple(without), exit_3=exit_3)
 
 
-#: every command a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
-#: parts are not split from their CLI modules)
-COMMANDS: dict[str, Command] = {c.name: c for c in (
-    _command("auc", "ink", ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug",
-                                                                                          "--plot"),
+def _other(name, family_name, help, without=()) -> Command:
+    """A command that is not a batch job (it runs jobs, or its compute is its CLI's)."""
+    return Command(name, family_name, help, batch=False, without=tuple(without))
+
+
+#: every command of ``segscore``, in the order ``segscore --help`` lists them
+REGISTRY: dict[str, Command] = {c.name: c for c in (
+    _command("auc", "ink", "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
+             ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug", "--plot"),
              headline="auc_headline"),
-    _command("demo", "ink", (), ("--json-out", "--keep"), headline="auc_headline"),
-    _command("target", "ink", ("prediction", "target"), ("--json-out", "--plot"), aliases=("score",),
-             headline="target_headline"),
-    _command("placement", "ink", ("prediction", "target"), ("--json-out", "--evidence"),
-             headline="placement_headline"),
-    _command("check", "ink", ("regions_json",), headline="check_headline"),
-    _command("columns", "columns", ("prediction", "target"), aliases=("score-columns",),
-             headline="columns_headline"),
-    _command("objects", "objects", ("truth", "prediction"), ("--json-out", "--per-object", "--plot"),
+    _command("demo", "ink", "score a built-in synthetic segment (offline), as `segscore auc` prints it", (),
+             ("--json-out", "--keep"), headline="auc_headline",
+             without=(("--csv", _NO_ROWS), ("--plot", "plot the sample with `segscore auc ... --plot` (the demo prints that line with --keep DIR)"), ("--threads", _ONE_THREAD), ("--tile-rows", "the sample is small: one tile"))),
+    _other("run", None, "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
+           without=(("--json", "it prints the ledger (run.json) itself"), ("--json-out", "the ledger is ROOT/SLUG/run.json"), ("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads no image"))),
+    _command("target", "ink", "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction",
+             ("prediction", "target"), ("--json-out", "--plot"), aliases=("score",), headline="target_headline",
+             without=(("--csv", _NO_ROWS),)),
+    _command("placement", "ink", "placement probe: where prediction and label agree best (NCC over shifts), per tile too",
+             ("prediction", "target"), ("--json-out", "--evidence"), headline="placement_headline",
+             without=(("--csv", _NO_ROWS), ("--plot", "the figure is --evidence FILE.png"), ("--tile-rows", "the cross-correlation takes FFTs of the whole map"))),
+    _command("check", "ink", "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)",
+             ("regions_json",), headline="check_headline", exit_3="a violation of the rules found",
+             without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads no image"))),
+    _command("columns", "columns", "ScrollGT column target: text columns vs gutters and line periodicity, with floors",
+             ("prediction", "target"), aliases=("score-columns",), headline="columns_headline",
+             without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE))),
+    _command("objects", "objects", "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary "
+             "F1, splits/merges)", ("truth", "prediction"), ("--json-out", "--per-object", "--plot"),
              headline="objects_headline"),
-    _command("holdout", "objects", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"),
-             headline="holdout_headline"),
-    _command("fibers", "fibers", ("paths",), ("--json-out", "--plot"), aliases=("score-fibers",),
-             headline="fibers_headline"),
-    _command("fibers-aggregate", "fibers", ("cards",), headline="fibers_aggregate_headline"),
-    _command("fibers-target", "fibers", ("nml", "mask"), ("--json-out", "--out")),
-    _command("curve", "curvilinear", ("prediction", "gt"), ("--json-out", "--csv"), headline="curve_headline"),
-    _command("perturb", "curvilinear", ("mask",), ("-o", "--info-json")),
+    _command("holdout", "objects", "score predictions on a versioned held-out set (scorecard table, CSV), or --verify "
+             "its digests", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"),
+             headline="holdout_headline", exit_3="--verify found a missing or altered truth mask",
+             without=(("--plot", "plot a field with `segscore objects TRUTH PRED --plot`"), ("--threads", "its fields are scored one after another, each with the engine's default threads"), ("--tile-rows", "each field is scored with the engine's default tiles"))),
+    _command("fibers", "fibers", "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, "
+             "merges, floors", ("paths",), ("--json-out", "--plot"), aliases=("score-fibers",),
+             headline="fibers_headline",
+             without=(("--csv", _NO_ROWS), ("--threads", "the skeleton lookups are one vectorized pass"), ("--tile-rows", "a cube is read whole (a 512^3 cube is 0.5 GB of labels)"))),
+    _command("fibers-aggregate", "fibers", "mean ERL over `segscore fibers` cards of one cube size class", ("cards",),
+             headline="fibers_aggregate_headline",
+             without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads cards, not images"))),
+    _command("fibers-target", "fibers", "build a fiber target folder from WEBKNOSSOS .nml traces and a reference "
+             "fiber mask", ("nml", "mask"), ("--json-out", "--out"),
+             without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", _WHOLE))),
+    _command("curve", "curvilinear", "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and "
+             "Kirchhoff conductance", ("prediction", "gt"), ("--json-out", "--csv"), headline="curve_headline",
+             without=(("--plot", _NO_FIGURE), ("--threads", "the skeleton and graph are built whole, in one thread"), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
+    _command("perturb", "curvilinear", "curvilinear masks: apply one typed error operator (break, bridge, truncate, "
+             "radius, boundary)", ("mask",), ("-o", "--json-out"),
+             without=(("--csv", _NO_ROWS), ("--plot", "the output is the perturbed mask (-o)"), ("--threads", _ONE_THREAD), ("--tile-rows", "the operators act on the whole mask"))),
+    _other("audit", "curvilinear", "curvilinear masks: audit which metric tracks which cost per error type "
+           "(curvicost's audit)",
+           without=(("--tile-rows", "a skeleton is global: the masks are read whole"),)),
+    _other("profile", "curvilinear", "curvilinear masks: which error types a method makes (shares of the five "
+           "operators, and the unexplained part)",
+           without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
+    _other("batch", None, "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, "
+           "resumably",
+           without=(("--json", "its results are --out DIR/results.jsonl; `segscore report DIR --json` prints them"), ("--json-out", "its results are --out DIR/results.jsonl and results.csv"), ("--csv", "it writes --out DIR/results.csv"), ("--plot", "`segscore report DIR --plot FILE` draws the leaderboard"), ("--tile-rows", "each job takes its own --tile-rows"))),
+    _other("report", None, "leaderboard of a batch results folder: each family's headline numbers beside its floors "
+           "or control",
+           without=(("--threads", _ONE_THREAD), ("--tile-rows", "it reads results, not images"))),
+    _command("surfaces", "topology", "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the "
+             "Vesuvius leaderboard score", ("prediction", "truth", "ignore_mask", "gt_dir", "pred_dir",
+                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out"),
+             without=(("--tile-rows", "the score is defined on the volume's octants (--topo-tiles), each built "
+                                      "whole"),)),
 )}
+
+#: the commands a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
+#: parts are not split from their CLI modules)
+COMMANDS: dict[str, Command] = {n: c for n, c in REGISTRY.items() if c.batch}
 
 
 def command(name: str) -> Command:
@@ -144,6 +218,9 @@ def _warm_ink() -> None:
         pred = (rng.random((8, 8)) * 200 + 1).astype(dtype)
         auc.score_array(pred, ink, mask, executor="synchronous")
     auc.block_bootstrap(pred, ink, mask, draws=20, block_px=4, other=pred, executor="synchronous")
+    from segscore.ink.targets import _warm_exact  # target's float maps: the exact ranking's kernels
+
+    _warm_exact()
 
 
 def _warm_columns() -> None:
@@ -191,3 +268,15 @@ def _warm_curvilinear() -> None:
     m[12, 2:22] = True
     m[2:22, 12] = True
     score(m, m, all_metrics=True)  # the audit's metrics too (apls, junction_f1, hd95)
+
+
+def _warm_topology() -> None:
+    import numpy as np
+
+    from segscore.topology.score import surfaces
+
+    g = np.zeros((6, 6, 6), np.uint8)
+    g[1:5, 1:5, 2] = 1
+    p = g.copy()
+    p[2, 2, 2] = 0
+    surfaces(truth=g, pred=p, topo_tiles=(1, 1, 1))

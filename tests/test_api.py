@@ -105,6 +105,7 @@ def test_every_scoring_command_has_a_function():
     from segscore.families import COMMANDS
 
     expected = set(COMMANDS) - {"demo", "fibers-target"} | {"audit", "profile"}
+    assert "surfaces" in expected
     assert set(api.COMMANDS) == expected
     for name, fn in api.COMMANDS.items():
         params = list(inspect.signature(fn).parameters.values())
@@ -123,7 +124,7 @@ def test_subpackages_keep_their_names_and_free_names_are_re_exported():
     for name in ("objects", "fibers", "columns", "batch"):
         assert isinstance(getattr(segscore, name), types.ModuleType), name
     for name in ("auc", "target", "curve", "holdout", "audit", "profile", "perturb", "check", "placement",
-                 "fibers_aggregate"):
+                 "fibers_aggregate", "surfaces"):
         assert getattr(segscore, name) is getattr(api, name), name
 
 
@@ -308,11 +309,17 @@ def test_the_ledger_records_the_command_line_with_its_paths(p, tmp_path):
     assert argv[argv.index("--labels") + 1] == str(p["labels"]) and "--seed=3" in argv
 
 
-def test_surfaces_exists_only_with_its_command():
-    import importlib.util
-
-    if importlib.util.find_spec("segscore.commands.surfaces") is None:
-        with pytest.raises(AttributeError):
-            api.surfaces  # noqa: B018
-    else:
-        assert callable(api.surfaces)
+def test_surfaces_paths_arrays_and_cli(tmp_path):
+    rng = np.random.default_rng(3)
+    truth = np.zeros((10, 12, 14), np.uint8)
+    truth[3:7, 2:10, 2:12] = 1
+    pred = truth.copy()
+    pred[rng.random(pred.shape) < 0.05] ^= 1
+    np.save(tmp_path / "g.npy", truth)
+    np.save(tmp_path / "p.npy", pred)
+    from_paths = api.surfaces(tmp_path / "g.npy", tmp_path / "p.npy", topo_tiles=[1, 1, 1], tolerance=1.5)
+    assert plain(from_paths) == cli_json(["surfaces", tmp_path / "p.npy", tmp_path / "g.npy", "--topo-tiles", "1", "1",
+                                          "1", "--tolerance", "1.5"])
+    from_arrays = api.surfaces(truth=truth, pred=pred, topo_tiles=[1, 1, 1], tolerance=1.5)
+    assert _names_aside(from_paths, from_arrays) == []
+    assert from_arrays["leaderboard"] == from_paths["leaderboard"] is not None

@@ -38,7 +38,7 @@ def test_bare_import_pulls_numpy_only():
     assert out.strip() in ("[]", "['numpy']")
 
 
-@pytest.mark.parametrize("family", ["columns", "objects", "fibers", "curvilinear"])
+@pytest.mark.parametrize("family", ["columns", "objects", "fibers", "curvilinear", "topology"])
 def test_every_exported_name_imports_as_what_it_names(family):
     """`from segscore.<family> import name` gives the function or constant, in a fresh process
     and after the family's submodules are loaded (a submodule named like a function would
@@ -100,7 +100,7 @@ def test_the_command_scores_as_the_library(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     row = json.loads(out.stdout)
-    want = score(gt, pred)
+    want = score(gt, pred, all_metrics=True)  # curve computes curvicost's further metrics by default
     assert row.keys() == want.keys()
     assert all(row[k] == want[k] or (isinstance(want[k], tuple) and row[k] == list(want[k])) for k in want)
 
@@ -155,7 +155,7 @@ def test_a_kernel_sees_an_edit_to_a_compiled_helper_in_another_kernel_file(tmp_p
     assert not (pkg / "kernels" / "__pycache__").exists()
 
 
-FAMILY_PACKAGES = ("ink", "columns", "curvilinear", "objects", "fibers", "families", "batch", "cli")
+FAMILY_PACKAGES = ("ink", "columns", "curvilinear", "objects", "fibers", "topology", "families", "batch", "cli")
 
 
 def _segscore_imports(path: Path) -> set[str]:
@@ -199,9 +199,9 @@ def test_the_registry_names_every_family_and_warms_it():
     from segscore.cli.main import COMMANDS
     from segscore.families import FAMILIES, family
 
-    assert set(FAMILIES) == {"ink", "columns", "objects", "fibers", "curvilinear"}
+    assert set(FAMILIES) == {"ink", "columns", "objects", "fibers", "curvilinear", "topology"}
     commands = {c for f in FAMILIES.values() for c in f.commands}
-    assert commands <= set(COMMANDS) and {"run"} | commands == set(COMMANDS)
+    assert commands <= set(COMMANDS) and {"run", "batch", "report"} | commands == set(COMMANDS)
     for f in FAMILIES.values():
         assert callable(f.load("score")) and callable(f.load("warm"))
     with pytest.raises(KeyError, match="families:"):
@@ -216,9 +216,9 @@ def test_the_registry_names_every_family_and_warms_it():
 FAMILY_BUILDS_ON = {"columns": ("ink",)}
 
 
-@pytest.mark.parametrize("family", ["ink", "columns", "curvilinear", "objects", "fibers"])
+@pytest.mark.parametrize("family", ["ink", "columns", "curvilinear", "objects", "fibers", "topology"])
 def test_families_share_code_through_the_layers_below_not_each_other(family):
-    others = {"ink", "columns", "curvilinear", "objects", "fibers"} - {family} - set(FAMILY_BUILDS_ON.get(family, ()))
+    others = {"ink", "columns", "curvilinear", "objects", "fibers", "topology"} - {family} - set(FAMILY_BUILDS_ON.get(family, ()))
     bad = [f"{path.relative_to(REPO)} imports {module}"
            for path in sorted((REPO / "segscore" / family).rglob("*.py"))
            for module in _segscore_imports(path) if _layer_of(module) in others]
@@ -273,3 +273,28 @@ def test_no_private_name_of_a_library_and_no_process_tricks():
         if "os._exit" in path.read_text():
             bad.append(f"{path.relative_to(REPO)}: os._exit")
     assert not bad, "\n".join(bad)
+
+
+def test_every_command_speaks_the_one_option_vocabulary():
+    """Every command takes --json, --json-out, --csv, --plot, --threads and --tile-rows, or its
+    registry entry says why not (shown in its --help); every --help ends with the exit codes."""
+    import contextlib
+    import io
+
+    from segscore.cli.main import build_parser, main
+    from segscore.families import REGISTRY, VOCABULARY
+
+    for name, command in REGISTRY.items():
+        parser = build_parser(name)
+        sub = next(a for a in parser._actions if a.dest == "command").choices[name]
+        options = {o for a in sub._actions for o in a.option_strings}
+        without = dict(command.without)
+        for option in VOCABULARY:
+            assert (option in options) != (option in without), (name, option)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([name, "--help"]) == 0
+        text = out.getvalue()
+        assert "exit codes: 0 it ran and scored" in text.splitlines()[-1], name
+        for option, why in command.without:
+            assert f"  {option}: {why}" in text, (name, option)

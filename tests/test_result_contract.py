@@ -307,7 +307,7 @@ def test_curve_degenerate_reference(cli, curve_masks):
 def test_curve_empty_prediction_all_metrics(cli, curve_masks):
     r = run_json(cli, "curve", curve_masks / "empty.npy", "--gt", curve_masks / "gt.npy", "--all-metrics")
     notes = check_contract(r, not_given=("voxel_size", "spacing_unit", "prune_length"))
-    assert set(notes) == {"cbdice_star", "betti_matching"} and r["traceable_frac"] == 0.0
+    assert set(notes) == {"cbdice_star"} and r["traceable_frac"] == 0.0 and isinstance(r["betti_matching"], int)
     code, out, _ = cli("curve", curve_masks / "empty.npy", "--gt", curve_masks / "gt.npy")
     assert code == 0 and "note: the prediction is empty: every cost is 0" in out
 

@@ -154,6 +154,8 @@ def parse_job(text: str, *, id=None, tags=None, base=None) -> Job:  # noqa: A002
 
     if not isinstance(text, str) or not text.strip():
         raise JobError("no job; write the command line without `segscore`, e.g. `curve P.png --gt G.png`")
+    if "\0" in text:
+        raise JobError("the job holds a NUL character (\\0), which no file name or option can; remove it")
     try:
         argv = shlex.split(text)
     except ValueError as exc:

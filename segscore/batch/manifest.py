@@ -39,15 +39,17 @@ def _where(path, line) -> str:
 
 def load_manifest(path) -> list[Job]:
     """The jobs of the manifest at ``path`` (format from its suffix, else from its first character)."""
+    from segscore.io import budget
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = budget.read_text(path, fix="give a CSV, JSON, JSON Lines or grid manifest")
+    except ScoreError as exc:
+        raise ManifestError(str(exc)) from None
     except FileNotFoundError:
         raise ManifestError(f"{path}: no such manifest; give a CSV, JSON, JSON Lines or grid manifest") from None
     except IsADirectoryError:
         raise ManifestError(f"{path}: is a folder; give the manifest file (CSV, JSON, JSON Lines or grid)") from None
-    except UnicodeDecodeError:
-        raise ManifestError(f"{path}: not UTF-8 text; save the manifest as UTF-8") from None
     except OSError as exc:
         raise ManifestError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from None
     base = path.resolve().parent
@@ -61,6 +63,9 @@ def load_manifest(path) -> list[Job]:
                 doc = json.loads(text)
             except ValueError:
                 doc = None
+            except RecursionError:
+                raise ManifestError(f"{path}:1: JSON nested too deeply; a manifest is a list of jobs or a grid "
+                                    f"object") from None
             if isinstance(doc, dict) and "template" in doc:
                 items = _grid_items(doc, text, path, base)
             elif suffix == ".json":
@@ -151,6 +156,9 @@ def _json_list_items(text, path):
     while True:
         try:
             item, end = dec.raw_decode(text, i)
+        except RecursionError:
+            raise ManifestError(f"{path}:{line_of(i)}: JSON nested too deeply; a job is a command line or an "
+                                f"object with \"job\"") from None
         except ValueError as exc:
             raise ManifestError(f"{path}:{line_of(i)}: not valid JSON (at line {line_of(getattr(exc, 'pos', i))}); "
                                 f"fix the row") from None
@@ -174,6 +182,8 @@ def _jsonl_items(text, path):
             continue
         try:
             items.append((n, json.loads(raw)))
+        except RecursionError:
+            raise ManifestError(f"{path}:{n}: JSON nested too deeply; write one job object per line") from None
         except ValueError:
             raise ManifestError(f"{path}:{n}: not valid JSON; write one job object per line") from None
     return items

@@ -259,6 +259,10 @@ def read_rows(source) -> tuple[list, Path | None, list]:
             why = _not_a_row(row)
             if why:
                 raise ReportError(f"row {i}: {why}; give rows of `segscore.batch.run` or results.jsonl")
+            bad = _non_finite_path(row)
+            if bad:
+                raise ReportError(f"row {i}: {bad} is not a finite number; give rows of `segscore.batch.run` or "
+                                  f"results.jsonl")
         return list({r["id"]: r for r in rows}.values()), None, []
     path = Path(source)
     jsonl = path if path.is_file() else path / "results.jsonl"
@@ -267,29 +271,70 @@ def read_rows(source) -> tuple[list, Path | None, list]:
     if not jsonl.is_file():
         raise InputFileError(f"{jsonl}: no results.jsonl in this folder; {_FIX}, or run `segscore batch MANIFEST "
                              f"--out {path}` first")
+    from segscore.io import budget
+
+    latest: dict = {}
+    torn = []
     try:
-        data = jsonl.read_bytes()
+        for number, raw in budget.iter_lines(jsonl, fix="delete that line (segscore writes no such line) and rerun "
+                                                        "the `segscore batch` command to rescore its job"):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw, parse_constant=_non_finite_constant, parse_float=_finite_float)
+            except _NonFiniteValue as exc:
+                raise ReportError(f"{jsonl}: line {number} holds {exc}, not a finite number (a hand-edited "
+                                  f"line?); delete that line and rerun the `segscore batch` command to rescore "
+                                  f"its job") from None
+            except RecursionError:
+                raise ReportError(f"{jsonl}: line {number} is damaged: JSON nested too deeply; delete that line "
+                                  f"and rerun the `segscore batch` command to rescore its job") from None
+            except ValueError:  # a line a killed batch left half written: the store reads past it too
+                torn.append(number)
+                continue
+            why = _not_a_row(row)
+            if why:
+                raise ReportError(f"{jsonl}: line {number} is damaged: {why}; delete that line and rerun the "
+                                  f"`segscore batch` command to rescore its job")
+            latest[row["id"]] = row
     except OSError as exc:
         raise InputFileError(f"{jsonl}: cannot be read ({(exc.strerror or type(exc).__name__).lower()}); check its "
                              f"permissions") from None
-    latest: dict = {}
-    torn = []
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except ValueError:  # a line a killed batch left half written: the store reads past it too
-            torn.append(number)
-            continue
-        why = _not_a_row(row)
-        if why:
-            raise ReportError(f"{jsonl}: line {number} is damaged: {why}; delete that line and rerun the "
-                              f"`segscore batch` command to rescore its job")
-        latest[row["id"]] = row
     if not latest:
         raise ReportError(f"{jsonl}: holds no finished jobs; run `segscore batch MANIFEST --out {path}` first")
     return list(latest.values()), jsonl, torn
+
+
+class _NonFiniteValue(ValueError):
+    """A results line holds NaN, an infinity, or a number too large for a float (``1e400``)."""
+
+
+def _non_finite_constant(name):
+    raise _NonFiniteValue(name)
+
+
+def _finite_float(token):
+    value = float(token)
+    if value in (float("inf"), float("-inf")):
+        raise _NonFiniteValue(token)
+    return value
+
+
+def _non_finite_path(obj, prefix=""):
+    """The dotted path of the first NaN or infinity in ``obj`` (rows given in memory), or None."""
+    if isinstance(obj, float):
+        return None if obj == obj and obj not in (float("inf"), float("-inf")) else (prefix or "(the row)")
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    else:
+        return None
+    for k, v in items:
+        found = _non_finite_path(v, f"{prefix}.{k}" if prefix else str(k))
+        if found:
+            return found
+    return None
 
 
 def _not_a_row(row) -> str | None:
@@ -581,13 +626,16 @@ def auc_headline(result: dict) -> list:
 
 def fibers_headline(result: dict) -> list:
     """Fibers (``segscore fibers``): ERL and merge-penalized ERL, each beside the
-    connected-components floor and the oracle."""
+    connected-components floor and the oracle (the card's top-level ``oracle`` row; a card
+    written before it moved there keeps it at ``floors.oracle``)."""
     cells = []
+    old = not isinstance(result.get("oracle"), dict) and isinstance((result.get("floors") or {}).get("oracle"), dict)
+    where = "floors.oracle" if old else "oracle"
     for key in ("erl", "erl_merge_penalized"):
         cells += [_cell(result, key, f"metrics.{key}"),
                   _cell(result, f"{key} [connected_components]", f"floors.floor_connected_components.{key}", "floor",
                         key, "connected_components", missing="the target has no connected-components floor"),
-                  _cell(result, f"{key} [oracle]", f"floors.oracle.{key}", "oracle", key, "oracle",
+                  _cell(result, f"{key} [oracle]", f"{where}.{key}", "oracle", key, "oracle",
                         missing="the target has no oracle row")]
     return cells
 

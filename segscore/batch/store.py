@@ -42,7 +42,7 @@ def fingerprint(path: str, *, sha256: bool = False) -> dict:
         return {"path": path, "remote": True}
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name (parse_job refuses one first)
         return {"path": path, "missing": True}
     if not os.path.isdir(path):
         out = {"path": path, "size": st.st_size, "mtime": st.st_mtime}
@@ -110,18 +110,25 @@ class ResultsStore:
         self.outputs = self.folder / "outputs"
 
     def read(self) -> list[dict]:
-        """Every complete row, in the order written (a torn or foreign line is skipped)."""
-        try:
-            data = self.jsonl.read_bytes()
-        except FileNotFoundError:
+        """Every complete row, in the order written (a torn or foreign line is skipped; a line
+        longer than the read budget's text limit is refused, naming it, before it is read whole)."""
+        from segscore.io import budget
+
+        if not self.jsonl.exists():
             return []
         rows = []
-        for raw in data.split(b"\n"):
+
+        def constant(name):  # NaN or an infinity: a hand-edited line, not one a batch wrote
+            raise ValueError(name)
+
+        lines = budget.iter_lines(self.jsonl, fix="delete that line (segscore writes no such line) and rerun the "
+                                                  "batch to rescore its job")
+        for _, raw in lines:
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw)
-            except ValueError:
+                row = json.loads(raw, parse_constant=constant)
+            except (ValueError, RecursionError):
                 continue
             if isinstance(row, dict) and isinstance(row.get("id"), str):
                 rows.append(row)

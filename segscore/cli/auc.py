@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.auc import add_arguments  # noqa: F401  (main.py and the batch use the same definitions)
 
-HELP = "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare"
 
 
 def run(args) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 
-HELP = "curvilinear masks: audit which metric tracks which cost per error type (curvicost's audit)"
 
 DESCRIPTION = """\
 Damage each reference mask with every operator across a severity ladder, score every case against
@@ -86,7 +85,7 @@ def add_arguments(p) -> None:
                         "--include-cases JSON or curvicost's audit --include-cases --json)")
     p.add_argument("--prune-px", type=length_px, default=None, metavar="N",
                    help="spur-pruning length in voxels (default 5; ~2 vessel radii)")
-    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+    p.add_argument("--spacing", type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
                    help="voxel spacing of every mask, one number per axis in array order (default: each mask "
                         "file's header, NIfTI/OME-Zarr/TIFF, else 1 each); lengths, radii and conductance in its unit")
     p.add_argument("--study-ladder", action="store_true",

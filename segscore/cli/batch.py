@@ -7,7 +7,6 @@ itself failed.
 
 from __future__ import annotations
 
-HELP = "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, resumably"
 
 
 def add_arguments(p) -> None:

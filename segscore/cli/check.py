@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.check import add_arguments  # noqa: F401
 
-HELP = "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)"
 
 
 def run(args) -> int:

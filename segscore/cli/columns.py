@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.columns import add_arguments  # noqa: F401
 
-HELP = "ScrollGT column target: text columns vs gutters and line periodicity, with floors"
 
 
 def run(args) -> int:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 
 from segscore.commands.curve import add_arguments  # noqa: F401
 
-HELP = "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance"
 
-_LEFT = ("dice", "iou", "cldice", "betti0_error", "erl_frac", "diadem_like")
-_RIGHT = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac", "perfused_of_self")
+#: the text report's two columns, in curvicost 0.3.1's order (its ``_report``): a metric that is
+#: null is left out of the left column (curvicost leaves out its NaN ones; the notes below say why),
+#: a cost that is absent (conductance_refradii_twosided without --reference-radii) out of the right
+_LEFT = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_error", "betti_matching", "erl_star",
+         "merged_frac", "erl_split", "node_recall", "apls", "junction_f1", "hd95")
+_RIGHT = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac", "conductance_excess",
+          "conductance_deficit", "conductance_refradii_twosided", "perfused_of_self")
 
 
 def _fmt(v) -> str:
@@ -20,12 +25,14 @@ def _fmt(v) -> str:
 
 
 def format_row(row: dict) -> str:
-    from segscore.curvilinear.scoring import ALIAS_KEYS, CONDUCTANCE_SIDE_KEYS, OPTIONAL_KEYS
+    from segscore.curvilinear.scoring import NO_ERL_NOTE
 
+    left = [k for k in _LEFT if row.get(k) is not None]
+    right = [k for k in _RIGHT if k in row]
     lines = ["metric                 value   |  cost                      value", "-" * 68]
-    for i in range(max(len(_LEFT), len(_RIGHT))):
-        lk = _LEFT[i] if i < len(_LEFT) else ""
-        rk = _RIGHT[i] if i < len(_RIGHT) else ""
+    for i in range(max(len(left), len(right))):
+        lk = left[i] if i < len(left) else ""
+        rk = right[i] if i < len(right) else ""
         lcell = f"{lk:<18} {_fmt(row[lk]):>8}" if lk else " " * 27
         rcell = f"{rk:<22} {_fmt(row[rk]):>8}" if rk else ""
         lines.append(f"{lcell}   |  {rcell}".rstrip())
@@ -43,19 +50,23 @@ def format_row(row: dict) -> str:
     if row.get("spacing_source", "default") != "default":
         lines.append(f"spacing {tuple(row['spacing'])} {unit} ({row['spacing_source']}): lengths, radii, conductance "
                      f"and hd95 in that unit")
-    same = [f"{k} {_fmt(row[k])}" for k in ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS if k in row]
-    if same:
-        lines.append("; ".join(same))
-    extra = [f"{k} {_fmt(row[k])}" for k in OPTIONAL_KEYS if k in row]
-    if extra:
-        lines.append("; ".join(extra))
+    if row.get("conductance_refradii_frac") is not None:
+        lines.append(f"conductance_refradii_frac {_fmt(row['conductance_refradii_frac'])} (the prediction's radii read "
+                     "from the reference)")
     if row.get("voxel_size"):
+        applied = physical and [float(v) for v in row["voxel_size"]] == [float(v) for v in row["spacing"]]
         lines.append(f"voxel size {tuple(row['voxel_size'])} (recorded as curvicost does"
-                     + ("; applied as the spacing)" if physical else "; lengths and radii are in voxels)"))
+                     + ("; applied as the spacing)" if applied else
+                        f"; not applied: lengths and radii are in {'the spacing' if physical else 'voxels'})"))
     if row.get("betti0_pred") == 0:
         lines.append("note: the prediction is empty: every cost is 0")
-    for k, why in (row.get("notes") or {}).items():
-        lines.append(f"note: {k} is null: {why}")
+    notes = row.get("notes") or {}
+    skipped = [k for k, why in notes.items() if why == NO_ERL_NOTE]
+    if skipped:
+        lines.append(f"note: {', '.join(skipped)} not computed: --no-erl")
+    for k, why in notes.items():
+        if why != NO_ERL_NOTE:
+            lines.append(f"note: {k} is null: {why}")
     return "\n".join(lines)
 
 
@@ -64,5 +75,11 @@ def run(args) -> int:
     from segscore.commands.curve import compute
 
     row = compute(args)
+    if getattr(args, "quiet", False):  # curvicost's --quiet: nothing on stdout or stderr but what was asked for
+        if args.json:
+            from segscore.io.results import dumps
+
+            sys.stdout.write(dumps(row) + "\n")
+        return 0
     show(args, row, format_row(row))
     return 0

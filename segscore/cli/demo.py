@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.demo import add_arguments  # noqa: F401
 
-HELP = "score a built-in synthetic segment (offline), as `segscore auc` prints it"
 
 
 def run(args) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.fibers import FLOOR_NAMES, add_arguments  # noqa: F401
 
-HELP = "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors"
 
 
 def run(args) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.fibers_aggregate import add_arguments  # noqa: F401
 
-HELP = "mean ERL and merge-penalized ERL over `segscore fibers` cards of one cube size class"
 
 
 def format_aggregate(out: dict) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.fibers_target import add_arguments  # noqa: F401
 
-HELP = "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask"
 
 
 def run(args) -> int:

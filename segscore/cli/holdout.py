@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.holdout import add_arguments  # noqa: F401
 
-HELP = "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests"
 
 
 def _f(v):

@@ -15,55 +15,29 @@ import argparse
 import importlib
 import sys
 
-#: subcommand -> module. Aliases are the spec tools' own names for the same command.
-COMMANDS = {
-    "auc": "segscore.cli.auc",
-    "demo": "segscore.cli.demo",
-    "run": "segscore.cli.run",
-    "target": "segscore.cli.target",
-    "columns": "segscore.cli.columns",
-    "check": "segscore.cli.check",
-    "placement": "segscore.cli.placement",
-    "curve": "segscore.cli.curve",
-    "perturb": "segscore.cli.perturb",
-    "audit": "segscore.cli.audit",
-    "profile": "segscore.cli.profile",
-    "objects": "segscore.cli.objects",
-    "holdout": "segscore.cli.holdout",
-    "fibers": "segscore.cli.fibers",
-    "fibers-aggregate": "segscore.cli.fibers_aggregate",
-    "fibers-target": "segscore.cli.fibers_target",
-}
-#: commands that run other commands' jobs (no family's: the registry names them, see segscore.families)
-RUNNERS = {"batch": "segscore.cli.batch", "report": "segscore.cli.report"}
-ALIASES: dict[str, str] = {
-    "score": "target",
-    "score-columns": "columns",
-    "score-fibers": "fibers",
-}
+from segscore.families import REGISTRY
 
-#: one-line help of each command, so ``segscore --help`` imports none of them
-HELP = {
-    "auc": "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
-    "demo": "score a built-in synthetic segment (offline), as `segscore auc` prints it",
-    "run": "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
-    "target": "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction",
-    "columns": "ScrollGT column target: text columns vs gutters and line periodicity, with floors",
-    "check": "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)",
-    "placement": "placement probe: where prediction and label agree best (NCC over shifts), per tile too",
-    "objects": "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary F1, splits/merges)",
-    "holdout": "score predictions on a versioned held-out set (scorecard table, CSV), or --verify its digests",
-    "curve": "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and Kirchhoff conductance",
-    "perturb": "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)",
-    "audit": "curvilinear masks: audit which metric tracks which cost per error type (curvicost's audit)",
-    "profile": "curvilinear masks: which error types a method makes (shares of the five operators, and the "
-               "unexplained part)",
-    "fibers": "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, merges, floors",
-    "fibers-aggregate": "mean ERL over `segscore fibers` cards of one cube size class",
-    "fibers-target": "build a fiber target folder from WEBKNOSSOS .nml traces and a reference fiber mask",
-    "batch": "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, resumably",
-    "report": "leaderboard of a batch results folder: each family's headline numbers beside its floors or control",
-}
+# views of the one registry, segscore.families.REGISTRY, where each command is declared (so
+# ``segscore --help`` imports none of the command modules)
+#: command -> its module
+COMMANDS = {name: c.cli for name, c in REGISTRY.items()}
+#: the spec tools' own names for the same commands
+ALIASES = {alias: name for name, c in REGISTRY.items() for alias in c.aliases}
+#: one-line help of each command
+HELP = {name: c.help for name, c in REGISTRY.items()}
+
+
+def epilog(command) -> str:
+    """The end of ``segscore COMMAND --help``: the shared options it does not take and why, and
+    the exit codes."""
+    lines = []
+    if command.without:
+        lines.append("not offered here:")
+        lines += [f"  {option}: {why}" for option, why in command.without]
+    lines.append("exit codes: 0 it ran and scored (a null metric inside is still 0); 2 bad input or usage (one "
+                 "line on stderr naming the file and the fix)"
+                 + (f"; 3 {command.exit_3}" if command.exit_3 else "") + "; 1 a crash (a bug: please report it)")
+    return "\n".join(lines)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,9 +67,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="segscore", description="Score segmentations and ink maps against human ground truth.")
     parser.add_argument("--version", action="version", version=f"segscore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module in {**COMMANDS, **RUNNERS}.items():
+    for name, module in COMMANDS.items():
         aliases = [a for a, target in ALIASES.items() if target == name]
-        p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""))
+        p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""),
+                           epilog=epilog(REGISTRY[name]), formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == command:
             importlib.import_module(module).add_arguments(p)
             p.set_defaults(_module=module)
@@ -113,7 +88,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     try:
-        parser = build_parser(command if command in COMMANDS or command in RUNNERS else None)
+        parser = build_parser(command if command in COMMANDS else None)
         args = parser.parse_args(argv)
     except _Exit as exc:
         return exc.code

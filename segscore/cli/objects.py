@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.objects import add_arguments  # noqa: F401
 
-HELP = "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary F1, splits/merges)"
 
 
 def format_result(r: dict) -> str:
@@ -37,7 +36,8 @@ def format_result(r: dict) -> str:
                      f"{f(r['adapted_rand_recall'])}; {bg})")
     if "hd95_pixel" in r:
         sp = " x ".join(f"{v:g}" for v in r.get("spacing") or [])
-        lines.append(f"surface (spacing {sp}): per object hd95 {f(r['hd95_per_object'])}  assd "
+        how = r.get("distance_definition") or "monai"
+        lines.append(f"surface ({how}'s definition, spacing {sp}): per object hd95 {f(r['hd95_per_object'])}  assd "
                      f"{f(r['assd_per_object'])}  nsd@{r['nsd_tolerance']:g} {f(r['nsd_per_object'])}")
         lines.append(f"whole foreground: hd {f(r['hd_pixel'])}  hd95 {f(r['hd95_pixel'])}  assd "
                      f"{f(r['assd_pixel'])}  nsd@{r['nsd_tolerance']:g} {f(r['nsd_pixel'])}")

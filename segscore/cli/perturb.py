@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.perturb import add_arguments  # noqa: F401
 
-HELP = "curvilinear masks: apply one typed error operator (break, bridge, truncate, radius, boundary)"
 
 
 def run(args) -> int:

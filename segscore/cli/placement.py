@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.placement import add_arguments  # noqa: F401
 
-HELP = "placement probe: where prediction and label agree best (NCC over shifts), per tile too"
 
 
 def run(args) -> int:

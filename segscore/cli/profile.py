@@ -1,25 +1,25 @@
 """``segscore profile``: which error types does a method make? (curvicost's ``profile``.)
 
     segscore profile PRED... --gt GT [--prune-px N] [--seed S] [--seeds N] [--threads N]
-                     [--json | --json-out FILE] [--quiet]
+                     [--json [FILE.json] | --json-out FILE] [--quiet]
 
 Each prediction's disagreement with the reference is fitted as non-negative shares of the five
 operators, calibrated on the reference (:mod:`segscore.curvilinear.profiling`). ``--json`` prints the
-dict :func:`segscore.curvilinear.profiling.profile` returns; ``--quiet`` prints no text report (the
-JSON of ``--json`` and the file of ``--json-out`` are still written).
+dict :func:`segscore.curvilinear.profiling.profile` returns, ``--json FILE.json`` writes it there (as
+curvicost's ``--json PATH``) and prints the text report; ``--quiet`` prints no text report (the JSON of
+``--json`` and the files of ``--json FILE.json`` and ``--json-out`` are still written).
 """
 
 from __future__ import annotations
 
 import sys
 
-HELP = "curvilinear masks: which error types a method makes (shares of the five operators, and the unexplained part)"
 
 
 def add_arguments(p) -> None:
     from segscore.cli._common import add_output_options, length_px, nonnegative_int, number, positive_int
 
-    p.add_argument("predictions", nargs="+", metavar="PRED",
+    p.add_argument("predictions", nargs="*", metavar="PRED",
                    help="predicted binary masks of ONE method (2D or 3D PNG, TIFF, NIfTI or .npy), each of the "
                         "reference's shape")
     p.add_argument("--gt", "--reference", required=True, dest="gt", metavar="GT",
@@ -32,19 +32,24 @@ def add_arguments(p) -> None:
     p.add_argument("--threads", type=positive_int, metavar="N",
                    help="threads for the calibration realisations (default 1: the operators hold the GIL "
                         "most of the time, and two threads measured no faster on two cores)")
-    add_output_options(p)
-    p.add_argument("--quiet", action="store_true", help="no text report (--json and --json-out still write)")
+    add_output_options(p, json_path="predictions")
+    p.add_argument("--quiet", action="store_true",
+                   help="no text report (--json alone still prints the JSON; --json FILE.json and --json-out write)")
 
 
 def compute(args, *, progress=None, argv=None) -> dict:
-    """The profile ``--json`` prints (writes ``--json-out``; prints nothing). ``progress``: called
-    with one line before the calibration starts."""
-    from segscore.commands._options import write_outputs
+    """The profile ``--json`` prints (writes ``--json-out`` and ``--json FILE.json``; prints
+    nothing). ``progress``: called with one line before the calibration starts."""
+    from segscore.commands._options import settle_json, write_outputs
     from segscore.curvilinear.masks import load_mask
     from segscore.curvilinear.profiling import prepare_profile, profile
     from segscore.errors import ScoreError
     from segscore.io.readers import input_name
 
+    settle_json(args)
+    if not args.predictions:
+        raise ScoreError("no prediction: give the predicted masks, e.g. `segscore profile PRED1.png PRED2.png --gt "
+                         "GT.png`")
     gt_name = input_name(args.gt, "reference mask")
     gt, _ = load_mask(args.gt, what="reference mask")
     preds, names = [], []
@@ -70,7 +75,10 @@ def compute(args, *, progress=None, argv=None) -> dict:
 
 def run(args) -> int:
     from segscore.cli._common import show
+    from segscore.commands._options import settle_json
     from segscore.curvilinear.profiling import format_profile
+
+    settle_json(args)
 
     def say(line):
         sys.stderr.write(line + "\n")

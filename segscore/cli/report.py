@@ -9,7 +9,6 @@ refused or crashed (their count on stderr); 2 for a missing folder, a missing or
 
 from __future__ import annotations
 
-HELP = "leaderboard of a batch results folder: each family's headline numbers beside its floors or control"
 
 
 def add_arguments(p) -> None:
@@ -30,18 +29,16 @@ def add_arguments(p) -> None:
 
 
 def leaderboard_rows(rep, of=None) -> tuple[list, str]:
-    """``Report.bars`` as the rows :func:`segscore.figures.leaderboard` draws (value and floors),
-    and the chart's title (``COMMAND: HEADLINE``)."""
-    command, _, headline = (of or "").partition(":")
-    try:
-        bars = rep.bars(command or None, headline or None)
-    except KeyError as exc:
-        from segscore.errors import ScoreError
+    """``Report.bars`` as the rows :func:`segscore.figures.leaderboard` draws, and the chart's
+    title (``COMMAND: HEADLINE``): :func:`segscore.figures.board.board_rows`, the one conversion
+    (kept under this name for callers of earlier releases); a bad ``of`` names ``--plot-of``."""
+    from segscore.errors import ScoreError
+    from segscore.figures.board import board_rows
 
-        raise ScoreError(f"--plot-of {of}: {exc.args[0]}") from None
-    rows = [{"model": b["label"], "target": b["command"], "value": b["value"], "floors": dict(b["references"])}
-            for b in bars]
-    return rows, (f"{bars[0]['command']}: {bars[0]['headline']}" if bars else "")
+    try:
+        return board_rows(rep, of)
+    except ScoreError as exc:
+        raise ScoreError(f"--plot-of {of}: {exc}") from None
 
 
 def run(args) -> int:
@@ -56,8 +53,8 @@ def run(args) -> int:
         from segscore import figures
 
         figures.require_matplotlib()
-        rows, title = leaderboard_rows(rep, getattr(args, "plot_of", None))  # a bad --plot-of: before any output
-        fig = lambda: figures.leaderboard(rows, title=title)  # noqa: E731 - drawn after the table is out
+        rows, _ = leaderboard_rows(rep, getattr(args, "plot_of", None))  # a bad --plot-of: before any output
+        fig = lambda: figures.leaderboard(rows)  # noqa: E731 - drawn after the table is out; titled by the rows
     if args.csv:
         rep.to_csv(args.csv)
     result = rep.to_dict()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-HELP = "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json"
 
 
 def add_arguments(p) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from segscore.commands.target import add_arguments  # noqa: F401
 
-HELP = "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction"
 
 
 def run(args) -> int:

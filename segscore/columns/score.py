@@ -10,8 +10,9 @@ or a rectangular sub-extent whose grid top-left is ``origin``. Definitions (Scro
   to the next one's start, rows where both text bands overlap), skipped when narrower than
   2 px or shorter than 8 rows, and excluded (counted) when either column is ``cross_strip``;
 - ``col_gutter_auc``: Mann-Whitney AUC (ties half) of text-column means against gutter means;
-- ``col_gutter_pixel_auc``: the same over their valid pixels (from level histograms; a float
-  map is read on 65,536 levels ``rint(p * 65535)``, an 8-bit map on its 256 values);
+- ``col_gutter_pixel_auc``: the same over their valid pixels (an 8- or 16-bit map from its level
+  histograms; a float map, clipped to [0, 1] as ScrollGT clips it, ranked exactly as float64,
+  every distinct value a threshold, as scikit-learn ranks it: :mod:`segscore.metrics.exact`);
 - ``line_period_peak``: for a text column, the row profile (mean over valid pixels of each row;
   rows without one are filled with the profile's mean), centred; the largest normalized
   autocorrelation ``sum(p[:-lag] p[lag:]) / sum(p^2)`` (at least 0) over lags in the target's
@@ -187,6 +188,8 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
         if check_range and kind == "float":
             occ = np.zeros((3, 65536), np.uint8)
             lo, hi, bad, _ = value_stats(values, occ[0], occ[1], occ[2])
+        if kind == "float":  # ScrollGT clips its map to [0, 1] (the range was checked above)
+            values = np.clip(values, 0, 1)
         rs = np.zeros((k, maxh))
         rc = np.zeros((k, maxh), np.int64)
         hist = np.zeros((2, 65536), np.int64)
@@ -206,7 +209,45 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
     return total
 
 
-def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
+def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, tile_rows=None, executor=None, threads=None):
+    """The exact ranking (:func:`segscore.metrics.exact.rank_exact`) of the valid pixels of the
+    text columns (kind 1, positive) against those of the gutters (kind 0) of a float map, each box's
+    pixels counted once per box, as ScrollGT concatenates them."""
+    from segscore.metrics.exact import rank_exact
+
+    h, w = shape
+    oy, ox = origin
+    picked = [(b, kd) for b, kd in zip(boxes, kinds) if kd >= 0]
+    if picked:
+        lo_row = max(min(b[0] for b, _ in picked) - oy, 0)
+        hi_row = min(max(b[1] for b, _ in picked) - oy, h)
+    else:
+        lo_row = hi_row = 0
+    rows = tile_rows or max(1, (1 << 18) // max(w, 1))
+    windows = [(slice(a, min(a + rows, hi_row)), slice(0, w)) for a in range(lo_row, hi_row, rows)]
+
+    def read(window):
+        r0, r1 = window[0].start, window[0].stop
+        values = np.asarray(read_band(r0, r1))
+        raws, classes = [], []
+        for (y0, y1, x0, x1), kd in picked:
+            a, b = max(y0, oy + r0), min(y1, oy + r1)
+            if a >= b:
+                continue
+            sub = values[a - oy - r0:b - oy - r0, x0 - ox:x1 - ox]
+            if valid is not None:
+                sub = sub[valid[a:b, x0:x1] != 0]
+            raws.append(sub.ravel())
+            classes.append(np.full(sub.size, kd, np.uint8))
+        if not raws:
+            return np.zeros(0), np.zeros(0, np.uint8)
+        return np.concatenate(raws), np.concatenate(classes)
+
+    return rank_exact(read, windows, thresholds=(), executor=executor, threads=threads)
+
+
+def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, pixel_auc=None):
+    """(``pixel_auc``: a float map's exact pixel AUC, which replaces the histograms' when given)"""
     """``{"metrics", "per_column", "gutters", "notes"}``; ``notes`` by dotted path in that dict."""
     pitch_lo, pitch_hi = tgt.meta.get("line_pitch_range") or [60, 220]
     per_column, text_means, traces_means = [], [], []
@@ -252,7 +293,7 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
         m["col_gutter_auc"] = auc(p_h, n_h)
         if m["col_gutter_auc"] is None:
             notes["metrics.col_gutter_auc"] = "no text column or no gutter holds a scored pixel"
-        m["col_gutter_pixel_auc"] = auc(hist[1], hist[0])
+        m["col_gutter_pixel_auc"] = auc(hist[1], hist[0]) if pixel_auc is None else pixel_auc.roc_auc
         if m["col_gutter_pixel_auc"] is None:
             notes["metrics.col_gutter_pixel_auc"] = "no valid pixel in the text columns or in the gutters"
     else:
@@ -276,9 +317,9 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind):
     else:
         notes["metrics.traces_mean_ratio"] = ("no traces column is scored in the extent" if texts
                                               else "no text column is scored in the extent")
-    m["quantized"] = kind == "float"
+    m["quantized"] = False
     m["scale"] = {"uint8": "uint8: p = v / 255", "uint16": "uint16: p = v / 65535"}.get(
-        kind, "float in [0, 1]; pixel AUC on 65,536 levels rint(p * 65535)")
+        kind, "float in [0, 1] (clipped), pixel AUC ranked exactly as float64")
     return {"metrics": m, "per_column": per_column, "gutters": gut, "notes": notes}
 
 
@@ -291,7 +332,10 @@ def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engin
         from segscore.ink.targets import check_values
 
         check_values(name, *stats)
-    return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind), stats
+    exact = None
+    if kind == "float" and scored and gutters:
+        exact = _exact_pixels(read_band, shape, origin, tgt.valid, boxes, kinds, **engine)
+    return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, exact), stats
 
 
 def _origin_and_shape(tgt, src_shape, origin, name="the prediction"):
@@ -323,6 +367,8 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     # counts do not depend on the values) and all its pixels on one level
     read = lambda a, b: uniform_rows(seed, w, a, b).astype(np.float32)  # noqa: E731
     rs, rc, hist, _ = _accumulate(read, "float", shape, origin, tgt.valid, boxes, kinds, check_range=False, **engine)
+    exact = (_exact_pixels(read, shape, origin, tgt.valid, boxes, kinds, **engine)
+             if scored and gutters else None)
     sums = {"uniform_random": (rs, hist)}
     for name, p in (("constant_0_5", 0.5), ("papyrus_mask", 1.0)):  # the mask is 1 on every counted pixel
         h1 = np.zeros((2, 65536), np.int64)
@@ -331,7 +377,9 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
         sums[name] = (p * rc, h1)
     out = {}
     for name in ("constant_0_5", "papyrus_mask", "uniform_random"):
-        core = _metrics(tgt, scored, gutters, excluded, sums[name][0], rc, sums[name][1], "float")
+        # a constant floor ties every pixel (AUC 0.5 on its one level); the random one ranks exactly
+        core = _metrics(tgt, scored, gutters, excluded, sums[name][0], rc, sums[name][1], "float",
+                        exact if name == "uniform_random" else None)
         card = dict(core["metrics"])
         card["what"] = COLUMN_FLOORS[name]
         if name == "uniform_random":

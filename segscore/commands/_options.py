@@ -41,9 +41,20 @@ length_px = number(float, lo=0, hi=1e6, whole_float=True)
 share = number(float, lo=0, hi=1, lo_open=True)
 
 
-def add_output_options(parser, *, csv: bool = False) -> None:
-    """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``."""
-    parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
+def add_output_options(parser, *, csv: bool = False, json_path: str | None = None) -> None:
+    """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``.
+
+    ``json_path``: the dest of the command's positional input(s); ``--json`` then also takes an
+    optional PATH, as curvicost's ``--json PATH`` (:class:`JsonTarget`; the command calls
+    :func:`settle_json` before it reads anything). Without it ``--json`` is a flag."""
+    if json_path:
+        parser.add_argument("--json", action=JsonTarget, nargs="?", default=False, metavar="FILE.json",
+                            positional=json_path,
+                            help="alone: print the result as JSON (the Python API's dict) on stdout; with a FILE "
+                                 "ending in .json: write it there and print the text report (curvicost's --json "
+                                 "PATH); a word after --json not ending in .json is read as the input it is")
+    else:
+        parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
     parser.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
     if csv:
         parser.add_argument("--csv", metavar="FILE", help="also write the result as CSV (a header and rows)")
@@ -69,6 +80,51 @@ def add_floor_options(parser) -> None:
     add_engine_options(parser)
 
 
+class JsonTarget(argparse.Action):
+    """``--json [FILE.json]`` of a command whose positional input(s) are ``positional``.
+
+    argparse gives an optional value the next word, so in ``--json pred.png --gt gt.png`` it
+    would take the mask. A value ending in ``.json`` is the file to write; any other is kept (with
+    whether the positional was already filled then, for its place in a list) for
+    :func:`settle_json`, and ``--json`` stands alone."""
+
+    def __init__(self, option_strings, dest, positional=None, **kwargs):
+        self.positional = positional
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values is None or str(values).lower().endswith(".json"):
+            setattr(namespace, self.dest, True if values is None else values)
+            return
+        setattr(namespace, self.dest, True)
+        before = getattr(namespace, self.positional, None)
+        spill = list(getattr(namespace, "_json_spill", None) or [])
+        spill.append((self.positional, values, before not in (None, [])))
+        namespace._json_spill = spill
+
+
+def settle_json(args) -> None:
+    """After parsing with ``add_output_options(json_path=DEST)``: the words ``--json`` did not take
+    go to the positional ``DEST`` (a word for a single positional already given is refused: it
+    is neither the input nor a JSON file's name); ``--json FILE.json`` becomes ``args.json_path``
+    (written by :func:`write_outputs`) and ``args.json`` False (the text report is printed). Runs
+    once: a second call changes nothing. (That no output names an input is :func:`check_paths`'s.)"""
+    from segscore.errors import ScoreError
+
+    for dest, word, after in args.__dict__.pop("_json_spill", None) or []:
+        have = getattr(args, dest, None)
+        if isinstance(have, list):
+            setattr(args, dest, have + [word] if after else [word] + have)
+        elif have is None:
+            setattr(args, dest, word)
+        else:
+            raise ScoreError(f"--json {word}: not a JSON file's name (it does not end in .json) and the input is "
+                             f"already given ({have}); give --json alone to print the JSON, --json NAME.json or "
+                             f"--json-out FILE to write it")
+    if isinstance(getattr(args, "json", None), str):
+        args.json_path, args.json = args.json, False
+
+
 def write_outputs(args, result, *, csv_rows=None) -> None:
     """Write the files ``--json-out`` and ``--csv`` name (the CSV from ``csv_rows``). Every command's
     compute part ends here, so this is also where its result gets its top-level ``warnings`` list
@@ -76,8 +132,9 @@ def write_outputs(args, result, *, csv_rows=None) -> None:
     from segscore.io.results import with_warnings, write_csv, write_json
 
     with_warnings(result)
-    if getattr(args, "json_out", None):
-        write_json(args.json_out, result)
+    for target in (getattr(args, "json_path", None), getattr(args, "json_out", None)):  # --json FILE.json, --json-out
+        if target:
+            write_json(target, result)
     if getattr(args, "csv", None) and csv_rows is not None:
         write_csv(args.csv, csv_rows)
 
@@ -85,7 +142,7 @@ def write_outputs(args, result, *, csv_rows=None) -> None:
 def add_spacing_options(p) -> None:
     """``--spacing`` (one voxel size per axis) and ``--prune-length`` (spur pruning in its unit)
     of the curvilinear commands."""
-    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+    p.add_argument("--spacing", type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
                    help="voxel spacing, one number per axis in array order (Z Y X or Y X); default: the one the "
                         "files' headers state (NIfTI, OME-Zarr, TIFF resolution), else 1 each. Lengths, radii, the "
                         "r^4 conductance and hd95 are then in its unit (curvicost only records a voxel size)")
@@ -94,12 +151,12 @@ def add_spacing_options(p) -> None:
 
 
 #: the argparse destinations naming files a command writes, with their option for messages
-OUTPUT_DESTS = {"json_out": "--json-out", "csv": "--csv", "plot": "--plot", "per_object": "--per-object",
-                "evidence": "--evidence", "output": "-o", "info_json": "--info-json"}
+OUTPUT_DESTS = {"json_out": "--json-out", "json_path": "--json", "csv": "--csv", "plot": "--plot", "per_object": "--per-object",
+                "evidence": "--evidence", "output": "-o"}
 #: destinations that name neither an input nor an output checked here: a ledger, results store or
 #: sample folder updated in place, or a folder a command writes itself (``--out``: batch results;
 #: fibers-target's target, which refuses to replace a folder holding its inputs)
-_IN_PLACE_DESTS = {"slug", "root", "keep", "out", "command", "_module", "own_process"}
+_IN_PLACE_DESTS = {"slug", "root", "keep", "out", "command", "_module"}
 
 
 def _paths(value) -> list[str]:
@@ -114,15 +171,14 @@ def check_paths(args) -> None:
     """Before a command reads or writes: every input that is a local path is a regular file or a
     folder (no pipe, socket or device), and no output replaces an input of the run
     (:mod:`segscore.io.paths`). Inputs are the argument values that exist on disk, outputs the
-    options of :data:`OUTPUT_DESTS` (and ``--json PATH`` where a command writes it)."""
+    options of :data:`OUTPUT_DESTS` (``--json FILE.json`` among them, where a command writes it)."""
     import os
 
     from segscore.io.paths import check_outputs, check_readable
 
+    settle_json(args)  # the words --json took that are inputs go to their place first
     fields = vars(args)
     outputs = [(flag, p) for dest, flag in OUTPUT_DESTS.items() for p in _paths(fields.get(dest))]
-    if isinstance(fields.get("json"), str):
-        outputs.append(("--json", fields["json"]))
     inputs = []
     for dest, value in fields.items():
         if dest in OUTPUT_DESTS or dest in _IN_PLACE_DESTS or dest == "json":

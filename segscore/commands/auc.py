@@ -6,7 +6,10 @@ from __future__ import annotations
 def add_arguments(p) -> None:
     from segscore.commands._options import add_engine_options, add_output_options, nonnegative_int, positive_int
 
-    p.add_argument("prediction", help="the ink map: a 2D .tif, .npy, .png or zarr array on the 9 um surface grid")
+    p.add_argument("prediction", help="the ink map: a 2D .tif, .npy, .png or zarr array on the 9 um surface grid. "
+                                      "uint8 and uint16 are ranked as they are; any other dtype on 65,536 levels "
+                                      "by kit's rule (kit defines its AUC on them; `target` and `columns` rank "
+                                      "floats exactly, as ScrollGT does)")
     p.add_argument("--labels", required=True, help="the segment's inklabels.zarr (pyramid group or one 2D array)")
     p.add_argument("--mask", required=True, help="the segment's supervision.zarr, same layout as the labels")
     p.add_argument("--control", help="the reverse-depth map of the same surface, same shape as the map")

@@ -7,7 +7,9 @@ def add_arguments(p) -> None:
     from segscore.commands._options import add_floor_options, nonnegative_int
 
     p.add_argument("prediction", help="probability map at grid resolution: .npy float in [0, 1], 8-bit PNG, TIFF "
-                                      "or zarr; the full grid or a sub-extent with --origin")
+                                      "or zarr; the full grid or a sub-extent with --origin. The pixel AUC ranks "
+                                      "a float map exactly as float64 (clipped to [0, 1]), as ScrollGT's "
+                                      "scikit-learn does")
     p.add_argument("target", help="column target folder holding columns.json, meta.json and valid_mask.png")
     p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"), default=(0, 0),
                    help="grid coordinate of the prediction's pixel (0, 0) (default 0 0)")

@@ -40,7 +40,8 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                    boundary_tolerances=tuple(args.tolerances),
                                    count_background=getattr(args, "count_background", False),
                                    surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
-                                   nsd_tolerance=getattr(args, "nsd_tolerance", 1.0))
+                                   nsd_tolerance=getattr(args, "nsd_tolerance", 1.0),
+                                   distance_definition=getattr(args, "distance_definition", None))
     if args.csv:  # the CSV is the scorecard table
         rows = result.get("rows") or [
             {"metric": k, "finetuned": v, "vanilla": None, "delta": None, "holdout": result["holdout"],

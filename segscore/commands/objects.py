@@ -13,11 +13,19 @@ def add_scorecard_options(p) -> None:
     p.add_argument("--surface", action="store_true",
                    help="add surface distances: hd95, assd, nsd per matched object (means and _sd) and of the "
                         "whole foreground (hd_pixel, hd95_pixel, assd_pixel, nsd_pixel), in the spacing's unit")
-    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True, hi=1e12), nargs="+", metavar="S",
+    p.add_argument("--spacing", type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
                    help="voxel spacing, one number per axis in array order (Z Y X or Y X); without it, what the "
                         "files' headers state, else 1 each")
     p.add_argument("--nsd-tolerance", type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",
                    help="normalized surface Dice tolerance, in the spacing's unit (default 1.0)")
+    from segscore.metrics.surface import DEFAULT_DISTANCE_DEFINITION, DISTANCE_DEFINITIONS
+
+    p.add_argument("--distance-definition", choices=DISTANCE_DEFINITIONS, default=DEFAULT_DISTANCE_DEFINITION,
+                   help="whose surface distances --surface reports, per object and of the whole foreground: monai "
+                        "(default; hd95 the larger directed 95th percentile, assd the mean of both directions "
+                        "pooled), panoptica (hd95 one percentile of both directions pooled, assd the mean of the two "
+                        "directed means) or deepmind (surface-distance: surface elements on voxel corners weighted "
+                        "by area; reads both images whole)")
 
 
 def add_arguments(p) -> None:
@@ -36,7 +44,7 @@ def add_arguments(p) -> None:
     p.add_argument("--per-object", metavar="FILE.csv",
                    help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
                         "Dice, split, merged; hd95 and assd with --surface)")
-    add_output_options(p)
+    add_output_options(p, csv=True)
     from segscore.figures import add_plot_option
 
     add_plot_option(p, "AP (TP/(TP+FP+FN)) against the IoU threshold")
@@ -58,13 +66,16 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                 tile_rows=args.tile_rows, threads=args.threads, progress=progress,
                                 count_background=getattr(args, "count_background", False),
                                 surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
-                                nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object))
+                                nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object),
+                                distance_definition=getattr(args, "distance_definition", None))
     rows = result.pop("per_object", None)
     if per_object:
         from segscore.io.results import write_csv
 
         write_csv(per_object, rows or [])
-    write_outputs(args, result)
+    from segscore.io.results import flatten
+
+    write_outputs(args, result, csv_rows=[flatten(result)])
     if plot:
         figures.draw_after(plot, lambda: figures.objects_ap(result), "objects")
     return result

@@ -17,12 +17,13 @@ def add_arguments(p) -> None:
     p.add_argument("--prune-px", type=length_px, default=5, metavar="N", help="spur-pruning length in voxels (default 5)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="where to write the perturbed mask (.png, .tif, .nii.gz or .npy)")
-    p.add_argument("--info-json", metavar="FILE", help="write what the operator did (counts, voxels) as JSON")
+    p.add_argument("--json-out", "--info-json", dest="json_out", metavar="FILE",
+                   help="write what the operator did (counts, voxels) as JSON (--info-json: the older name)")
     p.add_argument("--json", action="store_true", help="print the info as JSON")
 
 
 def compute(args, *, progress=None, argv=None) -> dict:
-    """Write the perturbed mask to ``--output`` (and ``--info-json``); returns the info dict."""
+    """Write the perturbed mask to ``--output`` (and ``--json-out``); returns the info dict."""
     from segscore.curvilinear.masks import load_mask, save_mask
     from segscore.curvilinear.operators import perturb
     from segscore.io.results import with_warnings, write_json
@@ -36,6 +37,6 @@ def compute(args, *, progress=None, argv=None) -> dict:
     info = {"input": input_name(args.mask, "mask"), "output": str(args.output), **info}
     info.setdefault("notes", {})
     with_warnings(info)
-    if args.info_json:
-        write_json(args.info_json, info)
+    if args.json_out:
+        write_json(args.json_out, info)
     return info

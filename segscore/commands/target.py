@@ -7,7 +7,10 @@ def add_arguments(p) -> None:
     from segscore.commands._options import add_floor_options, nonnegative_int
 
     p.add_argument("prediction", help="probability map over the target region: 8-bit PNG (v/255), .npy float in "
-                                      "[0, 1], TIFF or zarr")
+                                      "[0, 1], TIFF or zarr. A float map is ranked exactly as float64, every "
+                                      "distinct value a threshold, as ScrollGT's scikit-learn ranks it (values "
+                                      "within 1e-6 outside [0, 1] are clipped, as ScrollGT does); 8- and 16-bit "
+                                      "maps are exact on their own 256 or 65,536 values")
     p.add_argument("target", help="target folder holding gt_ink.png, optional mask.png, and meta.json")
     p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"),
                    help="level-2 coordinate of the prediction's pixel (0, 0): a larger map is cut to the "

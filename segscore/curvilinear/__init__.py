@@ -11,8 +11,9 @@ from an earlier audit's cases); error profile: ``profile(gt, preds, ...)``
 (:mod:`segscore.curvilinear.profiling`) and ``recommend(findings, profile)``
 (:mod:`segscore.curvilinear.advice`: "which metric should I report?").
 
-Command line: ``segscore curve PRED --gt GT [--prune-px N] [--json | --json-out F] [--csv F]``,
-``segscore perturb GT --operator OP --severity S [--seed N] [--prune-px N] -o OUT [--info-json F]``;
+Command line: ``segscore curve PRED --gt GT [--prune-px N] [--no-erl] [--reference-radii] [--voxel-size SPEC]
+[--json [F.json] | --json-out F] [--csv F] [--quiet]`` (curvicost's ``score`` and its options),
+``segscore perturb GT --operator OP --severity S [--seed N] [--prune-px N] -o OUT [--json-out F]``;
 ``segscore audit MASK... [options]``, ``segscore audit --cases AUDIT.json`` and
 ``segscore profile PRED... --gt GT``.
 
@@ -36,11 +37,17 @@ curvicost's to 1e-6 on the FIVES masks, synthetic 2D/3D trees and random masks, 
   merge zeroing, over its value for the reference), node_recall (= diadem_like), and the cost
   columns conductance_excess / conductance_deficit (max(conductance_frac - 1, 0) and max(1 -
   conductance_frac, 0)).
-* On request (``score(..., all_metrics=True)``, ``segscore curve --all-metrics``): curvicost's
-  optional skeleton_recall, cbdice_star, hd95, apls and junction_f1, equal to its values (null with
+* With ``score(..., all_metrics=True)`` (``segscore curve`` by default, as curvicost's score; not with
+  ``--no-all-metrics``): curvicost's further skeleton_recall, cbdice_star, hd95, apls and junction_f1,
+  equal to its values (null with
   an entry in ``notes`` where it gives NaN; two pinned differences in
-  ``tests/curvilinear/test_graph_metrics.py``); betti_matching is always null with a note (curvicost
-  needs a compiled module for it and reports NaN without it).
+  ``tests/curvilinear/test_graph_metrics.py``); betti_matching as curvicost defines it (unmatched
+  Betti-matching pairs of both masks), computed in numba (curvicost needs a compiled module for
+  it, NaN without it and in 3D).
+* ``with_erl=False`` (``--no-erl``): the ERL and DIADEM-like keys are null, each with a note, where
+  curvicost leaves them out; ``reference_radii=True`` (``--reference-radii``) adds
+  conductance_refradii_frac and conductance_refradii_twosided, equal to curvicost's
+  (tests/curvilinear/test_curvicost_lines.py).
 * Operators: curvicost's draws (the same seed damages the same voxels; break counts and cuts
   every edge, loops included, in curvicost's order, and checks a cut at the chain's ends as
   curvicost does), so ``audit`` and ``profile`` give curvicost's cases and bases.

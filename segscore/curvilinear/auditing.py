@@ -102,6 +102,7 @@ import numpy as np
 
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
+from segscore.io.budget import load_json
 
 __all__ = ["audit", "audit_from_cases", "load_cost_fn", "UserCost", "resolve_ladder",
            "summarise_floor", "OPERATORS", "DEFAULT_SEVERITIES", "STUDY_SEVERITIES", "DEFAULT_SEEDS",
@@ -292,6 +293,9 @@ class UserCost:
                 fn = _LOADED[key] = getattr(module, self.function)
             except ScoreError:
                 raise
+            except SystemExit as exc:  # the user's module called sys.exit: one line, not our exit
+                raise ScoreError(f"--cost-fn {self.spec}: loading it where the cases run called "
+                                 f"{_exit_text(exc)}; {_FIX_FN}") from None
             except Exception as exc:  # noqa: BLE001 - the user's module, loaded where the case runs
                 raise ScoreError(f"--cost-fn {self.spec}: loading it where the cases run raised "
                                  f"{type(exc).__name__}; {_FIX_FN}") from None
@@ -303,6 +307,9 @@ class UserCost:
         fn = self.load()
         try:
             v = fn(np.array(mask, dtype=bool, copy=True))
+        except SystemExit as exc:  # the user's function called sys.exit: a refusal, not our exit
+            raise ScoreError(f"{where}: the cost function {self.spec} called {_exit_text(exc)}; fix: make it "
+                             "return a finite number for every mask (the reference and each damaged copy)") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: any failure is reported in one line
             msg = (str(exc).strip().splitlines() or [""])[0]
             raise ScoreError(f"{where}: the cost function {self.spec} raised {type(exc).__name__}"
@@ -329,6 +336,13 @@ class UserCost:
         return float(min(c, 1.0 / c)) if c > 0 else 0.0
 
 
+def _exit_text(exc: SystemExit) -> str:
+    """``sys.exit(3)`` for a user's ``SystemExit``, its first line only."""
+    code = exc.code
+    shown = repr(code) if not isinstance(code, str) else repr((code.strip().splitlines() or [""])[0][:60])
+    return f"sys.exit({'' if code is None else shown})"
+
+
 def _import(name):
     cwd = os.getcwd()
     added = not any(p in ("", ".", cwd) for p in sys.path)
@@ -353,6 +367,10 @@ def _exec_file(path: Path, spec: str):
     sys.modules[mname] = module  # as an import would: dataclasses and pickling look the module up
     try:
         mspec.loader.exec_module(module)
+    except SystemExit as exc:  # the module calls sys.exit when run: a refusal naming it, not our exit
+        sys.modules.pop(mname, None)
+        raise ScoreError(f"--cost-fn {spec}: running {path} called {_exit_text(exc)}; fix the module (guard its "
+                         f"script part with `if __name__ == \"__main__\":`)") from None
     except Exception as exc:  # noqa: BLE001
         sys.modules.pop(mname, None)
         raise ScoreError(f"--cost-fn {spec}: running {path} raised {type(exc).__name__}: "
@@ -386,6 +404,9 @@ def load_cost_fn(spec, sided: str = "two") -> UserCost:
             module = _import(mod_name)
         except ImportError as exc:
             raise ScoreError(f"--cost-fn {spec}: cannot import {mod_name} ({exc}); {_FIX_FN}") from None
+        except SystemExit as exc:  # the module calls sys.exit on import
+            raise ScoreError(f"--cost-fn {spec}: importing {mod_name} called {_exit_text(exc)}; fix the module "
+                             f"(guard its script part with `if __name__ == \"__main__\":`)") from None
         except Exception as exc:  # noqa: BLE001 - the module's own code failed
             raise ScoreError(f"--cost-fn {spec}: importing {mod_name} raised {type(exc).__name__}: "
                              f"{(str(exc).strip().splitlines() or [''])[0]}; fix the module") from None
@@ -528,7 +549,7 @@ def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
             del row["realised"]  # radius: nothing counted (curvicost: None)
         if row["population"] is None:
             del row["population"]
-    sc = score(None, out, reference=ctx, all_metrics=True)
+    sc = score(None, out, reference=ctx, all_metrics=True, betti=False)  # betti_matching is not audited
     notes = {}
     for k in GRAPH_COSTS:
         row[k] = sc[k]
@@ -1024,16 +1045,14 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
     ``curvicost audit --include-cases --json FILE``) or a list of case dicts. ``costs`` default:
     the file's; ``n_boot`` default: the file's ladder's, else 1,000. The file's ``ladder``, ``scale``
     and redraw floor (its ``values``) are carried over; findings rows get their redraw medians."""
-    import json
-
     doc = {}
     source = None
     if isinstance(cases, (str, os.PathLike)):
         source = os.fspath(cases)
         table = read_cases_checked(source)
         try:
-            doc = json.loads(Path(source).read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # read_cases read it a moment ago
+            doc = load_json(source, fix="", allow_nan=True)  # curvicost writes NaN for undefined values
+        except (OSError, ValueError):  # read_cases read it a moment ago (a ScoreError is a ValueError)
             doc = {}
         if not isinstance(doc, dict):
             doc = {}
@@ -1090,16 +1109,14 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
 def read_cases_checked(path):
     """:func:`~segscore.curvilinear.findings.read_cases`, with the fix for an audit JSON written
     without its cases."""
-    import json
-
     from segscore.curvilinear.findings import CASE_TABLE_FORMAT, read_cases
 
     try:
         return read_cases(path)
     except ScoreError as exc:
         try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            doc = load_json(path, fix="", allow_nan=True)
+        except (OSError, ValueError, RecursionError):  # a ScoreError too: too large, not text
             raise exc from None
         if isinstance(doc, dict) and doc.get("format") == CASE_TABLE_FORMAT and doc.get("cases") is None \
                 and "findings" in doc:

@@ -631,8 +631,10 @@ def read_cases(path) -> CaseTable:
     p = Path(path)
     if not p.is_file():
         raise InputFileError(f"{p}: " + ("is a folder" if p.is_dir() else "no such file") + f"; {_FIX}")
+    from segscore.io import budget
+
     try:
-        text = p.read_bytes().decode("utf-8")
+        text = budget.read_text(p, fix=_FIX)
         doc = json.loads(text)
     except OSError as exc:
         raise InputFileError(f"{p}: cannot be read ({exc.strerror or exc}); {_FIX}") from None

@@ -14,8 +14,8 @@ to the reference's source position; reachable length is counted on the reference
 Every row also carries curvicost's further names (:data:`ALIAS_KEYS`, :data:`CONDUCTANCE_SIDE_KEYS`);
 ``all_metrics=True`` adds :data:`OPTIONAL_KEYS`, so a row holds all of :data:`AUDIT_METRICS`, the
 metrics curvicost's audit correlates. They equal curvicost's (tests/curvilinear/test_graph_metrics.py)
-except where curvicost has NaN (null + note here: ``betti_matching`` always, ``apls`` when neither
-direction is defined) and ``junction_f1`` when neither skeleton has a junction (curvicost: 1.0;
+except where curvicost has NaN (``betti_matching`` in 3D, or without its compiled module: a
+number here, with a warning in 3D; ``apls`` when neither direction is defined: null + note) and ``junction_f1`` when neither skeleton has a junction (curvicost: 1.0;
 here null + note, F1 of nothing against nothing being 0/0).
 """
 
@@ -53,15 +53,41 @@ SPACING_KEYS = ("spacing", "spacing_source", "spacing_unit", "prune_length")
 ROW_KEYS = (METRIC_KEYS + COST_KEYS + ("prune_px", "prune_radii", "voxel_size") + ALIAS_KEYS + CONDUCTANCE_SIDE_KEYS
             + SPACING_KEYS + ("notes", "warnings"))
 #: curvicost's optional metrics segscore computes on request (``all_metrics=True``; appended
-#: after ``notes``). ``betti_matching`` is always null with a note: it needs the compiled
-#: Betti-matching module (Stucki et al. 2023), which curvicost does not ship (NaN there).
+#: after ``notes``). ``betti_matching`` as curvicost defines it (the unmatched persistence pairs
+#: of both masks over all dimensions of the Betti matching of ``1 - gt`` and ``1 - pred``,
+#: untiled; :mod:`segscore.metrics.betti`); curvicost needs the compiled Betti-Matching-3D
+#: module for it (NaN without it) and reports NaN in 3D always, segscore computes it in both.
 OPTIONAL_KEYS = ("skeleton_recall", "cbdice_star", "hd95", "betti_matching", "apls", "junction_f1")
 #: the eleven metrics curvicost 0.3.1's audit correlates, in its order (its Table 2, less
 #: betti_matching, which it leaves out when the module is missing)
+#: ``reference_radii=True`` (curvicost's ``--reference-radii``; appended last): the topology-only
+#: conductance, the radius on the prediction's skeleton read from the nearest reference-skeleton voxel
+#: within :data:`REFRADII_MATCH_PX` voxels (the prediction's own radius elsewhere), as a fraction of
+#: the reference's conductance, and that fraction read two-sided (min(c, 1/c))
+REFRADII_KEYS = ("conductance_refradii_frac", "conductance_refradii_twosided")
+REFRADII_MATCH_PX = 3.0
+#: what ``with_erl=False`` (curvicost's ``--no-erl``) leaves uncomputed: null in the row, each with
+#: :data:`NO_ERL_NOTE` (curvicost 0.3.1 leaves these keys out of its row)
+ERL_KEYS = ("erl", "erl_frac", "merged_frac", "diadem_like", "erl_star", "erl_split", "node_recall")
+NO_ERL_NOTE = ("not computed: --no-erl (with_erl=False) skips ERL and the DIADEM-like score, as curvicost's --no-erl "
+               "does (curvicost leaves the key out)")
 AUDIT_METRICS = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_error", "erl_star", "node_recall",
                  "apls", "junction_f1", "hd95")
-BETTI_MATCHING_NOTE = ("needs the compiled betti_matching module (Betti matching, Stucki et al. 2023), which segscore "
-                       "does not use; curvicost 0.3.1 reports NaN without it (and in 3D always)")
+BETTI_MATCHING_3D_WARNING = ("betti_matching is computed in 3D too (Betti-Matching-3D's answers, in numba); curvicost "
+                             "0.3.1 reports NaN there")
+
+
+def betti_matching_error(gt, pred) -> int:
+    """curvicost's ``betti_matching``: unmatched pairs of both masks, all dimensions, of the
+    Betti matching of ``1 - gt`` and ``1 - pred`` (the truth first), whole volume."""
+    import numpy as np
+
+    from segscore.metrics.betti import betti_matching
+
+    g = np.asarray(gt) != 0
+    p = np.asarray(pred) != 0
+    m = betti_matching((~g).view(np.uint8), (~p).view(np.uint8))
+    return int(sum(d.counts()[1] + d.counts()[2] for d in m.dims))
 
 
 #: masks of this many voxels and up to PARALLEL_MAX_VOXELS have the reference and the prediction
@@ -112,6 +138,11 @@ def check_geometry(spacing, prune_length, ndim: int):
     vals = rec.values
     if len(vals) != ndim or not all(np.isfinite(v) and v > 0 for v in vals):
         raise ScoreError(f"spacing {list(vals)}: give {ndim} positive finite voxel sizes, one per axis in array order")
+    from segscore.io.spacing import SPACING_MAX, SPACING_MIN, spacing_ok
+
+    if not all(spacing_ok(v) for v in vals):  # lengths and conductances would underflow or overflow
+        raise ScoreError(f"spacing {list(vals)}: every voxel size must be from {SPACING_MIN:g} to {SPACING_MAX:g}; "
+                         f"give it in another unit")
     if prune_length is not None and not (np.isfinite(prune_length) and prune_length >= 0):
         raise ScoreError(f"prune_length: must be a finite length >= 0 in the spacing's unit, got {prune_length}")
     return rec, (None if is_unit(vals) else tuple(vals)), (None if prune_length is None else float(prune_length))
@@ -256,7 +287,8 @@ def _frac(num, den, key, notes, why):
 
 @as_result
 def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
-          all_metrics: bool = False, spacing=None, prune_length=None) -> dict:
+          all_metrics: bool = False, spacing=None, prune_length=None, with_erl: bool = True,
+          reference_radii: bool = False, betti: bool = True) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
 
     Parameters
@@ -275,6 +307,12 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     prune_length : spur-pruning length in the spacing's unit, instead of ``prune_px`` voxels.
     all_metrics : also compute :data:`OPTIONAL_KEYS` (hd95 takes full distance maps of both masks: slower;
         apls and junction_f1: :func:`segscore.curvilinear.metrics.apls` and ``junction_f1``).
+    with_erl : False skips ERL and the DIADEM-like score (curvicost's ``with_erl``, ``--no-erl``):
+        :data:`ERL_KEYS` are then None, each with :data:`NO_ERL_NOTE`.
+    reference_radii : also compute :data:`REFRADII_KEYS` (curvicost's ``reference_radii``,
+        ``--reference-radii``): the conductance with the prediction's radii read from the reference.
+    betti : with ``all_metrics``, compute ``betti_matching`` (False: null with a note; the audit,
+        which does not correlate it, skips it).
 
     A metric the masks make impossible (no source on the reference, an empty skeleton) is None
     and ``notes[metric]`` says why; an empty prediction's costs are 0, not null.
@@ -309,17 +347,20 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     counts = M.overlap_counts(gt_m, pred, ref.a.skel, pa.skel)
     dice, iou = M.dice_iou_of(counts)
     pl = pa.lab.ravel()[ref.skel_idx].astype(np.int64)
-    erl_v, merged = M.erl(ref.obj, pl, ref.weights)
     g = pa.graph
-    if g is None:  # an empty prediction: every cost is 0 (a value, not a null)
-        pred_nodes = np.zeros((0, len(ref.shape)))
-    elif len(g.alive_edges()) == 0 and len(g.edge_u):
-        pred_nodes = np.zeros((0, len(ref.shape)))
+    if with_erl:
+        erl_v, merged = M.erl(ref.obj, pl, ref.weights)
+        if g is None:  # an empty prediction: every cost is 0 (a value, not a null)
+            pred_nodes = np.zeros((0, len(ref.shape)))
+        elif len(g.alive_edges()) == 0 and len(g.edge_u):
+            pred_nodes = np.zeros((0, len(ref.shape)))
+        else:
+            pred_nodes = g.node_pos[g.node_alive]
+        diadem = M.diadem_like(ref.diadem_pos, ref.diadem_w, pred_nodes)
+        if diadem is None:
+            notes["diadem_like"] = "the reference graph has no branch longer than prune_px"
     else:
-        pred_nodes = g.node_pos[g.node_alive]
-    diadem = M.diadem_like(ref.diadem_pos, ref.diadem_w, pred_nodes)
-    if diadem is None:
-        notes["diadem_like"] = "the reference graph has no branch longer than prune_px"
+        erl_v, merged, diadem = None, None, None
 
     # costs
     reach_m = C.reach_multi(ref.rl, ref.skel_coords, ref.root_k, pl, ref.weights) if pa.n_comp else 0
@@ -342,13 +383,17 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     if cfrac is None:
         for k in ("conductance_twosided",) + CONDUCTANCE_SIDE_KEYS:
             notes[k] = notes["conductance_frac"]
-    erl_frac = _frac(erl_v, ref.erl_ref, "erl_frac", notes, "the reference skeleton is empty")
-    if erl_frac is None:
-        notes["erl_star"] = notes["erl_frac"]
-    if diadem is None:
-        notes["node_recall"] = notes["diadem_like"]
-    erl_split = _frac(M.erl_split(ref.obj, pl, ref.weights), ref.erl_split_ref, "erl_split", notes,
-                      "the reference skeleton is empty")
+    if with_erl:
+        erl_frac = _frac(erl_v, ref.erl_ref, "erl_frac", notes, "the reference skeleton is empty")
+        if erl_frac is None:
+            notes["erl_star"] = notes["erl_frac"]
+        if diadem is None:
+            notes["node_recall"] = notes["diadem_like"]
+        erl_split = _frac(M.erl_split(ref.obj, pl, ref.weights), ref.erl_split_ref, "erl_split", notes,
+                          "the reference skeleton is empty")
+    else:
+        erl_frac = erl_split = None
+        notes.update(dict.fromkeys(ERL_KEYS, NO_ERL_NOTE))
     # the pruning length over the median radius, both in one unit (a prune_px in voxels times the mean spacing)
     prune_len = ref.prune_length if ref.prune_length is not None else \
         ref.prune_px * (1.0 if ref.sp is None else float(np.mean(ref.sp)))
@@ -360,9 +405,9 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "cldice": M.cldice_of(counts),
         "betti0_gt": int(ref.a.n_comp), "betti0_pred": int(pa.n_comp),
         "betti0_error": abs(int(pa.n_comp) - int(ref.a.n_comp)),
-        "erl": float(erl_v),
+        "erl": None if erl_v is None else float(erl_v),
         "erl_frac": erl_frac,
-        "merged_frac": float(merged),
+        "merged_frac": None if merged is None else float(merged),
         "diadem_like": diadem,
         "traceable_frac": _frac(reach_m, ref.base_multi, "traceable_frac", notes, "the reference skeleton is empty"),
         "traceable_single_frac": _frac(reach_s, ref.base_single, "traceable_single_frac", notes, why_src),
@@ -388,16 +433,19 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
         "notes": notes,
         "warnings": [],
     }
+    refradii = _refradii(ref, pa, notes) if reference_radii else None
     pa.lab = None  # read by the costs only: the optional metrics run without the label image
     if all_metrics:
-        row.update(_optional(ref, gt_m, pa, pred, notes))
-    order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS)}
+        row.update(_optional(ref, gt_m, pa, pred, notes, betti))
+    if refradii is not None:
+        row.update(refradii)
+    order = {k: i for i, k in enumerate(ROW_KEYS + OPTIONAL_KEYS + REFRADII_KEYS)}
     row["notes"] = dict(sorted(notes.items(), key=lambda kv: order.get(kv[0], len(order))))
     row["warnings"] = scale_warnings(row)
     return row
 
 
-def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
+def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes, betti: bool = True) -> dict:
     recall = M.skeleton_recall(ref.a.skel, pred)
     if recall is None:
         notes["skeleton_recall"] = "the reference skeleton is empty"
@@ -405,7 +453,8 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
                        gt_radii=ref.skeleton_radii() if gt_m is ref.gt else None)
     if cb is None:
         notes["cbdice_star"] = "a skeleton is empty"
-    notes["betti_matching"] = BETTI_MATCHING_NOTE
+    if not betti:
+        notes["betti_matching"] = "not computed (betti=False)"
     rp, pp = ref.points(), M.SkeletonPoints(pa.skel)
     ap = M.apls(rp, pp)
     if ap is None:
@@ -414,8 +463,45 @@ def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes) -> dict:
     jf = M.junction_f1(rp, pp)
     if jf is None:
         notes["junction_f1"] = "neither skeleton has a junction (a voxel with three or more skeleton neighbours)"
-    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred, ref.sp), "betti_matching": None,
+    return {"skeleton_recall": recall, "cbdice_star": cb, "hd95": M.hd95(gt_m, pred, ref.sp),
+            "betti_matching": betti_matching_error(gt_m, pred) if betti else None,
             "apls": ap, "junction_f1": jf}
+
+
+def _refradii(ref: Reference, pa: _Analysis, notes) -> dict:
+    """curvicost's topology-only conductance (``reference_radii``): the prediction's graph and sinks
+    as for ``conductance``, with the radius at each prediction-skeleton voxel replaced by the
+    reference's radius at the nearest reference-skeleton voxel strictly within
+    :data:`REFRADII_MATCH_PX` voxels (cKDTree's nearest, ties as cKDTree breaks them:
+    :class:`segscore.curvilinear.graph.PointTree`); calibre then cannot enter, connectivity, path
+    length and added or missing branches still do."""
+    from segscore.curvilinear.graph import PointTree
+
+    g = pa.graph
+    cond = 0.0
+    if g is not None and len(g.alive_edges()) and ref.src_pos is not None and len(ref.sinks):
+        if "ref_tree" not in ref.extra:
+            ref.extra["ref_tree"] = PointTree(ref.skel_coords)
+        idx = pa.edt.idx
+        pts = np.array(np.unravel_index(idx, pa.mask.shape), dtype=np.float64).T.reshape(-1, pa.mask.ndim)
+        d, j = ref.extra["ref_tree"].query(pts, distance_upper_bound=REFRADII_MATCH_PX)
+        ok = np.isfinite(d)
+        val = pa.edt.val.copy()
+        val[ok] = ref.a.edt.val[j[ok]]
+        src = C.nearest_node(g, ref.src_pos)
+        cond = C.kirchhoff(g, src, ref.sinks, pa.lab, SkeletonRadius(idx, val))
+    frac = _frac(cond, ref.conductance_ref, "conductance_refradii_frac", notes,
+                 "the reference's own conductance is 0 (the reference graph has no branch longer than prune_px, "
+                 "so no source and no sinks)")
+    if frac is None:
+        notes["conductance_refradii_twosided"] = notes["conductance_refradii_frac"]
+    return {"conductance_refradii_frac": frac,
+            "conductance_refradii_twosided": None if frac is None else (min(frac, 1.0 / frac) if frac > 0 else 0.0)}
+
+
+#: how a spacing read from a file names its origin in a warning
+_SPACING_FROM = {"nifti": "the NIfTI header", "ome-zarr": "the OME-Zarr metadata", "tiff": "the TIFF resolution tags",
+                 "imagej": "the ImageJ metadata"}
 
 
 def scale_warnings(row: dict) -> list[str]:
@@ -427,7 +513,16 @@ def scale_warnings(row: dict) -> list[str]:
                    "structure (e.g. 2-3 radii) or the costs are not comparable across datasets")
     vs = row.get("voxel_size")
     applied = row.get("spacing")
+    src = row.get("spacing_source")
+    if applied is not None and src not in (None, "default", "given") and len(set(applied)) > 1:
+        unit = row.get("spacing_unit")
+        unit = "" if unit is None else " " + (unit if isinstance(unit, str) else "/".join(map(str, unit)))
+        out.append(f"anisotropic spacing {tuple(applied)}{unit} from {_SPACING_FROM.get(src, src)} applied: lengths, "
+                   "radii, the r^4 conductance and hd95 are in that unit, where curvicost measures in voxels; give "
+                   f"--spacing {' '.join(['1'] * len(applied))} to reproduce curvicost's numbers")
     if vs is not None and len(set(vs)) > 1 and (applied is None or list(applied) != list(vs)):
         out.append(f"anisotropic voxels {tuple(vs)} not applied (spacing {applied}): lengths and radii are in voxels "
                    "and the r^4 conductance is off by the anisotropy; give --spacing, or resample to isotropic voxels")
+    if row.get("betti_matching") is not None and len(row.get("spacing") or ()) == 3:
+        out.append(BETTI_MATCHING_3D_WARNING)
     return out

@@ -10,16 +10,12 @@ scikit-image's own ``skeletonize``.
 iteration runs two sub-passes, and each sub-pass removes, all at once, the foreground pixels
 whose 3x3 neighbourhood a 256-entry table marks removable in that sub-pass; it stops when an
 iteration removes nothing. The table cannot be rebuilt from the paper (scikit-image issue
-#6175: it carries hand corrections), and segscore does not carry a copy of it. Instead it
-*measures* the table of the installed scikit-image: it runs ``skeletonize`` on every image that
-fits a 3x3 and a 3x4 window and on random 6x6 images around each code still undecided, and
-keeps, for each code, only the values under which the thinning reproduces every observed
-output. A value no observation could decide made no difference to any of them; the lowest is
-taken. The measured table is then checked on random images against ``skeletonize`` itself
-and cached on disk per scikit-image version (:mod:`segscore.cachedir`: ``$SEGSCORE_CACHE_DIR``,
-else ``~/.cache/segscore``), so scikit-image is imported once per version and machine, not on
-every run. Should a future scikit-image thin differently (no
-table reproduces it, or the check fails), :func:`skeletonize` calls scikit-image instead.
+#6175: it carries hand corrections), so segscore keeps :data:`ZHANG_TABLE`, measured from
+scikit-image's answers (tests/curvilinear/thinning_measure.py) and pinned by a test that measures
+it again against the installed scikit-image. At run time the table is checked against
+``skeletonize`` on a few random images once per scikit-image version (well under a second; the
+verdict cached on disk, :mod:`segscore.cachedir`); should a future release thin otherwise,
+:func:`skeletonize` calls scikit-image instead.
 
 The kernel (:func:`segscore.kernels.thin.thin_table`) revisits only pixels whose neighbourhood
 changed, so a mask whose thinning needs hundreds of iterations (a long tail of single-pixel
@@ -34,169 +30,18 @@ import threading
 
 import numpy as np
 
-TABLE_FORMAT = 1  # bump when the measurement changes
-_W = 10  # width of the padded grid the measurements are simulated on
-_OFFSETS = (-_W - 1, -_W, -_W + 1, 1, _W + 1, _W, _W - 1, -1)  # NW N NE E SE S SW W: bits 0..7
+TABLE_FORMAT = 2  # bump when what is cached changes
 
 _memo: dict = {}
 _lock = threading.Lock()
 
 
-class _Undecided(Exception):
-    pass
-
-
-class _TooMany(Exception):
-    pass
-
-
-def _code(pix, p):
-    c = 0
-    for b in range(8):
-        if p + _OFFSETS[b] in pix:
-            c |= 1 << b
-    return c
-
-
-def _removes(v, want):
-    return v == 3 or v == want
-
-
-def _thin_small(pix, domain, choice):
-    """Thin a small image (a set of flat pixels on the ``_W``-wide grid) with a partly known
-    table. ``choice`` maps (code, sub-pass) to a chosen removal bit; raises
-    _Undecided((code, sub-pass)) at the first bit neither the domain nor a choice fixes."""
-    pix = set(pix)
-    while True:
-        removed = False
-        for want in (1, 2):
-            gone = []
-            for p in pix:
-                c = _code(pix, p)
-                key = (c, want)
-                if key in choice:
-                    r = choice[key]
-                else:
-                    other = choice.get((c, 3 - want))
-                    bits = {_removes(v, want) for v in domain[c] if other is None or _removes(v, 3 - want) == other}
-                    if len(bits) != 1:
-                        raise _Undecided(key)
-                    r = bits.pop()
-                if r:
-                    gone.append(p)
-            if gone:
-                removed = True
-                pix.difference_update(gone)
-        if not removed:
-            return frozenset(pix)
-
-
-def _consistent(pix, out, domain, limit=400):
-    """For every code whose removal bits this image's thinning reads while undecided: the
-    values that, with some choice of the other bits, reproduce ``out``. None when no choice
-    does; _TooMany when more than ``limit`` runs would be needed (try again once other images
-    have decided more of the table)."""
-    runs = []
-    count = [0]
-
-    def explore(choice):
-        count[0] += 1
-        if count[0] > limit:
-            raise _TooMany
-        try:
-            res = _thin_small(pix, domain, choice)
-        except _Undecided as e:
-            key = e.args[0]
-            for bit in (False, True):
-                choice[key] = bit
-                explore(choice)
-                del choice[key]
-            return
-        if res == out:
-            runs.append(dict(choice))
-
-    explore({})
-    if not runs:
-        return None
-    allowed = {}
-    for c in {key[0] for r in runs for key in r}:
-        vals = set()
-        for r in runs:
-            vals.update(v for v in domain[c] if all(_removes(v, w) == r[(c, w)] for w in (1, 2) if (c, w) in r))
-        allowed[c] = vals
-    return allowed
-
-
-def _observe(images, skeletonize):
-    """``skeletonize`` of many small images, run once on a canvas where a blank row and column
-    separate them (8-connected components never see each other, so each thins alone)."""
-    n, h, w = images.shape
-    cols = int(np.ceil(np.sqrt(n)))
-    rows = -(-n // cols)
-    canvas = np.zeros((rows * (h + 1) + 1, cols * (w + 1) + 1), bool)
-    r, c = np.divmod(np.arange(n), cols)
-    for i in range(n):
-        canvas[1 + r[i] * (h + 1):1 + r[i] * (h + 1) + h, 1 + c[i] * (w + 1):1 + c[i] * (w + 1) + w] = images[i]
-    sk = np.asarray(skeletonize(canvas), dtype=bool)
-    return np.stack([sk[1 + r[i] * (h + 1):1 + r[i] * (h + 1) + h, 1 + c[i] * (w + 1):1 + c[i] * (w + 1) + w]
-                     for i in range(n)])
-
-
-def _flat(img):
-    rr, cc = np.nonzero(img)
-    return frozenset(((rr + 1) * _W + cc + 1).tolist())
-
-
-def _narrow(domain, images, skeletonize):
-    outs = _observe(images, skeletonize)
-    obs = sorted(((_flat(a), _flat(o)) for a, o in zip(images, outs)), key=lambda t: len(t[0]))
-    changed = True
-    while changed:
-        changed = False
-        for pix, out in obs:
-            try:
-                allowed = _consistent(pix, out, domain)
-            except _TooMany:
-                continue
-            if allowed is None:
-                raise ValueError("no removal table reproduces skeletonize on a small image")
-            for c, vals in allowed.items():
-                new = [v for v in domain[c] if v in vals]
-                if new != domain[c]:
-                    domain[c] = new
-                    changed = True
-
-
-def _all_images(h, w):
-    k = np.arange(1, 2 ** (h * w), dtype=np.int64)
-    return ((k[:, None] >> np.arange(h * w)) & 1).astype(bool).reshape(-1, h, w)
-
-
-def measure_table(skeletonize, *, seed=0, rounds=6, per_code=40) -> tuple[np.ndarray, int]:
-    """The removal table that makes :func:`segscore.kernels.thin.thin_table` reproduce
-    ``skeletonize`` (a callable on 2D bool arrays), and how many codes no observation decided.
-
-    Raises ValueError when no table reproduces it.
-    """
-    domain = {c: [0, 1, 2, 3] for c in range(256)}
-    _narrow(domain, _all_images(3, 3), skeletonize)
-    _narrow(domain, _all_images(3, 4), skeletonize)
-    rng = np.random.default_rng(seed)
-    for _ in range(rounds):
-        open_codes = [c for c in range(256) if len(domain[c]) > 1]
-        if not open_codes:
-            break
-        imgs = rng.random((len(open_codes) * per_code, 6, 6)) < rng.uniform(0.3, 0.9, (len(open_codes) * per_code, 1, 1))
-        bits = (np.repeat(np.array(open_codes), per_code)[:, None] >> np.arange(8)) & 1
-        for b, (dr, dc) in enumerate(((-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1))):
-            imgs[:, 2 + dr, 2 + dc] = bits[:, b].astype(bool)
-        imgs[:, 2, 2] = True
-        before = sum(len(d) for d in domain.values())
-        _narrow(domain, imgs, skeletonize)
-        if sum(len(d) for d in domain.values()) == before:
-            break
-    table = np.array([domain[c][0] for c in range(256)], dtype=np.uint8)
-    return table, sum(len(domain[c]) > 1 for c in range(256))
+#: scikit-image's 2D removal table (Zhang and Suen with scikit-image's corrections), measured
+#: from its answers: entry ``c`` says in which sub-pass a foreground pixel whose 3x3 neighbourhood
+#: has code ``c`` (bits NW N NE E SE S SW W) is removed (1 the first, 2 the second, 3 both, 0 never).
+#: Pinned to the installed scikit-image by tests/curvilinear/test_thinning.py (measured again
+#: there, and thinned alike on random images).
+ZHANG_TABLE = np.frombuffer(b"0001001300111013000000002020303300000000300000000000000020003022000000000000000000000000000000002000000020002000300000003000302000310013000000010000000000000001310000000000000020000000000000002313001300000001000000000000000023010001000000003301000022002000", dtype=np.uint8) - ord("0")
 
 
 def thin_with_table(mask: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -221,12 +66,6 @@ def _thins_alike(ours, skeletonize, shapes, per_shape, seed) -> bool:
             if not np.array_equal(ours(m), np.asarray(skeletonize(m), dtype=bool)):
                 return False
     return True
-
-
-def _check(table, skeletonize) -> bool:
-    """The table thins like ``skeletonize`` on random images."""
-    return _thins_alike(lambda m: thin_with_table(m, table), skeletonize,
-                        ((8, 8), (17, 13), (40, 40), (64, 48)), 25, seed=1)
 
 
 @functools.lru_cache(maxsize=None)
@@ -272,23 +111,20 @@ def _load_or_compute(name: str, compute) -> np.ndarray:
     return value
 
 
-def _measure_skimage_table() -> np.ndarray:
+def _check_zhang() -> np.ndarray:
+    """[1] when :data:`ZHANG_TABLE` thins like the installed scikit-image on random images (under
+    a second, once per version), else [0]."""
     from skimage.morphology import skeletonize
 
-    try:
-        table, _ = measure_table(skeletonize)
-    except ValueError:
-        return np.zeros(0, np.uint8)
-    return table if _check(table, skeletonize) else np.zeros(0, np.uint8)
+    same = _thins_alike(lambda m: thin_with_table(m, ZHANG_TABLE), skeletonize, ((8, 8), (17, 13), (40, 40)), 8,
+                        seed=1)
+    return np.ones(1, np.uint8) if same else np.zeros(1, np.uint8)
 
 
 def skimage_table() -> np.ndarray | None:
-    """The installed scikit-image's 2D removal table, measured once and cached; None when its
-    skeletonize is not a table-driven thinning this kernel reproduces."""
-    t = _once_per_version("zhang-table", _measure_skimage_table)
-    if t.shape == (256,) and t.dtype == np.uint8 and int(t.max(initial=0)) <= 3:
-        return t
-    return None
+    """The 2D removal table when it thins like the installed scikit-image (checked once per
+    version and cached); None when it does not (scikit-image's own skeletonize is then used)."""
+    return ZHANG_TABLE if bool(_once_per_version("zhang-check", _check_zhang)[0]) else None
 
 
 def thin_lee(mask: np.ndarray) -> np.ndarray:

@@ -129,31 +129,18 @@ def side_by_side(calls: Sequence[Callable[[], T]], *, threads: int | None = None
         return [first] + [f.result() for f in futures]
 
 
-#: dask config of the clusters segscore starts. distributed's statistical profiler (a thread
-#: walking every task's stack every 10 ms) costs a single-threaded scoring task about a third of
-#: its time here (1.29 s vs 0.96 s a full-size auc job), so our own workers run without it. The
-#: system monitor (CPU, memory, disk and network counters every 0.5 s in the scheduler, each
-#: nanny and each worker: the dashboard's, which our clusters do not start), the memory monitor
-#: (every 0.1 s; once a second still stops a runaway worker) and the event-loop tick (every 20
-#: ms) kept the scheduler's process busy a tenth of a CPU while the workers were busy on every
-#: CPU: two processes scored an audit's study ladder in 23.5 s instead of 24.9 s (median of
-#: three, 2 CPUs, 2026-12-01)
+#: dask config of the clusters segscore starts (public dask settings; a cluster you start keeps
+#: its own): no statistical task profiler (it costs a one-thread scoring task a third of its time),
+#: slower monitors and tick, work stealing every 100 ms, and distributed's MALLOC_TRIM_THRESHOLD_
+#: left unset (it doubled an audit's page faults). Measurements: benchmarks/README.md
 LOCAL_CLUSTER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "10s",
     "distributed.admin.system-monitor.disk": False,
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.admin.tick.interval": "1s",
-    # work stealing looks for an idle worker once a second by default: at the end of a run the
-    # worker done first waited up to that long for a task of the other's queue (0.3-0.9 s of an
-    # 11 s two-process study-ladder audit, 2026-12-02)
     "distributed.scheduler.work-stealing-interval": "100ms",
-    # distributed starts its workers with MALLOC_TRIM_THRESHOLD_=65536, which also freezes
-    # glibc's mmap threshold at 128 KiB: every larger array is then a fresh mapping, faulted in
-    # page by page and unmapped when freed. A one-process audit took 2.37 million page faults
-    # and 4.0 s of system time where the same audit on a thread took 1.20 million and 2.4 s
-    # (2026-12-02). None leaves the variable unset: glibc's own adaptive thresholds, as in a
-    # plain process
+    # None: the variable unset, glibc's own malloc thresholds as in a plain process
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
 }
 

@@ -246,6 +246,7 @@ def build_target(nml, mask, out, *, origin=None, tolerance: float = DEFAULT_TOLE
     scale = next((s for s in skeletons if s.scale_zyx is not None), None)
     scale_um = _voxel_size_um(scale.scale_zyx, scale.scale_unit) if scale else None
 
+    read_warnings = [w for s in skeletons for w in s.warnings]  # dangling edges dropped, empty files
     trees = [t for s in skeletons for t in s.trees if len(t.node_ids)]
     n_empty = sum(len(s.trees) for s in skeletons) - len(trees)
     if not trees:
@@ -352,9 +353,10 @@ def build_target(nml, mask, out, *, origin=None, tolerance: float = DEFAULT_TOLE
         "landing_enrichment": landing / density,
         "replaced": bool(replace),
         "notes": {},
-        "warnings": ([f"nodes inside the cube land on the mask only {landing / density:.1f}x as often as chance; "
-                      "check the origin (file names or --origin Z Y X) and that the mask is this cube's"]
-                     if landing / density < LOW_ENRICHMENT else []),
+        "warnings": read_warnings + (
+            [f"nodes inside the cube land on the mask only {landing / density:.1f}x as often as chance; "
+             "check the origin (file names or --origin Z Y X) and that the mask is this cube's"]
+            if landing / density < LOW_ENRICHMENT else []),
     }
 
 

@@ -1,11 +1,13 @@
 """The ``segscore fibers`` scorecard: a prediction (or a floor) beside every floor of its target.
 
 JSON layout (ScrollGT's ``score-fibers`` card): ``target``, ``prediction``, ``split``,
-``tolerance``, ``size_class``, ``class_oracle_erl``, ``metrics``, ``floors`` (the ``floor_*``
-and ``oracle`` rows), ``floors_source`` (``published`` or ``recomputed``), ``below_baseline``
-(the prediction's ERL is below the connected-components floor's) and ``notes`` (always present):
-each null metric's dotted path (``metrics.erl``, ``floors.floor_single_instance.precision``) to
-the reason.
+``tolerance``, ``size_class``, ``class_oracle_erl``, ``metrics``, ``floors`` (the four
+``floor_*`` rows, as ScrollGT's card keeps them), ``oracle`` (the oracle's full row beside them,
+which ScrollGT's card leaves out: its ERL is ``class_oracle_erl``; null with a note when the
+target publishes none), ``floors_source`` (``published`` or ``recomputed``, for the floors and
+the oracle alike), ``below_baseline`` (the prediction's ERL is below the connected-components
+floor's) and ``notes`` (always present): each null metric's dotted path (``metrics.erl``,
+``floors.floor_single_instance.precision``, ``oracle.erl``) to the reason.
 
 ScrollGT's headline finding is carried on the card itself: ``cannot_rank`` (always present) is
 empty, or, when the prediction scores the same coverage and the same precision as every floor
@@ -115,21 +117,26 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         prediction = name
 
     if source == "recomputed":
-        floors = _floors.recompute_floors(t)
+        rows = _floors.recompute_floors(t)
     else:  # meta.json's rows, with a note for any value it publishes as null
-        floors = {k: {**row, "notes": {m: "published as null in the target's meta.json" for m, v in row.items()
-                                        if v is None}} if isinstance(row, dict) else row
-                  for k, row in published.items()}
+        rows = {k: {**row, "notes": {m: "published as null in the target's meta.json" for m, v in row.items()
+                                      if v is None}} if isinstance(row, dict) else row
+                for k, row in published.items()}
     if metrics is None:
-        metrics = dict(floors[FLOORS[floor]])
+        metrics = dict(rows[FLOORS[floor]])
+    # ScrollGT's card keeps the four floors in ``floors``; the oracle's row goes beside them
+    oracle = rows.pop("oracle", None)
+    floors = rows
     cc = floors.get("floor_connected_components") or {}
     below = bool(cc) and cc.get("erl") is not None and (metrics["erl"] is None or metrics["erl"] < cc["erl"])
     oracle_erl = ((t.meta.get("floors") or {}).get("oracle") or {}).get("erl")
     if oracle_erl is None:
-        oracle_erl = (floors.get("oracle") or {}).get("erl")
+        oracle_erl = (oracle or {}).get("erl")
     notes = {}
     if oracle_erl is None:
         notes["class_oracle_erl"] = "the target publishes no oracle ERL and the oracle covers nothing"
+    if oracle is None:
+        notes["oracle"] = "the target's meta.json publishes no oracle row (--recompute-floors computes it)"
     from segscore.io.results import lift_notes
 
     return lift_notes({
@@ -141,6 +148,7 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         "class_oracle_erl": oracle_erl,
         "metrics": metrics,
         "floors": floors,
+        "oracle": oracle,
         "floors_source": source,
         "below_baseline": bool(below),
         "cannot_rank": _tie_notes(metrics, floors),
@@ -208,6 +216,8 @@ def format_card(card: dict) -> str:
         "",
     ]
     rows = [(card["prediction"], card["metrics"])] + list(card["floors"].items())
+    if isinstance(card.get("oracle"), dict):
+        rows.append(("oracle", card["oracle"]))
     width = max(len(r[0]) for r in rows)
     head = ["erl", "erl_pen", "coverage", "precision", "splits", "merges", "merged", "instances"]
     widths = [max(len(h), 9) for h in head]
@@ -302,8 +312,44 @@ def load_cards(paths) -> list[dict]:
     cards = []
     for p in paths:
         card = read_json(p, fix="give scorecards written by `segscore fibers --json-out`")
-        if not isinstance(card, dict) or "metrics" not in card or "size_class" not in card:
-            raise ScoreError(f"{p}: not a fiber scorecard (no metrics/size_class); "
-                             f"give cards written by `segscore fibers --json-out`")
-        cards.append(card)
+        cards.append(check_card(card, p))
     return cards
+
+
+#: the fields every fiber scorecard file has (ScrollGT's and segscore's ``score-fibers`` cards)
+CARD_KEYS = ("target", "prediction", "size_class", "metrics")
+CARD_METRIC_KEYS = ("erl", "erl_merge_penalized")
+
+
+def check_card(card, where) -> dict:
+    """``card`` (a JSON document read from ``where``) if it is a fiber scorecard by its full
+    schema: the fields of :data:`CARD_KEYS`, a metrics row with :data:`CARD_METRIC_KEYS` (null or
+    a number; its other metrics, coverage, precision, splits..., numbers of their kind where
+    present), floors (where present) whose rows are metrics rows too; else a refusal naming the
+    file and the first field that does not fit (any JSON with ``metrics`` and ``size_class`` was
+    taken for a card with a null ERL, and halved the mean)."""
+    from segscore.fibers.target import row_fields
+    from segscore.io.schema import Field, validate
+
+    fix = "give cards written by `segscore fibers --json-out`"
+    if not isinstance(card, dict):
+        raise ScoreError(f"{where}: not a fiber scorecard (a JSON {type(card).__name__}, not an object); {fix}")
+    missing = [k for k in CARD_KEYS if k not in card]
+    if missing:
+        raise ScoreError(f"{where}: not a fiber scorecard (no {', '.join(missing)}); {fix}")
+    fields = [Field("target", (str,), required=True), Field("prediction", (str,), required=True),
+              Field("size_class", (int,), lo=1, required=True), Field("tolerance", (float,), lo=0, hi=MAX_TOLERANCE),
+              Field("class_oracle_erl", (float,), lo=0), Field("metrics", (dict,), required=True),
+              Field("floors", (dict,)), Field("below_baseline", (bool,)),
+              Field("floors_source", (str,))]
+    validate(card, fields, where)
+    absent = [k for k in CARD_METRIC_KEYS if k not in card["metrics"]]
+    if absent:
+        raise ScoreError(f"{where}: not a fiber scorecard (its metrics have no {', '.join(absent)}); {fix}")
+    rows = list(row_fields("metrics"))
+    for name, row in (card.get("floors") or {}).items():
+        rows.append(Field(f"floors.{name}", (dict,)))
+        if isinstance(row, dict):
+            rows.extend(row_fields(f"floors.{name}"))
+    validate(card, rows, where)
+    return card

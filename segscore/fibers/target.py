@@ -95,6 +95,35 @@ def _meta_fields():
     )
 
 
+#: the metrics row of a published floor or oracle (meta.json ``floors.NAME``) and of a card:
+#: (field, types, lo, hi)
+ROW_FIELDS = (("erl", (float,), 0, None), ("erl_merge_penalized", (float,), 0, None), ("coverage", (float,), 0, 1),
+              ("precision", (float,), 0, 1), ("splits", (int,), 0, None), ("merges", (int,), 0, None),
+              ("merged_instances", (int,), 0, None), ("n_pred_instances", (int,), 0, None))
+
+
+def row_fields(prefix: str):
+    """The schema fields (io.schema) of a metrics row at ``prefix`` (``floors.oracle``, ``metrics``)."""
+    from segscore.io.schema import Field
+
+    return tuple(Field(f"{prefix}.{name}", types, lo=lo, hi=hi) for name, types, lo, hi in ROW_FIELDS)
+
+
+def _floor_fields(meta: dict):
+    """The fields of every published floor and the oracle in ``meta`` (``floors.oracle``,
+    ``floors.floor_*``): each an object whose metrics are numbers of the right kind, or null."""
+    from segscore.io.schema import Field
+
+    floors = meta.get("floors") if isinstance(meta.get("floors"), dict) else {}
+    out = []
+    for key in floors:
+        if key == "oracle" or str(key).startswith("floor_"):
+            out.append(Field(f"floors.{key}", (dict,)))
+            if isinstance(floors[key], dict):
+                out.extend(row_fields(f"floors.{key}"))
+    return tuple(out)
+
+
 def _npz(path: Path):
     from segscore.io.targets import read_npz
 
@@ -132,6 +161,7 @@ def load_target(path) -> FiberTarget:
     from segscore.io.targets import read_meta
 
     meta = validate(read_meta(root, required=True), _meta_fields(), root / "meta.json")
+    validate(meta, _floor_fields(meta), root / "meta.json")
 
     skel_path = root / "skeleton.npz"
     with _npz(skel_path) as npz:

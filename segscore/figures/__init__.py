@@ -17,8 +17,9 @@ and never touches pyplot's global state. matplotlib is imported inside the funct
 :func:`fiber_erl`             fibers: ERL and merge-penalized ERL against the floors and the oracle
 :func:`audit_bars`            curvilinear audit: per metric, ρ per operator with its interval,
                               coloured by label
-:func:`leaderboard`           a headline value per model beside its floors, from plain rows
-                              (:mod:`segscore.figures.board` documents the row shape)
+:func:`leaderboard`           a headline value per model beside its floors, control or oracle: takes
+                              ``report(folder)`` (``of="target:roc_auc"``), its ``.bars(...)`` or
+                              plain rows (:mod:`segscore.figures.board` documents the row shape)
 ============================  =====================================================================
 
 :func:`save` writes a figure atomically, PNG or SVG by the suffix. On the command line,
@@ -33,12 +34,12 @@ from __future__ import annotations
 
 from segscore.figures._base import (FORMATS, add_plot_option, draw_after, format_of, plot_file, require_matplotlib,
                                     save)
-from segscore.figures.board import check_rows, leaderboard
+from segscore.figures.board import board_rows, check_rows, leaderboard
 from segscore.figures.curvilinear import audit_bars
 from segscore.figures.fibers import fiber_erl
 from segscore.figures.ink import auc_bootstrap, auc_compare, auc_draws, target_curves
 from segscore.figures.objects import objects_ap
 
 __all__ = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
-           "leaderboard", "check_rows", "save", "format_of", "plot_file", "add_plot_option", "require_matplotlib",
-           "FORMATS"]
+           "leaderboard", "board_rows", "check_rows", "save", "format_of", "plot_file", "add_plot_option",
+           "require_matplotlib", "FORMATS"]

@@ -90,6 +90,7 @@ def audit_bars(result: dict, *, costs=None):
     axes[0].legend(handles=handles, fontsize=7, frameon=False, ncol=len(handles), loc="lower center",
                    bbox_to_anchor=(0.5, 1.1))
     n_units = result.get("n_units")
+    crosses = any(f.get("label") == "undefined" or not is_number(f.get("aligned_rho")) for f in findings)
     fig.suptitle(f"audit: {result.get('n_cases', '?')} cases from {n_units if n_units is not None else '?'} "
-                 f"reference mask(s); undefined cells are crosses at 0", fontsize=10)
+                 f"reference mask(s)" + ("; undefined cells are crosses at 0" if crosses else ""), fontsize=10)
     return fig

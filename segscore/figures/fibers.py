@@ -28,8 +28,9 @@ def fiber_erl(card: dict):
     floors = card.get("floors") or {}
     rows += [(name, name[len("floor_"):] if name.startswith("floor_") else name, row)
              for name, row in floors.items() if isinstance(row, dict) and name.startswith("floor_")]
-    if isinstance(floors.get("oracle"), dict):
-        rows.append(("oracle", "oracle", floors["oracle"]))
+    oracle = card.get("oracle") if isinstance(card.get("oracle"), dict) else floors.get("oracle")  # older cards
+    if isinstance(oracle, dict):
+        rows.append(("oracle", "oracle", oracle))
     fig, (ax,) = new_figure((max(7.5, 1.25 * len(rows) + 4.0), 4.4))
     width = 0.38
     top = max([float(r.get(k)) for _, _, r in rows for k in ERL_KEYS if is_number(r.get(k))]
@@ -58,7 +59,7 @@ def fiber_erl(card: dict):
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([label for _, label, _ in rows], fontsize=8, rotation=15)
     ax.set_ylim(0, 1.15 * top if top > 0 else 1.0)
-    ax.set_ylabel("expected run length (voxels)")
+    ax.set_ylabel("ERL and merge-penalized ERL (voxels)")
     title = (f"fiber target {card.get('target', '')} ({card.get('size_class', '?')}^3, tolerance "
              f"{card.get('tolerance', 0):g} vox; floors {card.get('floors_source', '?')})")
     if isinstance(floors.get("floor_connected_components"), dict):

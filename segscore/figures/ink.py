@@ -72,7 +72,7 @@ def target_curves(result: dict, curves: dict):
                          f"metrics.roc_auc {metrics['roc_auc']:.6f}); pass the curves returned with this result")
     floors = result.get("floors") or {}
     floor_points = (curves.get("floors") or {})
-    fig, (roc_ax, pr_ax) = new_figure((11.0, 4.8), ncols=2)
+    fig, (roc_ax, pr_ax) = new_figure((11.0, 6.0), ncols=2)
     name = result.get("prediction", "prediction")
 
     roc_ax.plot([0, 1], [0, 1], color="#bbbbbb", lw=1, ls=":", label="chance (ROC-AUC 0.5)", gid="chance")
@@ -104,11 +104,11 @@ def target_curves(result: dict, curves: dict):
                     label=at)
         pr_ax.plot([op[3]], [op[2]], marker="o", ms=7, color=PREDICTION, ls="none", gid="point:prediction",
                    label=at)
-    roc_ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="false positive rate (background called ink)",
+    roc_ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="false positive rate (background called ink)",
                ylabel="true positive rate (recall)", title="ROC")
-    pr_ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="recall", ylabel="precision", title="precision-recall")
-    for ax in (roc_ax, pr_ax):
-        ax.legend(fontsize=7, loc="lower right" if ax is roc_ax else "upper right", frameon=False)
+    pr_ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="recall", ylabel="precision", title="precision-recall")
+    for ax in (roc_ax, pr_ax):  # below the axes: never over a curve or a chosen-threshold point
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False, ncols=2)
         ax.grid(alpha=0.25)
     title = f"{name} vs ink target {result.get('target', '')}"
     if result.get("scoring_enabled") is False:
@@ -163,7 +163,71 @@ def _need_bootstrap(result: dict):
     return boot
 
 
-def _draw_bootstrap(ax, result: dict, draws) -> None:
+#: the least share of the histogram's x axis the draws must span. A reference value (the control's
+#: AUC, zero difference) that would squeeze them below it is not put on that axis (each bin would be
+#: a pixel or two wide) but on a strip below it that shows the whole scale.
+MIN_SHARE = 0.4
+
+
+def _layout(finite, keep, refs) -> tuple[float, float, dict]:
+    """``(lo, hi, off)``: the histogram's x range (padded) holding the draws, the values of
+    ``keep`` and every reference (``{gid: value}``) that does not squeeze the draws under
+    :data:`MIN_SHARE` of it; ``off``: the references left for the strip."""
+    lo = min(float(finite.min()), *keep)
+    hi = max(float(finite.max()), *keep)
+    spread = float(finite.max() - finite.min())
+    off = {}
+    for gid, v in refs.items():
+        if v is None:
+            continue
+        nlo, nhi = min(lo, v), max(hi, v)
+        if lo <= v <= hi or spread >= MIN_SHARE * (nhi - nlo):
+            lo, hi = nlo, nhi
+        else:
+            off[gid] = v
+    pad = 0.06 * (hi - lo) if hi > lo else max(1e-3, 0.01 * abs(hi))
+    return lo - pad, hi + pad, off
+
+
+def _axes(fig, spec, finite, keep, refs):
+    """``(histogram axes, strip axes or None, off)`` in column ``spec = (gridspec, column)`` of
+    the figure's 2-row grid: the strip (the lower row, a fifth of the height) only when a
+    reference is off the histogram's scale, else the histogram takes both rows."""
+    lo, hi, off = _layout(finite, keep, refs)
+    grid, col = spec
+    if off:
+        hist, strip = fig.add_subplot(grid[0, col]), fig.add_subplot(grid[1, col])
+    else:
+        hist, strip = fig.add_subplot(grid[:, col]), None
+    hist.set_xlim(lo, hi)
+    return hist, strip, off
+
+
+def _histogram(ax, finite, colour, edge, label):
+    ax.hist(finite, bins=_bins(finite.size), color=colour, edgecolor=edge, linewidth=0.4, gid="draws", label=label)
+
+
+def _strip(strip, hist, finite, marks, xlabel, colour):
+    """The whole scale under a histogram: the histogram's range (``gid="zoom"``), the draws' range
+    (``"draws_range"``) and each mark ``(value, colour, ls, gid, text)`` as a line with its text."""
+    values = [float(finite.min()), float(finite.max())] + [m[0] for m in marks]
+    lo, hi = min(values), max(values)
+    pad = 0.08 * (hi - lo) if hi > lo else 0.01
+    h0, h1 = hist.get_xlim()
+    strip.axvspan(h0, h1, color="#eeeeee", gid="zoom", label="the histogram's range")
+    strip.axvspan(float(finite.min()), float(finite.max()), ymin=0.15, ymax=0.55, color=colour, gid="draws_range")
+    for value, colour, ls, gid, text in marks:
+        strip.axvline(value, color=colour, lw=2, ls=ls, gid=gid)
+        near_right = value > lo + 0.7 * (hi - lo)
+        strip.text(value, 0.62, f" {text} ", color=colour, fontsize=7, ha="right" if near_right else "left",
+                   va="bottom", transform=strip.get_xaxis_transform())
+    strip.set_xlim(lo - pad, hi + pad)
+    strip.set_ylim(0, 1)
+    strip.set_yticks([])
+    strip.set_xlabel(xlabel + " (whole scale; grey: the histogram's range, bar: the draws)")
+
+
+def _draw_bootstrap(fig, spec, result: dict, draws):
     boot = _need_bootstrap(result)
     what = "the bootstrap distribution of the AUC"
     if result["forward"].get("auc") is None:
@@ -174,28 +238,44 @@ def _draw_bootstrap(ax, result: dict, draws) -> None:
     _check_interval(values, boot["ci95"], "bootstrap.ci95")
     finite = _finite(values)
     lo, hi = boot["ci95"]
-    ax.hist(finite, bins=_bins(finite.size), color="#c9d7f8", edgecolor="white", gid="draws",
-            label=f"{finite.size} draws ({boot['blocks']} blocks of {boot['block_px']} px)")
-    ax.axvspan(lo, hi, color=PREDICTION, alpha=0.12, gid="ci95", label=f"95 % interval [{lo:.4f}, {hi:.4f}]")
     auc = result["forward"]["auc"]
-    ax.axvline(auc, color=PREDICTION, lw=2, gid="auc", label=f"map AUC {auc:.4f}")
     control = result.get("control")
+    c_auc = control.get("auc") if isinstance(control, dict) else None
+    hist, strip, off = _axes(fig, spec, finite, [lo, hi, auc], {"control": c_auc})
+    _histogram(hist, finite, "#8fb0f0", "#3d6fd0",
+               f"{finite.size} draws ({boot['blocks']} blocks of {boot['block_px']} px)")
+    hist.axvspan(lo, hi, color=PREDICTION, alpha=0.12, gid="ci95", label=f"95 % interval [{lo:.4f}, {hi:.4f}]")
+    hist.axvline(auc, color=PREDICTION, lw=2, gid="auc", label=f"map AUC {auc:.4f}")
     title = "map AUC: block bootstrap"
     if isinstance(boot.get("compare"), dict):
         title += "\n(draws on the pixels both compared maps score)"
-    if isinstance(control, dict):
-        if control.get("auc") is not None:
-            ax.axvline(control["auc"], color="#cc4125", lw=2, ls="--", gid="control",
-                       label=f"control AUC {control['auc']:.4f} (gap {auc - control['auc']:+.4f})")
+    handles = None
+    if c_auc is not None:
+        text = f"control AUC {c_auc:.4f} (gap {auc - c_auc:+.4f})"
+        if "control" in off:
+            _strip(strip, hist, finite, [(auc, PREDICTION, "-", "auc", f"map {auc:.4f}"),
+                                         (c_auc, "#cc4125", "--", "control", f"control {c_auc:.4f}")], "AUC",
+                   "#8fb0f0")
+            title += f"\ncontrol AUC {c_auc:.4f} is off this scale: marked on the strip below"
+            handles = hist.get_legend_handles_labels()
+            (line,) = [ln for ln in strip.lines if ln.get_gid() == "control"]
+            handles = (handles[0] + [line], handles[1] + [text])
         else:
-            title += f"\ncontrol AUC null: {result.get('notes', {}).get('control.auc', 'no reason given')}"
-    ax.set_xlabel("AUC")
-    ax.set_ylabel("draws")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, frameon=False, loc="best")
+            hist.axvline(c_auc, color="#cc4125", lw=2, ls="--", gid="control", label=text)
+    elif isinstance(control, dict):
+        title += f"\ncontrol AUC null: {result.get('notes', {}).get('control.auc', 'no reason given')}"
+    hist.set_xlabel("AUC")
+    hist.set_ylabel("bootstrap draws")
+    hist.set_title(title, fontsize=9)
+    kw = dict(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if handles:
+        hist.legend(*handles, **kw)
+    else:
+        hist.legend(**kw)
+    return hist
 
 
-def _draw_compare(ax, result: dict, draws) -> None:
+def _draw_compare(fig, spec, result: dict, draws):
     boot = _need_bootstrap(result)
     cmp_ = boot.get("compare")
     if not isinstance(cmp_, dict):
@@ -212,41 +292,74 @@ def _draw_compare(ax, result: dict, draws) -> None:
 
     other = (result.get("files") or {}).get("compare")
     other = os.path.basename(str(other)) if other else "the compared map"
-    ax.hist(finite, bins=_bins(finite.size), color="#d9ead3", edgecolor="white", gid="draws",
-            label=f"{finite.size} paired draws")
-    ax.axvspan(lo, hi, color="#38761d", alpha=0.12, gid="ci95", label=f"95 % interval [{lo:+.4f}, {hi:+.4f}]")
-    ax.axvline(0.0, color="#888888", lw=1, ls=":", gid="zero", label="no difference")
-    ax.axvline(cmp_["difference"], color="#38761d", lw=2, gid="difference",
-               label=f"difference {cmp_['difference']:+.4f}")
+    diff = cmp_["difference"]
+    hist, strip, off = _axes(fig, spec, finite, [lo, hi, diff], {"zero": 0.0})
+    _histogram(hist, finite, "#a8d08d", "#38761d", f"{finite.size} paired draws")
+    hist.axvspan(lo, hi, color="#38761d", alpha=0.12, gid="ci95", label=f"95 % interval [{lo:+.4f}, {hi:+.4f}]")
+    hist.axvline(diff, color="#38761d", lw=2, gid="difference", label=f"difference {diff:+.4f}")
     share = cmp_.get("share_draws_map_not_ahead")
     title = f"map minus {other}: paired block bootstrap"
     if share is not None:
         title += f"\nmap not ahead in {100 * share:.1f} % of draws"
-    ax.set_xlabel("AUC difference (map - compared map)")
-    ax.set_ylabel("draws")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, frameon=False, loc="best")
+    handles = None
+    if "zero" in off:
+        _strip(strip, hist, finite, [(diff, "#38761d", "-", "difference", f"difference {diff:+.4f}"),
+                                     (0.0, "#888888", ":", "zero", "no difference")], "AUC difference",
+               "#a8d08d")
+        title += "\nzero is off this scale: marked on the strip below"
+        got = hist.get_legend_handles_labels()
+        (line,) = [ln for ln in strip.lines if ln.get_gid() == "zero"]
+        handles = (got[0] + [line], got[1] + ["no difference"])
+    else:
+        hist.axvline(0.0, color="#888888", lw=1, ls=":", gid="zero", label="no difference")
+    hist.set_xlabel("AUC difference (map - compared map)")
+    hist.set_ylabel("bootstrap draws")
+    hist.set_title(title, fontsize=9)
+    kw = dict(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if handles:
+        hist.legend(*handles, **kw)
+    else:
+        hist.legend(**kw)
+    return hist
+
+
+def _figure(figsize, ncols=1):
+    from segscore.figures._base import require_matplotlib
+
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    grid = fig.add_gridspec(2, ncols, height_ratios=(4, 1))
+    return fig, [(grid, col) for col in range(ncols)]
 
 
 def auc_bootstrap(result: dict, draws: dict):
     """The bootstrap distribution of a map's AUC: a histogram of the draws (``gid="draws"``), the
     95 % interval (``"ci95"``), the map's AUC (``"auc"``) and the control's (``"control"``).
 
+    The histogram's x axis holds the draws, the interval and the map's AUC; a control whose AUC
+    would squeeze the draws under :data:`MIN_SHARE` of that axis (the usual case: a control near
+    0.5, a map near 0.8, draws a few hundredths wide) is drawn on a strip below it that shows the
+    whole scale (``"zoom"``: the histogram's range, ``"draws_range"``, ``"auc"``, ``"control"``),
+    so the distribution stays readable whatever the control's value.
+
     ``result`` and ``draws`` are what ``score_files(..., bootstrap=N, return_draws=True)``
     returns. Refuses (ScoreError) a result without a bootstrap, a null AUC or interval (the
     note says why) and draws that are not this result's."""
-    fig, (ax,) = new_figure((6.4, 4.2))
-    _draw_bootstrap(ax, result, draws)
+    fig, spec = _figure((8.4, 4.6))
+    _draw_bootstrap(fig, spec[0], result, draws)
     return fig
 
 
 def auc_compare(result: dict, draws: dict):
     """The paired-difference distribution of ``--compare``: a histogram of ``map - compared``
     over the shared draws (``gid="draws"``), its 95 % interval (``"ci95"``), the difference
-    (``"difference"``) and zero (``"zero"``). Refuses a result without a comparison or with a
+    (``"difference"``) and zero (``"zero"``; on a strip below when it would squeeze the draws,
+    as the control in :func:`auc_bootstrap`). Refuses a result without a comparison or with a
     null interval."""
-    fig, (ax,) = new_figure((6.4, 4.2))
-    _draw_compare(ax, result, draws)
+    fig, spec = _figure((8.4, 4.6))
+    _draw_compare(fig, spec[0], result, draws)
     return fig
 
 
@@ -254,8 +367,8 @@ def auc_draws(result: dict, draws: dict):
     """What ``segscore auc --plot`` draws: the bootstrap distribution, and beside it the paired
     difference when the result has a comparison (:func:`auc_bootstrap`, :func:`auc_compare`)."""
     paired = isinstance((result.get("bootstrap") or {}).get("compare"), dict) if isinstance(result, dict) else False
-    fig, axes = new_figure((12.0 if paired else 6.4, 4.2), ncols=2 if paired else 1)
-    _draw_bootstrap(axes[0], result, draws)
+    fig, spec = _figure((16.0 if paired else 8.4, 4.6), ncols=2 if paired else 1)
+    _draw_bootstrap(fig, spec[0], result, draws)
     if paired:
-        _draw_compare(axes[1], result, draws)
+        _draw_compare(fig, spec[1], result, draws)
     return fig

@@ -36,7 +36,7 @@ def objects_ap(result: dict, *, title: str = ""):
     points = [(t, result[k]) for t, k in sweep if is_number(result[k])]
     if not points:
         refuse_null(result, sweep[0][1], "AP against the IoU threshold")
-    fig, (ax,) = new_figure((6.4, 4.2))
+    fig, (ax,) = new_figure((8.4, 4.2))
     xs, ys = zip(*points)
     ax.plot(xs, ys, marker="o", color=PREDICTION, lw=2, gid="ap", label="AP = TP / (TP + FP + FN)")
     for x, y in points:
@@ -50,10 +50,11 @@ def objects_ap(result: dict, *, title: str = ""):
                    label=f"match IoU {result['match_iou']:g}" + (f" (F1 {f1:.4f})" if is_number(f1) else ""))
     missing = [f"{t:g}" for t, k in sweep if not is_number(result[k])]
     ax.set(xlabel="IoU threshold", ylabel="AP (TP / (TP + FP + FN))", ylim=(0, 1.05))
-    head = title or (f"objects: {result.get('n_truth', '?')} truth, {result.get('n_pred', '?')} predicted")
+    head = title or (f"AP against the IoU threshold: {result.get('n_truth', '?')} truth, "
+                     f"{result.get('n_pred', '?')} predicted objects")
     if missing:
         head += f"; null at IoU {', '.join(missing)}"
     ax.set_title(head, fontsize=10)
-    ax.legend(fontsize=7, frameon=False, loc="best")
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # off the points
     ax.grid(alpha=0.25)
     return fig

@@ -95,6 +95,57 @@ def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
     return card
 
 
+#: the thresholds one exact float pass counts: the sweep's 19 and 0.5 (``f1_at_0.5``)
+EXACT_THRESHOLDS = np.unique(np.r_[THRESHOLDS, 0.5])
+
+
+def card_from_exact(ex, *, thresholds=THRESHOLDS) -> dict:
+    """The metrics card of a float map ranked exactly (:func:`segscore.metrics.exact.rank_exact`
+    with ``thresholds=EXACT_THRESHOLDS``): every distinct float64 score is a threshold, as in
+    ScrollGT's scikit-learn. The same fields and rules as :func:`card_from_histograms`."""
+    pos, neg = int(ex.n_pos), int(ex.n_neg)
+    n = pos + neg
+    card: dict = {k: None for k in METRIC_KEYS}
+    card["positive_rate"] = pos / n if n else None
+    card["n_pixels"] = n
+    card["n_ink_pixels"] = pos
+    card["notes"] = {}
+    if pos == 0 or neg == 0:
+        why = DEGENERATE_NOTE if n else EMPTY_NOTE
+        card["notes"] = {k: why for k in METRIC_KEYS + (() if n else ("positive_rate",))}
+        return card
+
+    def at(ts):
+        k = np.searchsorted(ex.thresholds, ts)
+        if not np.array_equal(ex.thresholds[np.minimum(k, ex.thresholds.size - 1)], ts):
+            raise ValueError("the exact pass did not count every threshold of the sweep")
+        return ex.tp_ge[k], ex.fp_ge[k]
+
+    t = np.asarray(thresholds, np.float64)
+    tp, fp = at(t)
+    f1 = R.fbeta_of_counts(tp, fp, pos, t, beta=1.0)
+    f05 = R.fbeta_of_counts(tp, fp, pos, t, beta=0.5)
+    half = R.fbeta_of_counts(*at(np.array([0.5])), pos, [0.5], beta=1.0)
+    i = int(np.argmax(f1.fbeta))
+    positive_rate = pos / n
+    ap = ex.average_precision
+    card.update({
+        "val_f1": float(f1.fbeta[i]),
+        "best_threshold": float(f1.thresholds[i]),
+        "f1_at_0.5": float(half.fbeta[0]),
+        "val_f05": float(np.max(f05.fbeta)),
+        "precision": float(f1.precision[i]),
+        "recall": float(f1.recall[i]),
+        "pred_positive_rate": int(f1.tp[i] + f1.fp[i]) / n,
+        "average_precision": ap,
+        "ap_prevalence_lift": ap / positive_rate,
+        "roc_auc": ex.roc_auc,
+        "best_f1_any_threshold": ex.best_f1,
+        "best_threshold_any": ex.best_threshold,
+    })
+    return card
+
+
 def constant_card(pos: int, neg: int, p: float) -> dict:
     """The card of a map that is ``p`` everywhere: its histogram is one level holding every pixel."""
     return card_from_histograms(np.array([pos]), np.array([neg]), np.array([float(p)]))

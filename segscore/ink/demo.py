@@ -85,7 +85,8 @@ def make_sample(folder, *, shape=(600, 800), seed=0) -> dict:
         for key, factor in (("2", 1), ("1", 2), ("0", 4)):
             data = np.repeat(np.repeat(level, factor, 0), factor, 1)
             arr = group.create_array(key, shape=data.shape, dtype=np.uint8,
-                                     chunks=(min(256, data.shape[0]), min(256, data.shape[1])))
+                                     chunks=(min(256, data.shape[0]), min(256, data.shape[1])),
+                                     config={"write_empty_chunks": True})  # every chunk present: none absent
             arr[...] = data
     return {"prediction": maps["MAP.tif"], "control": maps["MAP_reverse.tif"],
             "labels": str(folder / "labels" / "inklabels.zarr"),

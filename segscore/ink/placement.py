@@ -38,7 +38,7 @@ TILE_RADIUS = 192
 MIN_INK = 0.01
 
 
-def _as_prob(arr) -> np.ndarray:
+def _as_prob(arr, name: str = "the prediction") -> np.ndarray:
     a = np.asarray(arr)
     if a.dtype == np.uint8:
         return a.astype(np.float32) / np.float32(255)
@@ -46,7 +46,7 @@ def _as_prob(arr) -> np.ndarray:
         return a.astype(np.float32) / np.float32(65535)
     a = a.astype(np.float32)
     if not np.all(np.isfinite(a)):
-        raise ScoreError("the prediction holds NaN or infinite values; replace them (0 for no ink) first")
+        raise ScoreError(f"{name}: holds NaN or infinite values; replace them (0 for no ink) first")
     return a
 
 
@@ -201,15 +201,27 @@ def _tiles(am, bm, ink, m, tile_px, r, min_ink, workers):
                 score = np.where(e > floor, c / np.sqrt(np.maximum(e, floor)), -np.inf)
             i, j = np.unravel_index(int(np.argmax(score)), score.shape)
             dy, dx, best = int(dys[i]), int(dxs[j]), float(score[i, j])
+            if not np.isfinite(best):  # the label has no energy under the tile at any shift (an all-ink
+                # label, centred, is 0 everywhere): the NCC is 0/0, undefined, and so is the peak
+                rows.append({"y0": y0, "x0": x0, "h": th, "w": tw, "ink_fraction": frac, "dy": None, "dx": None,
+                             "offset_px": None, "ncc": None,
+                             "reason": "the label is constant around this tile (inside the mask): the normalized "
+                                       "cross-correlation is undefined"})
+                continue
             rows.append({"y0": y0, "x0": x0, "h": th, "w": tw, "ink_fraction": frac, "dy": dy, "dx": dx,
                          "offset_px": float(np.hypot(dy, dx)), "ncc": best / na})
     if not rows:
         return {"n_tiles": 0, "tile_sd_dy": None, "tile_sd_dx": None, "worst_tile_px": None, "tile_px": tile_px,
                 "tile_radius": r, "tiles": [], "why": f"no {tile_px} px tile holds {100 * min_ink:g} % ink"}
-    dys = np.array([t["dy"] for t in rows], np.float64)
-    dxs = np.array([t["dx"] for t in rows], np.float64)
+    defined = [t for t in rows if t["ncc"] is not None]
+    if not defined:
+        return {"n_tiles": len(rows), "tile_sd_dy": None, "tile_sd_dx": None, "worst_tile_px": None,
+                "tile_px": tile_px, "tile_radius": r, "tiles": rows,
+                "why": "the label is constant around every tile: no tile has a defined normalized cross-correlation"}
+    dys = np.array([t["dy"] for t in defined], np.float64)
+    dxs = np.array([t["dx"] for t in defined], np.float64)
     return {"n_tiles": len(rows), "tile_sd_dy": float(dys.std()), "tile_sd_dx": float(dxs.std()),
-            "worst_tile_px": float(max(t["offset_px"] for t in rows)), "tile_px": tile_px, "tile_radius": r,
+            "worst_tile_px": float(max(t["offset_px"] for t in defined)), "tile_px": tile_px, "tile_radius": r,
             "tiles": rows}
 
 
@@ -234,6 +246,7 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
     with open_map(T.png_or_path(prediction), what="prediction", name="the prediction") as src:
         cy, cx = T._crop(src.shape, tgt, origin, src.name)
         arr = src.read((slice(cy, cy + h), slice(cx, cx + w)))
+        arr = _as_prob(arr, src.name)  # NaN and infinities refused naming the file
     recorded_gate = _target_gate(tgt.meta)
     gate_from = "--gate" if gate_px is not None else ("meta.json" if recorded_gate is not None else "default")
     gate = float(gate_px) if gate_px is not None else (recorded_gate or DEFAULT_GATE_PX)
@@ -321,7 +334,10 @@ def format_probe(r: dict) -> str:
                  f"{r['offset_px']:.1f} px (NCC {r['peak_ncc']:.4f}; at zero shift {r['ncc_at_zero']:.4f}); "
                  f"gate {r['gate_px']:g} px ({r.get('gate_from', 'given')}): "
                  f"{'PASSED' if r['passed'] else 'FAILED'}"]
-    if r.get("n_tiles"):
+    if r.get("n_tiles") and r.get("tile_sd_dy") is None:  # tiles, none with a defined NCC
+        lines.append(f"tiles: {r['n_tiles']} of {r['tile_px']} px with >= 1 % ink; "
+                     f"{(r.get('notes') or {}).get('tile_sd_dy', 'no tile has a defined peak')}")
+    elif r.get("n_tiles"):
         lines.append(f"tiles: {r['n_tiles']} of {r['tile_px']} px with >= 1 % ink; sd dy {r['tile_sd_dy']:.1f}, "
                      f"sd dx {r['tile_sd_dx']:.1f}, worst tile {r['worst_tile_px']:.1f} px "
                      f"(search +/-{r['tile_radius']} px)")

@@ -8,16 +8,19 @@ the target's fixed [0, 1] scale, never stretched:
 - uint8 (an 8-bit PNG, TIFF, ``.npy`` or zarr): its 256 values, ``p = v / 255``;
 - uint16: its 65,536 values, ``p = v / 65535``;
 - anything else (float ``.npy``, TIFF, zarr): values in [0, 1] (a 1e-6 slack is clipped, as
-  ScrollGT does), read on 65,536 levels ``rint(p * 65535)``; the card says it quantized.
+  ScrollGT does), ranked exactly as float64, every distinct value a threshold, as ScrollGT's
+  scikit-learn ranks them (:mod:`segscore.metrics.exact`: a first pass of 65,536 buckets, then
+  only the buckets whose inner order matters refined in later passes over the map, in memory
+  that does not grow with the map).
 
-Zeros are counted and there is no inner margin. The map is streamed in row bands through
-the foundation's level-histogram kernel (:func:`segscore.kernels.levels.class_histograms`),
-and the card is computed from the two histograms (:mod:`segscore.ink.cards`).
+Zeros are counted and there is no inner margin. An 8- or 16-bit map is streamed in row bands
+through the foundation's level-histogram kernel (:func:`segscore.kernels.levels.class_histograms`)
+and its card computed from the two histograms (:mod:`segscore.ink.cards`), exact on its levels.
 
 Floors are scored at scoring time on the target itself: ``all_positive`` (p = 1),
 ``constant_0_5`` (p = 0.5), whose histograms are one level holding every pixel, and
 ``uniform_random`` (``numpy.random.default_rng(seed).random(shape)``, streamed by bands and
-scored through the same float path as a prediction; bands drawn by :func:`uniform_rows`).
+ranked exactly through the same float path as a prediction; bands drawn by :func:`uniform_rows`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from segscore.errors import InputFileError, ScoreError
-from segscore.ink.cards import card_from_histograms, constant_card, p_levels_for
+from segscore.ink.cards import EXACT_THRESHOLDS, card_from_exact, card_from_histograms, constant_card, p_levels_for
 
 __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors", "format_scorecard",
            "map_kind", "uniform_rows", "curves_from_histograms", "RANGE_SLACK", "FLOOR_NAMES", "CURVE_KEYS"]
@@ -38,7 +41,8 @@ RANGE_SLACK = 1e-6
 FLOOR_NAMES = ("all_positive", "constant_0_5", "uniform_random")
 #: pixels per streamed band
 _BAND_PX = 1 << 21
-_RANDOM_BAND_PX = 1 << 19
+#: pixels per band of the exact float passes (each pass reads the map again)
+_EXACT_BAND_PX = 1 << 18
 
 SCORECARD_COLUMNS = ("val_f1", "f1_at_0.5", "average_precision", "ap_prevalence_lift", "precision", "recall",
                      "positive_rate", "roc_auc")
@@ -138,7 +142,8 @@ def _scale_note(kind: str) -> dict:
         return {"scale": "uint8: p = v / 255 (256 levels)", "quantized": False}
     if kind == "uint16":
         return {"scale": "uint16: p = v / 65535 (65,536 levels)", "quantized": False}
-    return {"scale": "float in [0, 1] on 65,536 levels: level = rint(p * 65535)", "quantized": True}
+    return {"scale": "float in [0, 1], ranked exactly as float64 (every distinct value a threshold)",
+            "quantized": False}
 
 
 def _engine(tile_rows, executor, threads, band_rows, workers):
@@ -150,14 +155,16 @@ def _engine(tile_rows, executor, threads, band_rows, workers):
 
 
 def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None,
-                check_range=True, band_px=_BAND_PX):
-    """Stream ``read_band(r0, r1)`` against ``codes``: (ink hist, bg hist, lo, hi, n_nonfinite)."""
+                band_px=_BAND_PX):
+    """Stream an 8- or 16-bit map ``read_band(r0, r1)`` against ``codes``: (ink hist, bg hist, lo,
+    hi, n_nonfinite), its values the levels (the range is the dtype's: nothing to check)."""
     from segscore.engine import plan_bands, reduce
     from segscore.ink.quantize import kernel_array
-    from segscore.kernels.levels import class_histograms, value_stats
+    from segscore.kernels.levels import class_histograms
 
+    if kind == "float":
+        raise ValueError("float maps are ranked exactly (_rank_float), not on levels")
     h, w = codes.shape
-    passthrough = kind != "float"
     n_levels = 256 if kind == "uint8" else 65536
     cidx = np.arange(w, dtype=np.int64)
     empty = np.zeros((0, 0), np.int32)
@@ -166,14 +173,10 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
         r0, r1 = tile.window[0].start, tile.window[0].stop
         values = kernel_array(read_band(r0, r1))
         hist = np.zeros((2, 65536), np.int64)
-        lo, hi, bad = np.inf, -np.inf, 0
-        if check_range and kind == "float":
-            occ = np.zeros((3, 65536), np.uint8)
-            lo, hi, bad, _ = value_stats(values, occ[0], occ[1], occ[2])
         ridx = np.arange(r1 - r0, dtype=np.int64)
-        class_histograms(values, passthrough, 0.0, 65535.0, True, codes[r0:r1], ridx, cidx,
+        class_histograms(values, True, 0.0, 65535.0, True, codes[r0:r1], ridx, cidx,
                          hist[0], hist[1], empty)
-        return [hist, float(lo), float(hi), int(bad)]
+        return [hist, np.inf, -np.inf, 0]
 
     def merge(a, b):
         a[0] += b[0]
@@ -183,6 +186,45 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
     total = reduce([], task, merge, windows=windows, executor=executor, threads=threads)
     hist, lo, hi, bad = total
     return hist[0, :n_levels], hist[1, :n_levels], lo, hi, bad
+
+
+def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
+                keep_rows=False, band_px=_EXACT_BAND_PX):
+    """Rank ``read_band(r0, r1)`` exactly against ``codes``: a
+    :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
+    every pixel of the map, scored or not, after the first pass)."""
+    from segscore.engine import plan_bands
+    from segscore.metrics.exact import rank_exact
+
+    h, w = codes.shape
+    windows = plan_bands((h, w), tile_rows=tile_rows or max(1, band_px // max(w, 1)))
+
+    def read(window):
+        r0, r1 = window[0].start, window[0].stop
+        values = np.asarray(read_band(r0, r1))
+        c = codes[r0:r1]
+        scored = (c & 2) != 0
+        if scored.all():
+            return values.ravel(), (c & 1).ravel(), values
+        return values[scored], c[scored] & 1, values
+
+    return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads,
+                      check=check, keep_rows=keep_rows)
+
+
+def _rows_curves(ex):
+    """Curve points of an exact ranking's rows (:func:`curves_from_histograms`), or None."""
+    if ex.rows is None:
+        return None
+    levels, pos, neg = ex.rows
+    return curves_from_histograms(pos, neg, levels)
+
+
+def _exact_card(ex):
+    card = card_from_exact(ex)
+    card.update(_scale_note("float"))
+    card["notes"] = card.pop("notes")
+    return card
 
 
 def check_values(name: str, lo: float, hi: float, bad: int) -> None:
@@ -224,8 +266,11 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", til
         if src.shape != codes.shape:
             raise ScoreError(f"{src.name}: shape {src.shape} differs from the label's {codes.shape}")
         kind = map_kind(src.dtype)
-        ink_h, bg_h, lo, hi, bad = _histograms(lambda a, b: src.read((slice(a, b), slice(0, codes.shape[1]))),
-                                               kind, codes, **engine)
+        read_band = lambda a, b: src.read((slice(a, b), slice(0, codes.shape[1])))  # noqa: E731
+        if kind == "float":
+            ex = _rank_float(read_band, codes, check=lambda *s: check_values(name, *s), **engine)
+            return _exact_card(ex)
+        ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, codes, **engine)
     check_values(name, lo, hi, bad)
     return _card(ink_h, bg_h, kind)
 
@@ -237,9 +282,10 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=
                                                                    workers))[0]
 
 
-def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict):
+def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False):
     """``(floor cards, {floor: (ink hist, bg hist, p_levels)})``: the histograms each card was
-    computed from (a constant floor's is one level holding every pixel)."""
+    computed from (a constant floor's is one level holding every pixel; the uniform floor's its
+    exact rows, with ``keep_rows``, else absent)."""
     scored = (codes & 2) != 0
     pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
     neg = int(np.count_nonzero(scored)) - pos
@@ -251,13 +297,12 @@ def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict):
         out[name] = card
         hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
     h, w = codes.shape
-    # float64 draws: smaller bands bound memory
-    ink_h, bg_h, *_ = _histograms(lambda a, b: uniform_rows(seed, w, a, b), "float", codes, check_range=False,
-                                  band_px=_RANDOM_BAND_PX, **engine)
-    card = _card(ink_h, bg_h, "float")
+    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, **engine)
+    card = _exact_card(ex)
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card
-    hists["uniform_random"] = (ink_h, bg_h, p_levels_for("float"))
+    if ex.rows is not None:
+        hists["uniform_random"] = (ex.rows[1], ex.rows[2], ex.rows[0])
     return out, hists
 
 
@@ -342,6 +387,15 @@ def _crop(src_shape, target: Target, origin, name: str = "prediction"):
     return cy, cx
 
 
+def _warm_exact():
+    """Load every kernel of the exact float ranking (a first pass, a collecting pass, both kinds of rows)."""
+    from segscore.metrics.exact import rank_exact
+
+    p = np.array([0.1, 0.1 + 1e-12, 0.1 + 2e-12, 0.9])
+    cls = np.array([0, 1, 0, 1], np.uint8)
+    rank_exact(lambda w: (p, cls), [(slice(0, 1),)], thresholds=EXACT_THRESHOLDS, executor="synchronous")
+
+
 def _prewarm():
     """Load the level kernels (numba import, on-disk cache) on a thread while PNGs decode."""
     import threading
@@ -356,6 +410,7 @@ def _prewarm():
             empty = np.zeros((0, 0), np.int32)
             for v in (np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)):
                 class_histograms(v, v.dtype == np.uint8, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
+            _warm_exact()
         except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
             pass
 
@@ -411,11 +466,15 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         cy, cx = _crop(src.shape, tgt, origin, src.name)
         kind = map_kind(src.dtype)
         warming.join()
-        ink_h, bg_h, lo, hi, bad = _histograms(
-            lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w))), kind, tgt.codes,
-            **engine)
-        check_values(src.name, lo, hi, bad)
-    card = _card(ink_h, bg_h, kind)
+        read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
+        if kind == "float":
+            ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
+                             keep_rows=return_curves, **engine)
+            card = _exact_card(ex)
+        else:
+            ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)
+            check_values(src.name, lo, hi, bad)
+            card = _card(ink_h, bg_h, kind)
     reg = meta.get("registration") or {}
     registration = {
         "median_residual_voxels": reg.get("median_residual"),
@@ -447,13 +506,15 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         result["overrides"] = overrides
     floor_hists = {}
     if floors:
-        result["floors"], floor_hists = _floors_and_histograms(tgt.codes, seed=seed, engine=engine)
+        result["floors"], floor_hists = _floors_and_histograms(tgt.codes, seed=seed, engine=engine,
+                                                               keep_rows=return_curves)
     from segscore.io.results import Result, lift_notes
 
     result = lift_notes(result)
     if not return_curves:
         return result
-    curves = {"prediction": curves_from_histograms(ink_h, bg_h, p_levels_for(kind)),
+    curves = {"prediction": _rows_curves(ex) if kind == "float" else curves_from_histograms(ink_h, bg_h,
+                                                                                            p_levels_for(kind)),
               "floors": {name: curves_from_histograms(*h) for name, h in floor_hists.items()}}
     return Result(result), curves
 

@@ -17,11 +17,16 @@ with a volume must check the size (``segscore fibers-target`` does).
 
 Refusals. Every malformed input raises :class:`~segscore.errors.ScoreError` (a missing file
 :class:`~segscore.errors.InputFileError`) with one line ``PATH: what is wrong; what to do``:
-an empty file, text that is not XML, a root other than ``<things>``, no tree, a missing or
-non-numeric attribute, a NaN or infinite value, duplicate tree or node ids, an edge naming a
-node its tree does not hold. The parser never expands entities: ``defusedxml`` is used when
-it is installed; otherwise any ``<!DOCTYPE``/``<!ENTITY`` declaration is refused before a
-byte is parsed (and again by the parser, should an encoding hide it from that scan).
+text that is not XML, a root other than ``<things>``, a missing or non-numeric attribute (a
+node without its coordinates among them), a NaN or infinite value, duplicate tree or node ids.
+The parser never expands entities: ``defusedxml`` is used when it is installed; otherwise any
+``<!DOCTYPE``/``<!ENTITY`` declaration is refused before a byte is parsed (and again by the
+parser, should an encoding hide it from that scan).
+
+What ScrollGT's ``parse_nml`` reads, this reads too, and says what it did in the skeleton's
+``warnings`` (one-line strings naming the file): an edge naming a node its tree does not hold
+is dropped (ScrollGT drops it rather than index garbage), and an empty file (or one whose
+``<things>`` holds no ``<thing>``) is an empty skeleton.
 
 Nodes and edges keep their file order (the fiber scorer reads runs in stored edge order).
 """
@@ -31,7 +36,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +102,8 @@ class Skeleton:
     cube: CubeName | None
     scale_zyx: tuple[float, float, float] | None
     scale_unit: str | None
+    #: what the reader did that a user should know: dangling edges dropped, an empty file read
+    warnings: list = field(default_factory=list)
 
     @property
     def n_nodes(self) -> int:
@@ -242,21 +249,30 @@ def _nodes(path, thing, index: int, seen_nodes: dict):
     return tid, ids, xyz, radius
 
 
-def _edges(path, thing, tid: int, ids, seen_nodes: dict) -> np.ndarray:
-    """One tree's edges as (source, target) indices into its nodes, in file order."""
+def _edges(path, thing, tid: int, ids, seen_nodes: dict, dropped: list) -> np.ndarray:
+    """One tree's edges as (source, target) indices into its nodes, in file order; an edge naming
+    a node the tree does not hold is left out and described in ``dropped`` (ScrollGT's rule)."""
     where = f"tree {tid}"
     index_of = {nid: i for i, nid in enumerate(ids)}
     edges = []
     for k, edge in enumerate(thing.findall("edges/edge")):
         at = f"edge {k + 1} of {where}"
         s, t = _int(path, edge, "source", at), _int(path, edge, "target", at)
-        for nid in (s, t):
-            if nid not in index_of:
-                other = f" (it is in tree {seen_nodes[nid]})" if nid in seen_nodes else ""
-                raise ScoreError(f"{path}: {at} ({s} -> {t}) names node {nid}, which {where} does not "
-                                 f"hold{other}; an edge joins two nodes of its own tree: {_FIX} or delete the edge")
+        missing = [nid for nid in (s, t) if nid not in index_of]
+        if missing:
+            nid = missing[0]
+            other = f", in tree {seen_nodes[nid]}" if nid in seen_nodes else ", in no tree"
+            dropped.append(f"{at} ({s} -> {t}; node {nid}{other})")
+            continue
         edges.append((index_of[s], index_of[t]))
     return np.asarray(edges, np.int64).reshape(-1, 2)
+
+
+def _dropped_warning(path, dropped: list) -> str:
+    shown = "; ".join(dropped[:5]) + (f"; and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+    n = len(dropped)
+    return (f"{path}: {n} edge{'s' if n != 1 else ''} dropped that name{'s' if n == 1 else ''} a node "
+            f"{'its' if n == 1 else 'their'} tree does not hold (as ScrollGT's parse_nml drops them): {shown}")
 
 
 def _coords(path, tid: int, xyz, off) -> np.ndarray:
@@ -274,11 +290,17 @@ def read_nml(path, *, origin=None) -> Skeleton:
     ``origin`` (z, y, x, absolute scroll voxels) is subtracted from every node; without it the
     origin is read from the file name (:func:`cube_from_name`) and a name that gives none is
     refused. ``origin=(0, 0, 0)`` keeps absolute coordinates. Malformed files are refused
-    (module docstring). Trees without nodes are kept (with empty arrays).
+    (module docstring). Trees without nodes are kept (with empty arrays). Dangling edges are
+    dropped and an empty file is an empty skeleton, each said in ``warnings`` (ScrollGT's rules).
     """
+    from segscore.io import budget
+    from segscore.io.paths import check_readable
+
     p = Path(path)
+    check_readable(p, "skeleton")
     try:
-        raw = p.read_bytes()
+        # a size limit (never read whole); XML may be UTF-16, so NUL bytes are the parser's to judge
+        raw = budget.read_bytes(p, fix="give a WEBKNOSSOS .nml skeleton", text=False)
     except FileNotFoundError:
         raise InputFileError(f"{p}: no such file; give a WEBKNOSSOS .nml skeleton") from None
     except IsADirectoryError:
@@ -293,16 +315,23 @@ def read_nml(path, *, origin=None) -> Skeleton:
         raise ScoreError(f"{p}: the file name gives no cube origin; {NAME_RULE}, or give the origin (--origin Z Y X)")
     else:
         org, source = cube.origin_zyx, "file name"
+    empty = Skeleton(path=str(p), trees=[], origin_zyx=org, origin_source=source, cube=cube, scale_zyx=None,
+                     scale_unit=None)
     if not raw.strip():
-        raise ScoreError(f"{p}: the file is empty; {_FIX}")
+        empty.warnings.append(f"{p}: the file is empty; read as a skeleton with no tree (as ScrollGT's parse_nml "
+                              f"reads it)")
+        return empty
     root = _parse(p, raw)
     if root.tag != "things":
         raise ScoreError(f"{p}: not a WEBKNOSSOS NML (its root element is <{str(root.tag)[:40]}>, not "
                          f"<things>); give an .nml skeleton")
     things = root.findall("thing")
-    if not things:
-        raise ScoreError(f"{p}: holds no tree (no <thing> under <things>); {_FIX} with its trees")
     scale, unit = _scale(p, root)
+    if not things:
+        empty.scale_zyx, empty.scale_unit = scale, unit
+        empty.warnings.append(f"{p}: holds no tree (no <thing> under <things>); read as a skeleton with no tree "
+                              f"(as ScrollGT's parse_nml reads it)")
+        return empty
     off = np.asarray(org, np.float64)
     seen_nodes: dict = {}
     parsed, tree_ids = [], set()
@@ -312,10 +341,10 @@ def read_nml(path, *, origin=None) -> Skeleton:
             raise ScoreError(f"{p}: tree id {tid} appears twice; tree ids must be unique in a file: {_FIX}")
         tree_ids.add(tid)
         parsed.append((tid, ids, xyz, radius))
-    trees = []
+    trees, dropped = [], []
     for thing, (tid, ids, xyz, radius) in zip(things, parsed):
         trees.append(Tree(id=tid, name=thing.get("name") or "", node_ids=np.asarray(ids, np.int64),
                           coords=_coords(p, tid, xyz, off), radius=np.asarray(radius, np.float64),
-                          edges=_edges(p, thing, tid, ids, seen_nodes)))
+                          edges=_edges(p, thing, tid, ids, seen_nodes, dropped)))
     return Skeleton(path=str(p), trees=trees, origin_zyx=org, origin_source=source, cube=cube, scale_zyx=scale,
-                    scale_unit=unit)
+                    scale_unit=unit, warnings=[_dropped_warning(p, dropped)] if dropped else [])

@@ -19,6 +19,7 @@ import numpy as np
 
 from segscore.io.sources import ArraySource, RawFileSource, Source, ZarrSource, as_source, squeeze
 from segscore.errors import InputFileError, ScoreError
+from segscore.io import budget
 
 TIFF_SUFFIXES = (".tif", ".tiff")
 NIFTI_SUFFIXES = (".nii", ".nii.gz")
@@ -96,6 +97,8 @@ def open_tiff(path) -> Source:
     _require_exists(path)
     try:
         tf = tifffile.TiffFile(path)
+    except MemoryError:
+        raise budget.out_of_memory(path) from None
     except Exception as exc:  # noqa: BLE001 - any parse failure is the same refusal
         raise ScoreError(f"{_name(path)}: not a readable TIFF; check that it was written "
                          f"completely, or save it as an uncompressed TIFF or .npy") from None
@@ -108,6 +111,7 @@ def open_tiff(path) -> Source:
             tf.close()
             _require_bytes(path, offset, shape, file_dtype, "re-save the TIFF")
             return RawFileSource(path, offset, shape, file_dtype, name=_name(path))
+        _check_tiff_chunk(path, tf, series)
         import zarr
 
         store = series.aszarr()
@@ -118,11 +122,37 @@ def open_tiff(path) -> Source:
         source.read((slice(0, min(1, shape[0])),) + tuple(slice(0, min(1, n)) for n in shape[1:]))
         return source
     except ScoreError:
+        tf.close()
         raise
+    except MemoryError:
+        tf.close()
+        raise budget.out_of_memory(path) from None
     except Exception as exc:  # noqa: BLE001 - e.g. a codec imagecodecs lacks
         tf.close()
         raise ScoreError(f"{_name(path)}: its image data cannot be read; the file is "
                          f"truncated or corrupt, or uses a codec imagecodecs lacks: save it as .npy") from None
+
+
+def _check_tiff_chunk(path, tf, series) -> None:
+    """Refuse a compressed or scattered TIFF whose strip or tile (the least a reader must decode
+    at once) is larger than the read budget, before any is decoded: a 60,000-pixel-square image in
+    one strip is refused here, in one line, not by a ``MemoryError``."""
+    page = series.pages[0] if series.pages else tf.pages[0]
+    page = getattr(page, "keyframe", page)
+    itemsize = np.dtype(series.dtype).itemsize
+    samples = int(getattr(page, "samplesperpixel", 1) or 1)
+    depth = int(getattr(page, "imagedepth", 1) or 1)
+    if getattr(page, "is_tiled", False):
+        rows, cols = int(page.tilelength), int(page.tilewidth)
+        depth = int(getattr(page, "tiledepth", 1) or 1)
+    else:
+        rows = min(int(getattr(page, "rowsperstrip", 0) or page.imagelength), int(page.imagelength))
+        cols = int(page.imagewidth)
+    # a decoded chunk, and the window it is copied into (at least one chunk's worth)
+    kind = "tile" if getattr(page, "is_tiled", False) else "strip"
+    budget.check_bytes(path, 2 * rows * cols * samples * depth * itemsize,
+                       fix=f"its {kind}s of {rows} x {cols} pixels are decoded whole: re-save it with smaller "
+                           f"tiles (tifffile.imwrite(..., tile=(1024, 1024))) or as a zarr store")
 
 
 def open_npy(path) -> Source:
@@ -133,12 +163,22 @@ def open_npy(path) -> Source:
             version = np.lib.format.read_magic(fh)
             if version == (1, 0):
                 shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            else:
-                shape, fortran, dtype = np.lib.format._read_array_header(fh, version)
-            offset = fh.tell()
+                offset = fh.tell()
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+                offset = fh.tell()
+            else:  # version 3 (a UTF-8 header): numpy's own loader, mapped, reads no data
+                array = np.load(path, mmap_mode="r", allow_pickle=False)
+                shape, fortran, dtype, offset = array.shape, np.isfortran(array), array.dtype, array.offset
+                del array
+    except MemoryError:
+        raise budget.out_of_memory(path) from None
     except Exception:  # noqa: BLE001
         raise ScoreError(f"{_name(path)}: not a .npy file (its header does not parse); write it with numpy.save") \
             from None
+    if any(int(n) < 0 for n in shape):
+        raise ScoreError(f"{_name(path)}: its header declares the shape {tuple(int(n) for n in shape)}, with a "
+                         f"negative size; the file is damaged: write it again with numpy.save")
     if dtype.hasobject:
         raise ScoreError(f"{_name(path)}: holds Python objects, not numbers; save a numeric array")
     _require_bytes(path, offset, shape, dtype, "re-save it with numpy.save")
@@ -189,7 +229,33 @@ def check_png(data: bytes, name) -> dict:
     if info["width"] < 1 or info["height"] < 1 or info["width"] * info["height"] > MAX_DECODED_PX:
         raise ScoreError(f"{name}: its header declares {info['width']} x {info['height']} pixels, which cannot be "
                          f"decoded whole (at most {MAX_DECODED_PX:,}); save a map this large as TIFF, .npy or zarr")
+    budget.check_bytes(name, png_decoded_bytes(info), fix=PNG_FIX)
     return info
+
+
+#: what a refusal of an image decoded whole (PNG, another Pillow image) suggests
+PNG_FIX = "save it as TIFF, .npy or a zarr store and read that (use --tile-rows)"
+
+#: bytes per pixel while a Pillow image of each mode is read: Pillow's own buffer, the
+#: conversion :func:`_pillow_array` makes (alpha dropped, palette looked up) and the NumPy array
+_PILLOW_PX_BYTES = {"1": 2, "L": 2, "P": 4, "I;16": 4, "I;16B": 4, "I;16L": 4, "LA": 6, "PA": 6, "RGB": 7,
+                    "RGBA": 11, "RGBX": 11, "I": 8, "F": 8, "CMYK": 8, "YCbCr": 7}
+
+
+def _png_mode(info) -> str:
+    """The Pillow mode a PNG of this IHDR is decoded to."""
+    ct, depth = info["color_type"], info["bit_depth"]
+    if ct == 0:
+        return "1" if depth == 1 else "I;16" if depth == 16 else "L"
+    return {2: "RGB", 3: "P", 4: "LA", 6: "RGBA"}.get(ct, "RGBA")
+
+
+def png_decoded_bytes(info) -> int:
+    """The peak bytes a PNG of this IHDR (``width``, ``height``, ``color_type``, ``bit_depth``)
+    takes to read as an array: width x height x the bytes per pixel of its decoded mode, counting
+    Pillow's buffer and the array made from it (Pillow's decompression-bomb limit counts pixels,
+    not bytes: a 46,000-pixel-square grey PNG is 2 GB decoded, 4 GB read)."""
+    return int(info["width"]) * int(info["height"]) * _PILLOW_PX_BYTES[_png_mode(info)]
 
 
 def _pillow_array(img) -> np.ndarray:
@@ -222,17 +288,27 @@ def open_pillow(path) -> Source:
     _require_exists(path)
     with open(path, "rb") as fh:
         head = fh.read(len(PNG_SIGNATURE))
-    if head == PNG_SIGNATURE:
+    is_png = head == PNG_SIGNATURE
+    if is_png:
+        budget.check_bytes(path, os.path.getsize(path), fix=PNG_FIX)  # the chunk walk holds the file
         with open(path, "rb") as fh:
-            check_png(fh.read(), _name(path))
+            check_png(fh.read(), _name(path))  # the read budget against the IHDR too
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
-            try:
+        if is_png:
+            # Pillow's PNG reader itself: no decompression-bomb check by pixel count (the budget
+            # above counts bytes), and nothing set process-wide
+            from PIL import PngImagePlugin
+
+            img = PngImagePlugin.PngImageFile(os.fspath(path))
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 img = Image.open(path)
-            finally:
-                Image.MAX_IMAGE_PIXELS = limit
+    except Image.DecompressionBombError:
+        raise budget.TooLargeError(f"{_name(path)}: declares more pixels than Pillow decodes "
+                                   f"({Image.MAX_IMAGE_PIXELS * 2:,}); {PNG_FIX}") from None
+    except MemoryError:
+        raise budget.out_of_memory(path, fix=PNG_FIX) from None
     except Exception:  # noqa: BLE001
         raise ScoreError(f"{_name(path)}: not a readable image (truncated, corrupt or "
                          f"another format); give a PNG, TIFF, .npy, NIfTI or zarr") from None
@@ -241,12 +317,19 @@ def open_pillow(path) -> Source:
         if w < 1 or h < 1 or w * h > MAX_DECODED_PX:
             raise ScoreError(f"{_name(path)}: its header declares {w} x {h} pixels, which cannot be decoded whole "
                              f"(at most {MAX_DECODED_PX:,}); save a map this large as TIFF, .npy or zarr")
+        budget.check_bytes(path, w * h * _PILLOW_PX_BYTES.get(img.mode, 11), fix=PNG_FIX)
         try:
             array = _pillow_array(img)
+        except MemoryError:
+            raise budget.out_of_memory(path, fix=PNG_FIX) from None
         except Exception:  # noqa: BLE001 - a truncated or corrupt stream
             raise ScoreError(f"{_name(path)}: its image data cannot be read (truncated or corrupt); "
                              f"write the file again") from None
     return ArraySource(array, _name(path))
+
+
+#: what a refusal of a NIfTI volume too large to read suggests (gzip is decoded whole)
+NIFTI_FIX = "save it as an uncompressed .nii or a zarr store and read that (use --tile-rows)"
 
 
 def open_nifti(path) -> Source:
@@ -261,15 +344,26 @@ def open_nifti(path) -> Source:
     try:
         img = nibabel.load(os.fspath(path))
         shape = tuple(int(n) for n in img.shape)
+    except MemoryError:
+        raise budget.out_of_memory(path, fix=NIFTI_FIX) from None
     except Exception:  # noqa: BLE001
         raise ScoreError(f"{_name(path)}: not a readable NIfTI-1 or NIfTI-2 file; check that "
                          f"it was written completely") from None
     if not shape or any(n < 1 for n in shape) or int(np.prod(shape, dtype=np.float64)) > MAX_DECODED_PX * 4:
         raise ScoreError(f"{_name(path)}: its header declares dimensions {shape}; a NIfTI mask needs positive "
                          f"dimensions: write the file again")
+    proxy = img.dataobj
+    compressed = str(path).endswith(".gz")
+    raw_dtype = np.dtype(img.get_data_dtype())
+    slope, inter = getattr(proxy, "slope", 1.0), getattr(proxy, "inter", 0.0)
+    # nibabel applies the header's scale slope and intercept as it reads: an integer volume
+    # comes back as float64, 8 bytes a voxel whatever the file stores
+    scaled = not (slope == 1 and inter == 0)
+    out_dtype = np.promote_types(raw_dtype, np.float64) if scaled and raw_dtype.kind != "c" else raw_dtype
+    if compressed:  # decoded whole: the raw volume (twice, as gzip is read) and the scaled one
+        budget.check_bytes(path, 2 * budget.nbytes(shape, raw_dtype) + (budget.nbytes(shape, out_dtype) if scaled
+                                                                         else 0), fix=NIFTI_FIX)
     try:
-        proxy = img.dataobj
-        compressed = str(path).endswith(".gz")
         if not compressed:
             offset = getattr(proxy, "offset", None)  # where the proxy reads (the header may say 0)
             offset = int(img.header.get_data_offset() if offset is None else offset)
@@ -285,6 +379,8 @@ def open_nifti(path) -> Source:
         source.voxel_size = tuple(float(z) for z in img.header.get_zooms()[: len(shape)])
     except ScoreError:
         raise
+    except MemoryError:
+        raise budget.out_of_memory(path, fix=NIFTI_FIX) from None
     except Exception:  # noqa: BLE001 - a truncated or corrupt gzip stream, a bad scaling
         raise ScoreError(f"{_name(path)}: its image data cannot be read (truncated or corrupt); write the file "
                          f"again") from None
@@ -294,47 +390,62 @@ def open_nifti(path) -> Source:
 def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSource:
     """A zarr array: ``path`` itself, or the array ``level`` inside the group at ``path``.
 
-    A group without ``level`` is refused with its keys listed. Plain local arrays are read by
-    :mod:`segscore.io.zarr_local`; anything else (sharded, filtered) by zarr-python; a URL
-    (``https://``, ``s3://``) by :mod:`segscore.io.remote`, window by window through fsspec.
+    A group without ``level`` is refused with its keys listed. A local folder is read by
+    zarr-python through :func:`segscore.io.zarr_store.local` (absent chunks counted, decoding
+    capped); a URL (``https://``, ``s3://``) by :mod:`segscore.io.remote` through the same
+    wrapper. zarr-python's errors become one-line refusals naming the store.
     """
-    from segscore.io import remote, zarr_local
+    from segscore.io import remote
 
     if remote.is_url(path):
         return remote.open_remote(path, level=level, what=what)
     if not os.path.exists(path):
         raise InputFileError(f"cannot open {_name(path)} as zarr: no such folder; point at the .zarr folder")
-    try:
-        node = zarr_local.open_node(path)
-        if hasattr(node, "keys") and level is not None and level in node:
-            node = node[level]
-    except zarr_local.Unsupported:
-        node = None
-    if node is None:
-        import zarr
+    if not os.path.isdir(path):
+        raise ScoreError(f"cannot open {_name(path)} as zarr: not a folder; point at the .zarr folder")
+    import warnings
 
-        try:
-            node = zarr.open(os.fspath(path), mode="r")
+    import zarr
+    from zarr.errors import ZarrUserWarning
+
+    from segscore.io import zarr_store
+
+    store = zarr_store.local(path, _name(path))
+    fix = "point at the .zarr folder, or restore its metadata"
+    try:
+        with warnings.catch_warnings():  # e.g. "both zarr.json and .zarray exist"
+            warnings.simplefilter("ignore", ZarrUserWarning)
+            node = zarr.open(store, mode="r")
             if hasattr(node, "keys") and level is not None and level in node:
                 node = node[level]
-            if not hasattr(node, "shape"):
-                keys = sorted(node.keys())  # zarr-python reads its members' metadata here
-            else:
-                _ = node.dtype, node.chunks
-        except Exception as exc:  # noqa: BLE001 - zarr-python's own error, named by its type only
-            raise ScoreError(f"cannot open {_name(path)} as zarr; point at "
-                             f"the .zarr folder, or restore its metadata") from None
-    if not hasattr(node, "shape"):
-        keys = sorted(node.keys())
+            if hasattr(node, "shape"):
+                _ = node.dtype, node.chunks, node.fill_value
+            keys = None if hasattr(node, "shape") else sorted(node.keys())  # reads the members' metadata
+    except ScoreError:
+        raise
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - zarr-python's own error, in one line
+        raise ScoreError(f"cannot open {_name(path)} as zarr ({_zarr_says(exc)}); {fix}") from None
+    if keys is not None:
         if level is None:
             raise ScoreError(f"{_name(path)} is a zarr group, not an array; name one inside it, e.g. "
                              f"{_name(path).rstrip('/')}/{keys[0] if keys else 'KEY'} (keys: {keys})")
         if level not in keys:
             raise ScoreError(f"{_name(path)}: no level {level!r}; levels: {keys}")
-        node = node[level]
-        if not hasattr(node, "shape"):
-            raise ScoreError(f"{_name(path)}/{level} is a group, not an array")
-    return ZarrSource(node, _name(path))
+        raise ScoreError(f"{_name(path)}/{level} is a group, not an array")
+    store.check_array(node.path)
+    return ZarrSource(node, _name(path), store=store)
+
+
+def _zarr_says(exc: BaseException) -> str:
+    """zarr-python's error as a short clause: its type and the first line of its message."""
+    text = " ".join(str(exc).split())
+    if len(text) > 120:
+        text = text[:117] + "..."
+    if isinstance(exc, FileNotFoundError) or type(exc).__name__ == "NodeNotFoundError":
+        return "no zarr.json, .zarray or .zgroup there"
+    return f"zarr-python: {type(exc).__name__}" + (f": {text}" if text else "")
 
 
 def open_image(path, *, what: str = "image") -> Source:

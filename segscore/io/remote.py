@@ -2,12 +2,15 @@
 
 A URL names a zarr array or group the way a local path does (``https://host/x/inklabels.zarr``
 with a pyramid level, or ``https://host/x/labels.zarr/2`` for one array inside it). It is opened
-read-only through fsspec and zarr-python's :class:`zarr.storage.FsspecStore`: the metadata
+read-only through fsspec and zarr-python's :class:`zarr.storage.FsspecStore`, wrapped in
+:mod:`segscore.io.zarr_store` (absent chunks counted, decoding capped): the metadata
 documents first, then only the chunks a window touches, one request per chunk. Nothing is
 downloaded whole and nothing is cached on disk.
 
 Timeouts: ``SEGSCORE_HTTP_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) for connecting and
-for each wait on the server's answer. ``s3://`` is anonymous (public buckets) unless
+for each wait on the server's answer, and twice that for each request from start to end (a
+server that trickles an answer a byte at a time is cut off there: aiohttp's total timeout for
+http(s), a deadline of the store's own, one timeout later, for s3). ``s3://`` is anonymous (public buckets) unless
 ``AWS_ACCESS_KEY_ID`` or ``AWS_PROFILE`` is set; ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``
 names another endpoint.
 
@@ -24,6 +27,7 @@ This module imports neither fsspec, aiohttp nor zarr until a URL is opened (the 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
@@ -87,6 +91,8 @@ def _why(exc: BaseException) -> tuple[str, str]:
     except ScoreError:
         timeout = DEFAULT_TIMEOUT
     names = {c.__name__ for c in type(exc).__mro__}
+    if type(exc) in (TimeoutError, asyncio.TimeoutError):  # aiohttp's total deadline, not a per-read wait
+        return _late(_deadline(timeout))
     if isinstance(exc, TimeoutError) or names & {"ReadTimeoutError", "ConnectTimeoutError"}:
         return (f"no answer within {timeout:g} s", f"check the network, or raise {TIMEOUT_ENV} (now {timeout:g} s)")
     if "ClientConnectorError" in names:  # aiohttp: could not connect (refused, no route, DNS)
@@ -117,15 +123,44 @@ def _why(exc: BaseException) -> tuple[str, str]:
     return ("the transfer failed", "check the network and the URL, then try again")
 
 
+#: a request's deadline from start to end, in timeouts (one to connect, one for the transfer);
+#: the store's own deadline, a backstop for what the client's does not cover (s3), is one more
+DEADLINE_TIMEOUTS = 2
+
+
+def _deadline(timeout: float | None = None) -> float:
+    """Seconds one request may take from start to end. A server that trickles its answer a byte at
+    a time passes every per-read wait, not this; one that stalls or refuses is still reported by
+    the per-read wait or the connection's own error first."""
+    if timeout is None:
+        try:
+            timeout = http_timeout()
+        except ScoreError:
+            timeout = DEFAULT_TIMEOUT
+    return DEADLINE_TIMEOUTS * timeout
+
+
+def _backstop() -> float:
+    """The store's deadline for one fetch where the client has none (s3): the request's, plus one
+    timeout (measured from the call, which includes the client's own start-up)."""
+    return _deadline() * (DEADLINE_TIMEOUTS + 1) / DEADLINE_TIMEOUTS
+
+
+def _late(deadline: float) -> tuple[str, str]:
+    return (f"the answer did not arrive within {deadline:g} s", f"check the network, or raise {TIMEOUT_ENV} "
+            f"(now {deadline:g} s)")
+
+
 def _make_store_class():
-    """zarr's FsspecStore, whose fetches name the URL and key when they fail."""
+    """zarr's FsspecStore, whose fetches name the URL and key when they fail or outlast the deadline."""
     from zarr.storage import FsspecStore
 
     class GuardedStore(FsspecStore):
         """A read-only :class:`zarr.storage.FsspecStore` that refuses a failed fetch in one line.
 
         A missing key (FileNotFoundError) is still a missing key, so a missing chunk reads as
-        the fill value; any other failure raises :class:`RemoteFetchError`."""
+        the fill value; any other failure, and a request that takes longer than the timeout from
+        start to end, raises :class:`RemoteFetchError`."""
 
         #: whether a metadata document came back as an HTML page (a site, not a store)
         saw_html = False
@@ -134,11 +169,20 @@ def _make_store_class():
         def url(self) -> str:
             return self.fs.unstrip_protocol(self.path).rstrip("/")
 
+        def _backstop(self) -> float | None:
+            """The store's own deadline for one fetch: none over http(s), where aiohttp's total
+            timeout ends a request; for s3, the request's deadline plus one timeout."""
+            return None if self.url.lower().startswith(("http://", "https://")) else _backstop()
+
         async def get(self, key, prototype, byte_range=None):
+            deadline = self._backstop()
             try:
-                value = await super().get(key, prototype, byte_range)
+                value = await asyncio.wait_for(super().get(key, prototype, byte_range), deadline)
             except ScoreError:
                 raise
+            except asyncio.TimeoutError as exc:  # the store's deadline, or aiohttp's
+                raise RemoteFetchError(self.url, key, *(_why(exc) if deadline is None else _late(deadline))) \
+                    from None
             except Exception as exc:  # noqa: BLE001 - every transport failure is the same refusal
                 raise RemoteFetchError(self.url, key, *_why(exc)) from None
             if value is not None and key.rsplit("/", 1)[-1] in _METADATA:
@@ -149,12 +193,16 @@ def _make_store_class():
 
         async def get_partial_values(self, prototype, key_ranges):
             key_ranges = list(key_ranges)
+            keys = ", ".join(sorted({k for k, _ in key_ranges})) or "?"
+            deadline = self._backstop()
             try:
-                return await super().get_partial_values(prototype, key_ranges)
+                return await asyncio.wait_for(super().get_partial_values(prototype, key_ranges), deadline)
             except ScoreError:
                 raise
+            except asyncio.TimeoutError as exc:
+                raise RemoteFetchError(self.url, keys, *(_why(exc) if deadline is None else _late(deadline))) \
+                    from None
             except Exception as exc:  # noqa: BLE001
-                keys = ", ".join(sorted({k for k, _ in key_ranges})) or "?"
                 raise RemoteFetchError(self.url, keys, *_why(exc)) from None
 
     GuardedStore.__module__ = __name__
@@ -164,8 +212,8 @@ def _make_store_class():
 
 def __getattr__(name):  # the store class is built on first use, so importing this module stays light
     if name == "GuardedStore":
-        cls = _make_store_class()
-        globals()[name] = cls  # and pickle finds it by name (dask workers)
+        cls = globals().get("_GuardedStore") or _make_store_class()  # built once: pickle finds it by name (dask workers)
+        globals()["_GuardedStore"] = globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -187,7 +235,8 @@ def _filesystem(url: str, scheme: str, timeout: float):
             raise _missing(url, "http(s) URLs (aiohttp, which fsspec's HTTP filesystem uses)") from None
         from fsspec.implementations.http import HTTPFileSystem
 
-        limits = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
+        limits = aiohttp.ClientTimeout(total=_deadline(timeout), connect=timeout, sock_connect=timeout,
+                                       sock_read=timeout)
         return HTTPFileSystem(asynchronous=True, client_kwargs={"timeout": limits, "trust_env": True})
     try:
         import s3fs
@@ -260,9 +309,11 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     from zarr.errors import NodeNotFoundError, ZarrUserWarning
 
     from segscore.io.sources import ZarrSource
+    from segscore.io.zarr_store import capped
 
     path = url if scheme in ("http", "https") else fs._strip_protocol(url)
-    store = __getattr__("GuardedStore")(fs=fs, path=path, read_only=True)
+    guarded = __getattr__("GuardedStore")(fs=fs, path=path, read_only=True)
+    store = capped(guarded, url)
     try:
         with warnings.catch_warnings():  # e.g. "both zarr.json and .zarray exist": refused below, or harmless
             warnings.simplefilter("ignore", ZarrUserWarning)
@@ -270,9 +321,11 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     except RemoteFetchError as exc:
         raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
     except (FileNotFoundError, NodeNotFoundError, KeyError):
-        raise _not_found(store, url) from None
+        raise _not_found(guarded, url) from None
+    except ScoreError:
+        raise
     except Exception:  # noqa: BLE001 - zarr-python could not parse what the server sent
-        sent = "an HTML page" if store.saw_html else "something else"
+        sent = "an HTML page" if guarded.saw_html else "something else"
         raise ScoreError(f"{url}: not a zarr store (the server sent {sent} for its zarr metadata); point at the "
                          f".zarr folder itself") from None
     try:
@@ -295,4 +348,5 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
         _ = node.dtype, node.chunks
     except RemoteFetchError as exc:
         raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
-    return ZarrSource(node, url)
+    store.check_array(node.path)
+    return ZarrSource(node, url, store=store)

@@ -193,23 +193,24 @@ def write_atomically(path, write, *, binary: bool = False) -> Path:
 
 def read_json(path, *, fix: str):
     """The JSON document at ``path``. A missing file is an ``InputFileError`` and an unreadable
-    one a ``ScoreError``, each one line naming the file and ``fix`` (what to give instead)."""
+    one a ``ScoreError``, each one line naming the file and ``fix`` (what to give instead). The
+    file is read with the read budget's size limit (:func:`segscore.io.budget.read_text`: a
+    device or a huge file is refused, not read whole); NaN, infinities and absurd nesting are
+    refused as invalid JSON."""
     from segscore.errors import InputFileError, ScoreError
+    from segscore.io import budget
     from segscore.io.paths import check_readable
 
     check_readable(path)
     if not os.path.exists(path):
         raise InputFileError(f"{path}: no such file; {fix}")
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        text = budget.read_text(path, fix=fix)
     except IsADirectoryError:
         raise ScoreError(f"{path}: is a folder, not a JSON file; {fix}") from None
     except OSError as exc:
         raise ScoreError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__}); {fix}") from None
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        where = f" at line {exc.lineno}" if hasattr(exc, "lineno") else ""
-        raise ScoreError(f"{path}: not valid JSON{where}; {fix}") from None
+    return budget.parse_json(text, path, fix=fix)
 
 
 def write_json(path, result) -> None:
@@ -352,12 +353,21 @@ def with_figure(result: dict, draw) -> Result:
 
 def as_result(fn):
     """Decorator for a family's public scoring function: its dict comes back as a :class:`Result`
-    (anything else, a dataclass say, unchanged)."""
+    (anything else, a dataclass say, unchanged), with a ``warnings`` line for each zarr array it
+    read whose absent chunks were read as the fill value (:func:`segscore.io.sources.collecting`),
+    in its ``warnings`` list (present in every result, ``[]`` when nothing is to be said). A
+    ``(result, extra)`` pair gets them in its result."""
     import functools
+
+    from segscore.io.sources import collecting, read_warnings
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        out = fn(*args, **kwargs)
+        with collecting() as opened:
+            out = fn(*args, **kwargs)
+        target = out[0] if isinstance(out, tuple) and out and isinstance(out[0], dict) else out
+        if isinstance(target, dict):  # the contract: a warnings list in every result, [] when none
+            with_warnings(target, read_warnings(opened))
         return Result(out) if isinstance(out, dict) and not isinstance(out, Result) else out
 
     return wrapper

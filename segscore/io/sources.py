@@ -15,10 +15,14 @@ is already in memory. A window is a tuple of slices with explicit, in-range boun
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 from typing import Any
 
 import numpy as np
+
+from segscore.io import budget
 
 
 def _full(shape):
@@ -72,6 +76,8 @@ class ArraySource(Source):
         self.chunks = chunks
 
     def read(self, window):
+        if not isinstance(self.array, np.ndarray):  # a proxy (NIfTI) or a map: the window is allocated
+            budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
         return np.asarray(self.array[window])
 
 
@@ -101,6 +107,7 @@ class RawFileSource(Source):
         lead = window[0]
         start, stop = lead.start, lead.stop
         nrows = max(stop - start, 0)
+        budget.check_bytes(self.name, nrows * self._row_bytes * (1 if self.file_dtype.isnative else 2))
         buf = np.empty((nrows,) + self.shape[1:], self.file_dtype)
         want = nrows * self._row_bytes
         if want:
@@ -130,9 +137,14 @@ class RawFileSource(Source):
 
 
 class ZarrSource(Source):
-    """A zarr array (or anything with zarr's slicing and a ``chunks`` attribute)."""
+    """A zarr array (or anything with zarr's slicing and a ``chunks`` attribute).
 
-    def __init__(self, array, name: str, closer=None):
+    ``store`` is the :mod:`segscore.io.zarr_store` wrapper the array reads through (every store
+    segscore opens has one): it counts the chunks that were absent, and :meth:`warnings` says
+    how many, for the result's ``warnings`` list. A source opened inside :func:`collecting`
+    is listed there."""
+
+    def __init__(self, array, name: str, closer=None, store=None):
         self.array = array
         self.shape = tuple(int(n) for n in array.shape)
         self.dtype = np.dtype(array.dtype)
@@ -140,25 +152,79 @@ class ZarrSource(Source):
         chunks = getattr(array, "chunks", None)
         self.chunks = tuple(int(c) for c in chunks) if chunks is not None else None
         self._closer = closer
+        self.store = store
+        self.key = str(getattr(array, "path", "") or "").strip("/")
+        opened = _OPENED.get()
+        if opened is not None and store is not None:
+            opened.append(self)
 
     def read(self, window):
         from segscore.errors import ScoreError
 
+        budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
         try:
             return np.asarray(self.array[window])
         except ScoreError:
             raise
-        except (MemoryError, KeyboardInterrupt):
+        except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
+            raise budget.out_of_memory(self.name) from None
+        except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - a codec's or a store's failure mid-run
             box = ", ".join(f"{s.start}:{s.stop}" for s in window)
             raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read; "
                              f"the store or file is truncated or corrupt: restore it") from None
 
+    def absent_chunks(self) -> tuple[int, int]:
+        """``(absent, read)``: how many distinct chunks this process has read from the array so far,
+        and how many of them were absent (read as the fill value); ``(0, 0)`` without a store."""
+        return self.store.absent(self.key) if self.store is not None else (0, 0)
+
+    def warnings(self) -> list[str]:
+        """One line when chunks read were absent, else none."""
+        absent, read = self.absent_chunks()
+        if not absent:
+            return []
+        fill = getattr(self.array, "fill_value", None)
+        fill = fill.item() if hasattr(fill, "item") else fill
+        where = self.name.rstrip("/")
+        if self.key and not where.endswith("/" + self.key):
+            where = f"{where}/{self.key}"
+        return [f"{where}: {absent} of {read} chunks absent, read as the fill value {fill}"]
+
     def close(self):
         if self._closer is not None:
             self._closer()
             self._closer = None
+
+
+#: the sources opened by the innermost :func:`collecting` block of this thread (or context)
+_OPENED: contextvars.ContextVar = contextvars.ContextVar("segscore_opened_sources", default=None)
+
+
+@contextlib.contextmanager
+def collecting():
+    """List the zarr sources opened inside the block (and hand them to an enclosing block too),
+    so that a scoring call can report what its reads found (:func:`read_warnings`)."""
+    mine: list = []
+    token = _OPENED.set(mine)
+    try:
+        yield mine
+    finally:
+        _OPENED.reset(token)
+        outer = _OPENED.get()
+        if outer is not None:
+            outer.extend(mine)
+
+
+def read_warnings(sources) -> list[str]:
+    """The ``warnings`` lines of ``sources`` (absent chunks), each once, in order."""
+    lines: list[str] = []
+    for source in sources:
+        for line in source.warnings():
+            if line not in lines:
+                lines.append(line)
+    return lines
 
 
 class DaskSource(Source):
@@ -212,7 +278,30 @@ def as_source(obj, name: str | None = None) -> Source:
     if module.startswith("dask"):
         return DaskSource(obj, name or "<dask array>")
     if module.startswith("zarr"):
-        return ZarrSource(obj, name or "<zarr array>")
+        return _zarr_source(obj, name or "<zarr array>")
     if not hasattr(obj, "shape") or not hasattr(obj, "dtype"):
         obj = np.asarray(obj)
     return ArraySource(obj, name or "<array>")
+
+
+def _zarr_source(array, name: str) -> ZarrSource:
+    """A zarr array given by the caller, re-opened read-only through the capped store wrapper
+    (:mod:`segscore.io.zarr_store`) when it is a zarr 3 array; as it is otherwise."""
+    store = getattr(array, "store", None)
+    if store is None or not hasattr(array, "metadata") or type(store).__module__.startswith("tifffile"):
+        return ZarrSource(array, name)
+    import zarr
+
+    from segscore.io import zarr_store
+
+    if isinstance(store, zarr_store.CappedStore):
+        wrapped = store
+    else:
+        try:
+            store = store.with_read_only(True)
+        except NotImplementedError:  # a store that cannot make a read-only copy is read as it is
+            pass
+        wrapped = zarr_store.capped(store, name)
+    reopened = zarr.open_array(wrapped, path=array.path, mode="r")
+    wrapped.check_array(reopened.path)
+    return ZarrSource(reopened, name, store=wrapped)

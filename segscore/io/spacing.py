@@ -22,12 +22,22 @@ A file that states a spacing which is not a positive finite number per axis is r
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
 
 from segscore.errors import ScoreError
+
+
+#: the voxel sizes segscore scores with: a spacing outside this range makes lengths, areas and
+#: conductances (which scale as the spacing cubed) underflow to 0 or overflow to inf (`--spacing
+#: 1e-300 1e-300` gave a NaN conductance), so it is refused up front, from a file or an option
+SPACING_MIN, SPACING_MAX = 1e-12, 1e12
+
+
+def spacing_ok(v: float) -> bool:
+    """Whether ``v`` is a voxel size segscore scores with (finite, in the range above)."""
+    return math.isfinite(v) and SPACING_MIN <= v <= SPACING_MAX
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,10 @@ def _checked(path, values, shape, what) -> tuple:
             if not (math.isfinite(f) and f > 0):
                 raise ScoreError(f"{_name(path)}: its {what} states a voxel size {v!r}; write a positive number per "
                                  f"axis, or give --spacing")
+            if not spacing_ok(f):
+                raise ScoreError(f"{_name(path)}: its {what} states a voxel size {v!r}, outside {SPACING_MIN:g} to "
+                                 f"{SPACING_MAX:g}; write it in a unit that brings it into that range, or give "
+                                 f"--spacing")
             vals.append(f)
     return tuple(vals)
 
@@ -83,10 +97,11 @@ def _nifti(path):
 
 
 def _json(path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError, RecursionError):
+    from segscore.io.budget import load_json
+
+    try:  # with the read budget's size limit: metadata is small, a device or a huge file is not read
+        return load_json(path, fix="restore the store's metadata")
+    except (OSError, ValueError):  # a ScoreError (too large, not JSON) too: the reader refuses the file
         return None
 
 
@@ -242,6 +257,10 @@ def resolve_spacing(given, paths, ndim: int) -> Spacing:
         if not all(math.isfinite(v) and v > 0 for v in vals):
             raise ScoreError(f"--spacing {' '.join(map(str, given))}: every voxel size must be a positive finite "
                              f"number")
+        if not all(spacing_ok(v) for v in vals):
+            raise ScoreError(f"--spacing {' '.join(map(str, given))}: every voxel size must be from {SPACING_MIN:g} "
+                             f"to {SPACING_MAX:g} (smaller or larger ones underflow or overflow); give it in "
+                             f"another unit")
         return Spacing(vals, "given", None)
     found = [(p, s) for p in paths if p is not None for s in [read_spacing(p)] if s is not None]
     found = [(p, s) for p, s in found if len(s.values) == ndim] or found

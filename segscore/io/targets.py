@@ -7,6 +7,7 @@ a missing or unreadable one with a one-line message naming the file and the fix.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +57,11 @@ def read_png(path) -> np.ndarray:
     """A PNG decoded whole, with imagecodecs (about twice Pillow's speed), else the reader."""
     from segscore.io.readers import check_png, read_image
 
+    from segscore.io import budget
+    from segscore.io.readers import PNG_FIX
+
     try:
+        budget.check_bytes(path, os.path.getsize(path), fix=PNG_FIX)
         with open(path, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
@@ -68,6 +73,8 @@ def read_png(path) -> np.ndarray:
         import imagecodecs
 
         return imagecodecs.png_decode(data)
+    except MemoryError:
+        raise budget.out_of_memory(path, fix=PNG_FIX) from None
     except Exception:  # noqa: BLE001 - no imagecodecs, or a PNG it cannot read: Pillow decides
         return read_image(path)
 
@@ -94,8 +101,17 @@ class _Npz:
         self.files = list(npz.files)
 
     def __getitem__(self, key):
+        from segscore.io import budget
+
+        try:  # what the member declares it decompresses to, checked before it is
+            declared = self._npz.zip.getinfo(f"{key}.npy").file_size
+        except (KeyError, AttributeError):
+            declared = 0
+        budget.check_bytes(f"{self.path} (array {key!r})", declared)
         try:
             return self._npz[key]
+        except MemoryError:
+            raise budget.out_of_memory(f"{self.path} (array {key!r})") from None
         except Exception as exc:  # noqa: BLE001 - a corrupt member is the same refusal
             raise ScoreError(f"{self.path}: its array {key!r} cannot be read; the archive is "
                              f"truncated or corrupt: restore the target's file") from None

@@ -42,9 +42,8 @@ def boundary_mask(labels, out):
     A labelled pixel is marked when one of its in-image neighbours (the 3x3x3 block around it)
     differs from it. Each row is compared with its up to nine neighbouring rows (the row
     itself among them) at three shifts each, in loops without branches, so LLVM vectorizes
-    them; a 256^3 image of 3,000 objects takes 0.05 s instead of the 0.30 s of comparing each
-    unordered pair of pixels once with bounds checks (measured 2026-12-01). Returns the number
-    of boundary pixels.
+    them (six times faster than comparing each unordered pair of pixels with bounds checks).
+    Returns the number of boundary pixels.
 
     Notes
     -----
@@ -136,8 +135,7 @@ def nearest_counts(src, other, T, hist, lo, hi, axis):
 
     The pixels within distance ``r`` of ``other`` are ``other`` dilated ``r`` times by the
     3x3x3 cube; counting the owned ``src`` pixels among them after each dilation gives every
-    tolerance at once (vectorized passes over the block: a 256^3 pair's 1.9M boundary pixels
-    at T = 3 in 0.04 s instead of the ring searches' 0.15 s, measured 2026-12-01).
+    tolerance at once (vectorized passes over the block, faster than ring searches).
 
     Notes
     -----

@@ -102,8 +102,7 @@ def _pass(t, p, offset, i, tk, ti, t_ids, t_area, t_first, pk, pi, p_ids, p_area
 
     ``counts`` (3,) int64 holds the numbers of truth ids, prediction ids and pairs. No array
     is reassigned here (the caller grows them between passes), so the loop keeps no
-    reference counts: with the arrays reassigned inside the loop it took five times as long
-    (a 256^3 pair: 0.58 s against 0.12 s, measured 2026-12-01).
+    reference counts (five times faster than reassigning them inside the loop).
     """
     n = t.shape[0]
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -39,7 +39,7 @@ import numpy as np
 from segscore.errors import ScoreError
 
 __all__ = ["ThresholdCounts", "Sweep", "histograms_of_scores", "histograms_of_samples", "threshold_counts",
-           "auc", "auc_batch", "average_precision", "fbeta_sweep", "roc_curve", "precision_recall_curve"]
+           "auc", "auc_batch", "average_precision", "fbeta_sweep", "fbeta_of_counts", "roc_curve", "precision_recall_curve"]
 
 
 class ThresholdCounts(NamedTuple):
@@ -238,7 +238,16 @@ def fbeta_sweep(pos, neg, thresholds, *, levels=None, beta: float = 1.0) -> Swee
     tp_ge[:-1] = np.cumsum(pos[::-1])[::-1]
     fp_ge[:-1] = np.cumsum(neg[::-1])[::-1]
     k = np.searchsorted(lv, t, side="left")  # first level with value >= t
-    tp, fp = tp_ge[k], fp_ge[k]
+    return fbeta_of_counts(tp_ge[k], fp_ge[k], n_pos, t, beta=beta)
+
+
+def fbeta_of_counts(tp, fp, n_pos, thresholds, *, beta: float = 1.0) -> Sweep:
+    """Precision, recall and F-beta from the counts ``tp``, ``fp`` called positive at each of
+    ``thresholds`` (``n_pos`` positives in all), with :func:`fbeta_sweep`'s ``zero_division=0``
+    rules: the sweep of scores already counted (exact float ranking counts them in one pass)."""
+    t = np.asarray(thresholds, dtype=np.float64).ravel()
+    tp = np.asarray(tp)
+    fp = np.asarray(fp)
     called = tp + fp
     precision = np.divide(tp, called, out=np.zeros(t.size), where=called > 0)
     recall = tp / n_pos

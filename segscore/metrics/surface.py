@@ -35,6 +35,21 @@ Definitions (every one pinned by a test against an explicit all-pairs distance m
   coarsest voxel size; ``hd`` equals DeepMind's there, and ``hd95`` lies within the largest
   voxel size of DeepMind's area-weighted percentile.
 
+Named definitions (``distance_definition``, :data:`DISTANCE_DEFINITIONS`). The values above
+are ``"monai"``'s, the default: MONAI's ``compute_hausdorff_distance(percentile=95)`` (the larger
+directed percentile) and ``compute_average_surface_distance(symmetric=True)`` (the pooled mean),
+on the same surface voxels (``get_mask_edges``: scipy's erosion with its default cross, after a
+crop that keeps a background margin). ``"panoptica"``: the same surface and ``hd``; ``hd95``
+one 95th percentile of both directions pooled, ``assd`` the mean of the two directed means
+(panoptica 2.1.7's ``_compute_hausdorff_distance95`` and ``_average_symmetric_surface_distance``).
+``"deepmind"``: DeepMind surface-distance 0.1's ``compute_surface_distances``: the surface is
+made of elements at voxel corners (:func:`corner_surfels`; a corner whose 2x2(x2) neighbourhood
+is neither empty nor full) weighted by their area or contour length (:func:`surfel_table`),
+distances run between corners, ``hd``/``hd95`` are ``compute_robust_hausdorff`` at 100 and 95
+(the first element, sorted by distance, whose cumulative weight share reaches it; the larger
+direction), ``assd`` the mean of the two weighted directed means, ``nsd``
+``compute_surface_dice_at_tolerance`` (:func:`deepmind_values`).
+
 An empty mask has no surface: every distance is then null with a note, never inf or NaN.
 
 Computed on the surface voxels only (:mod:`segscore.kernels.surface`): the nearest surface
@@ -54,6 +69,10 @@ from segscore.errors import ScoreError
 
 # ---------------------------------------------------------------- options
 
+#: the voxel sizes scored with (segscore.io.spacing's range, which this layer may not import; a
+#: test pins the two equal): smaller or larger ones make distances underflow or overflow
+SPACING_MIN, SPACING_MAX = 1e-12, 1e12
+
 def check_spacing(spacing, ndim: int) -> tuple:
     """``spacing`` as a tuple of ``ndim`` positive finite floats (None: 1 per axis)."""
     if spacing is None:
@@ -69,6 +88,9 @@ def check_spacing(spacing, ndim: int) -> tuple:
                          "in array order (Z Y X or Y X)")
     if not all(math.isfinite(v) and v > 0 for v in vals):
         raise ScoreError(f"spacing {list(vals)}: every voxel size must be a positive finite number")
+    if not all(SPACING_MIN <= v <= SPACING_MAX for v in vals):
+        raise ScoreError(f"spacing {list(vals)}: every voxel size must be from {SPACING_MIN:g} to {SPACING_MAX:g} "
+                         f"(smaller or larger ones underflow or overflow); give it in another unit")
     return vals
 
 
@@ -213,3 +235,169 @@ def _two_surfaces(a, b, spacing, threads=None):
     sp = check_spacing(spacing, ma.ndim)
     sa, sb = side_by_side([lambda: mask_surface(ma), lambda: mask_surface(mb)], threads=threads)
     return sa, sb, sp
+
+
+# ---------------------------------------------------------------- named definitions
+
+#: the surface-distance definitions segscore computes, by the library that defines them
+DISTANCE_DEFINITIONS = ("monai", "panoptica", "deepmind")
+#: the default: MONAI's (and curvicost's hd95), what segscore has always reported
+DEFAULT_DISTANCE_DEFINITION = "monai"
+#: one line per definition, for --help and the README
+DEFINITION_HELP = {
+    "monai": "surface voxels (6-/4-connected erosion); hd95 the larger directed 95th percentile, assd the mean of "
+             "both directions pooled (MONAI compute_hausdorff_distance, compute_average_surface_distance symmetric)",
+    "panoptica": "surface voxels as monai; hd95 one 95th percentile of both directions pooled, assd the mean of the "
+                 "two directed means (panoptica 2.1.7)",
+    "deepmind": "surface elements on the voxel corners weighted by area (3D) or length (2D); hd95 the larger "
+                "area-weighted 95th percentile, assd the mean of the two weighted directed means, nsd the "
+                "weighted surface Dice (DeepMind surface-distance 0.1)",
+}
+
+
+def check_definition(name) -> str:
+    """``name`` as one of :data:`DISTANCE_DEFINITIONS` (None: the default)."""
+    if name is None:
+        return DEFAULT_DISTANCE_DEFINITION
+    key = str(name).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+    key = {"surfacedistance": "deepmind", "deepmindsurfacedistance": "deepmind"}.get(key, key)
+    if key not in DISTANCE_DEFINITIONS:
+        raise ScoreError(f"distance definition {name!r}: choose one of {', '.join(DISTANCE_DEFINITIONS)}")
+    return key
+
+
+def _corner_triangles(code: int, ndim: int):
+    """The unit-cell surface pieces of one corner code: triangles (3D, (t, 3, 3)) of scikit-image's
+    Lorensen marching cubes, or segments (2D, (s, 2, 2)) of marching squares, in voxel units."""
+    if ndim == 2:
+        inside = [(k >> 1, k & 1) for k in range(4) if code >> (3 - k) & 1]
+        mid = {(0, "h"): (0.0, 0.5), (1, "h"): (1.0, 0.5), (0, "v"): (0.5, 0.0), (1, "v"): (0.5, 1.0)}
+        if len(inside) in (1, 3):  # one corner cut off (or kept): a segment across it
+            corners = inside if len(inside) == 1 else [(r, c) for r in (0, 1) for c in (0, 1) if (r, c) not in inside]
+            r, c = corners[0]
+            return np.array([[mid[(r, "h")], mid[(c, "v")]]])
+        if len(inside) == 2:
+            (r0, c0), (r1, c1) = inside
+            if r0 == r1:  # one row inside: a segment along the rows' axis
+                return np.array([[mid[(0, "v")], mid[(1, "v")]]])
+            if c0 == c1:
+                return np.array([[mid[(0, "h")], mid[(1, "h")]]])
+            return np.array([[mid[(0, "h")], mid[(0, "v")]], [mid[(1, "h")], mid[(1, "v")]]])  # a diagonal: two
+        return np.zeros((0, 2, 2))
+    from skimage.measure import marching_cubes
+
+    if bin(code).count("1") > 4:  # DeepMind's table takes the complement's pieces (same area class)
+        code = 255 - code
+    v = np.zeros((2, 2, 2))
+    for k in range(8):
+        if code >> (7 - k) & 1:
+            v[k >> 2, (k >> 1) & 1, k & 1] = 1.0
+    if not 0 < v.sum() < 8:
+        return np.zeros((0, 3, 3))
+    verts, faces, _, _ = marching_cubes(v, 0.5, method="lorensen")
+    return np.asarray(verts, np.float64)[faces]
+
+
+_PIECES: dict = {}
+
+
+def surfel_table(spacing) -> np.ndarray:
+    """Area (3D, 256 codes) or length (2D, 16 codes) of the surface element at a corner of each
+    code (:func:`segscore.kernels.surface.corner_scan`), in the spacing's unit: DeepMind
+    surface-distance's ``create_table_neighbour_code_to_surface_area`` and
+    ``..._contour_length``. The pieces are computed here: scikit-image's Lorensen marching cubes
+    of the corner's 2x2x2 cell, a code with more than four corners inside taking its complement's
+    pieces (as DeepMind's table does), and marching squares in 2D; tested equal to DeepMind's
+    table for isotropic and anisotropic spacings."""
+    sp = np.asarray(spacing, np.float64)
+    nd = sp.size
+    if nd not in _PIECES:
+        _PIECES[nd] = [_corner_triangles(c, nd) for c in range(16 if nd == 2 else 256)]
+    out = np.zeros(16 if nd == 2 else 256)
+    for code, pieces in enumerate(_PIECES[nd]):
+        if not len(pieces):
+            continue
+        p = pieces * sp
+        if nd == 2:
+            out[code] = float(np.sqrt(((p[:, 1] - p[:, 0]) ** 2).sum(1)).sum())
+        else:
+            c = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+            out[code] = float((0.5 * np.sqrt((c ** 2).sum(1))).sum())
+    return out
+
+
+def corner_surfels(labels) -> tuple:
+    """``((coords, ids, codes), (fg_coords, fg_codes))``: the border corners of every object of
+    a 2D or 3D label image and of its foreground ``labels != 0``
+    (:func:`segscore.kernels.surface.corner_scan`; a 2D image's corners are ``(0, y, x)``).
+    Outputs start at an eighth of the corners and double while they fill (a buffer never
+    written costs no memory)."""
+    from segscore.kernels.surface import corner_scan
+
+    lab = np.asarray(labels)
+    planar = lab.ndim == 2
+    lab3 = np.ascontiguousarray(lab[None] if planar else lab)
+    if lab3.dtype == np.bool_:
+        lab3 = lab3.view(np.uint8)
+    A, B, C = lab3.shape
+    nk, planes = (4, 1) if planar else (8, A + 1)
+    per_plane = (B + 1) * (C + 1)
+    cap = max(planes * per_plane // 8, nk * per_plane)
+    fcap = max(planes * per_plane // 16, per_plane)
+    bufs = [np.empty((cap, 3), np.int32), np.empty(cap, np.uint64), np.empty(cap, np.uint8),
+            np.empty((fcap, 3), np.int32), np.empty(fcap, np.uint8)]
+    n = nf = 0
+    plane = 0
+    while True:
+        k, kf, plane = corner_scan(lab3, planar, plane, bufs[0][n:], bufs[1][n:], bufs[2][n:], bufs[3][nf:],
+                                   bufs[4][nf:])
+        n, nf = n + k, nf + kf
+        if plane >= planes:
+            break
+        for i, m in ((0, n), (1, n), (2, n), (3, nf), (4, nf)):  # grow what is short, keep what is stored
+            if bufs[i].shape[0] - m < (nk if i < 3 else 1) * per_plane:
+                grown = np.empty((2 * bufs[i].shape[0] + per_plane * nk,) + bufs[i].shape[1:], bufs[i].dtype)
+                grown[:m] = bufs[i][:m]
+                bufs[i] = grown
+    return (bufs[0][:n], bufs[1][:n], bufs[2][:n]), (bufs[3][:nf], bufs[4][:nf])
+
+
+def _weighted_direction(d: np.ndarray, w: np.ndarray, tolerance: float) -> tuple:
+    """One direction of DeepMind's measures: ``(p95, p100, weighted mean, weight within
+    tolerance, total weight)``; surface elements sorted by (distance, weight) as DeepMind sorts
+    them, the percentile the first element whose cumulative weight share reaches it."""
+    order = np.lexsort((w, d))
+    d, w = d[order], w[order]
+    total = np.sum(w)
+    cum = np.cumsum(w) / total
+    p95 = d[min(int(np.searchsorted(cum, 0.95)), d.size - 1)]
+    p100 = d[min(int(np.searchsorted(cum, 1.0)), d.size - 1)]
+    return float(p95), float(p100), float(np.sum(d * w) / total), float(np.sum(w[d <= tolerance])), float(total)
+
+
+def deepmind_values(pa, wa, pb, wb, sp3, tolerance) -> dict:
+    """``hd``, ``hd95``, ``assd``, ``nsd`` (DeepMind surface-distance's definitions) of two
+    non-empty sets of surface elements: corner coordinates ``pa``/``pb`` ((n, 3) int32) and their
+    areas or lengths ``wa``/``wb``. ``hd``: ``compute_robust_hausdorff(d, 100)``; ``hd95``: at 95;
+    ``assd``: the mean of the two directed means of ``compute_average_surface_distance`` (which
+    returns them as a pair); ``nsd``: ``compute_surface_dice_at_tolerance``."""
+    da, db = nearest(pb, pa, sp3), nearest(pa, pb, sp3)
+    a, b = _weighted_direction(da, wa, tolerance), _weighted_direction(db, wb, tolerance)
+    return {"hd": max(a[1], b[1]), "hd95": max(a[0], b[0]), "assd": 0.5 * (a[2] + b[2]),
+            "nsd": (a[3] + b[3]) / (a[4] + b[4])}
+
+
+def voxel_values(sa, sb, sp3, tolerance, definition: str, threads=None) -> dict:
+    """``hd``, ``hd95``, ``assd``, ``nsd`` of two non-empty surface-voxel sets under the
+    ``"monai"`` or ``"panoptica"`` definition (they share the surface, ``hd`` and ``nsd``; module
+    docstring)."""
+    if definition == "monai":
+        from segscore.engine import side_by_side
+
+        parts = side_by_side([lambda: directed_part(sb, sa, sp3, tolerance),
+                              lambda: directed_part(sa, sb, sp3, tolerance)], threads=threads)
+        return _values(summary_from_parts(*parts))
+    da, db = _directed(sa, sb, sp3, threads)
+    both = np.concatenate([da, db])
+    return {"hd": float(both.max()), "hd95": float(np.percentile(both, 95)),
+            "assd": float(np.mean((da.mean(), db.mean()))), "nsd": float(np.count_nonzero(both <= tolerance) / both.size)}

@@ -12,6 +12,7 @@ _WHERE = {
     "ContingencyTable": "table", "contingency_table": "table", "as_labels": "table",
     "Match": "matching", "match_objects": "matching", "iou_matrix": "matching",
     "average_precision": "matching", "DEFAULT_IOU_THRESHOLDS": "matching",
+    "matching_stardist": "matching",
     "dice": "metrics", "counts_and_areas": "metrics", "splits_and_merges": "metrics",
     "boundary_f1": "metrics", "score_segmentation": "metrics", "compare_against_baseline": "metrics",
     "DEFAULT_BOUNDARY_TOLERANCES": "metrics", "DEFAULT_MINIMUM_OVERLAP": "metrics",

@@ -107,9 +107,16 @@ def load_holdout(manifest_path) -> HoldoutSet:
     check_readable(path, "manifest")
     if not path.is_file():
         raise InputFileError(f"{path}: no such manifest; give the held-out set's JSON manifest")
+    from segscore.io import budget
+
+    fix = "give the held-out set's JSON manifest"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        text = budget.read_text(path, fix=fix)
+    except OSError as exc:
+        raise ScoreError(f"{path}: cannot be read ({(exc.strerror or type(exc).__name__).lower()}); {fix}") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
         raise ScoreError(f"{path}: not a JSON manifest (it does not parse); fix the file") from None
     if not isinstance(data, dict):
         raise ScoreError(f"{path}: a manifest is a JSON object with name, version and fields")

@@ -7,6 +7,10 @@ are taken in the order of their first pixel (C order), never of their ids, so re
 either image cannot change the result; sums over matched pairs are exactly rounded
 (``math.fsum``), so their order cannot change the last bit either.
 
+(stardist breaks those ties by the total IoU of its whole assignment, pairs below the
+threshold included; :func:`matching_stardist` follows it, with stardist's other conventions:
+any threshold, 0 for 0/0.)
+
 spacr's ``match_objects`` instead maximises total IoU over all pairs first and then drops the
 assigned pairs below the threshold, which can match fewer objects (a test pins such a case).
 
@@ -141,7 +145,8 @@ def match_table(table: ContingencyTable, threshold: float = 0.5, *, iou=None) ->
     """:class:`Match` of a precomputed table at ``threshold`` (``iou``: the table's IoUs, if known)."""
     threshold = float(threshold)
     if not np.isfinite(threshold) or threshold <= 0 or threshold > 1:
-        raise ScoreError(f"IoU threshold {threshold}: must be in (0, 1]")
+        raise ScoreError(f"IoU threshold {threshold}: must be in (0, 1] (stardist's conventions, where any "
+                         "threshold is taken: segscore.objects.matching_stardist)")
     iou = table.iou if iou is None else iou
     cand = np.flatnonzero(iou >= threshold)
     ct, cp = table.pair_t[cand], table.pair_p[cand]
@@ -218,3 +223,105 @@ def average_precision(truth, pred, thresholds=DEFAULT_IOU_THRESHOLDS, *, table=N
     vals = list(out.values())
     out["ap_mean"] = None if any(v is None for v in vals) else float(np.mean(vals))
     return out
+
+
+# ---------------------------------------------------------------- stardist's conventions
+
+#: the fields of stardist's ``Matching`` (``stardist.matching.matching``), in its order
+STARDIST_FIELDS = ("criterion", "thresh", "fp", "tp", "fn", "precision", "recall", "accuracy", "f1", "n_true",
+                   "n_pred", "mean_true_score", "mean_matched_score", "panoptic_quality")
+
+
+def _assignment_pairs(table: ContingencyTable, iou: np.ndarray, thresh: float) -> np.ndarray:
+    """Indices of the overlapping pairs of stardist's assignment at ``thresh``: the most pairs
+    with IoU >= ``thresh`` (every pair when ``thresh <= 0``), then the largest total IoU of all
+    assigned pairs, those below the threshold included; each connected component of the overlap
+    graph solved on its own (pairs that do not overlap add nothing)."""
+    from scipy.optimize import linear_sum_assignment
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    k = iou.size
+    if not k:
+        return np.zeros(0, dtype=np.int64)
+    ct, cp, n_t = table.pair_t, table.pair_p, table.n_truth
+    n_nodes = n_t + table.n_pred
+    g = coo_matrix((np.ones(k), (ct, cp + n_t)), shape=(n_nodes, n_nodes))
+    _, comp = connected_components(g, directed=False)
+    edge_comp = comp[ct]
+    order = np.argsort(edge_comp, kind="stable")
+    keep = []
+    for group in np.split(order, np.flatnonzero(np.diff(edge_comp[order])) + 1):
+        rows, r_inv = np.unique(ct[group], return_inverse=True)
+        cols, c_inv = np.unique(cp[group], return_inverse=True)
+        m = min(rows.size, cols.size)
+        w = np.zeros((rows.size, cols.size))
+        # the count of pairs at the threshold first (1 each), the total IoU second (< 1 in all)
+        counted = (iou[group] >= thresh) if thresh > 0 else np.zeros(group.size, bool)
+        w[r_inv, c_inv] = counted + iou[group] / (m + 1.0)
+        eidx = np.full((rows.size, cols.size), -1, dtype=np.int64)
+        eidx[r_inv, c_inv] = group
+        r, c = linear_sum_assignment(w, maximize=True)
+        chosen = eidx[r, c]
+        keep.append(chosen[chosen >= 0])
+    return np.concatenate(keep)
+
+
+def _stardist_row(table: ContingencyTable, thresh: float, iou: np.ndarray) -> dict:
+    n_true, n_pred = table.n_truth, table.n_pred
+    if thresh > 1:  # no IoU reaches it: nothing matches
+        tp, ious = 0, []
+    elif thresh <= 0:
+        # every assigned pair passes, overlapping or not: min(n_true, n_pred) matches, the
+        # assignment the one of largest total IoU (pairs that do not overlap add 0)
+        tp = min(n_true, n_pred)
+        ious = iou[_assignment_pairs(table, iou, thresh)].tolist()
+    else:
+        got = iou[_assignment_pairs(table, iou, thresh)]
+        ious = got[got >= thresh].tolist()
+        tp = len(ious)
+    fp, fn = n_pred - tp, n_true - tp
+    total = math.fsum(ious)
+
+    def div(a, b):  # stardist's 0 where the denominator is 0
+        return a / b if b else 0.0
+
+    return {"criterion": "iou", "thresh": thresh, "fp": fp, "tp": tp, "fn": fn,
+            "precision": div(tp, tp + fp) if tp else 0.0, "recall": div(tp, tp + fn) if tp else 0.0,
+            "accuracy": div(tp, tp + fp + fn) if tp else 0.0, "f1": div(2 * tp, 2 * tp + fp + fn) if tp else 0.0,
+            "n_true": n_true, "n_pred": n_pred, "mean_true_score": div(total, n_true),
+            "mean_matched_score": div(total, tp), "panoptic_quality": div(total, tp + fp / 2 + fn / 2)}
+
+
+def matching_stardist(y_true, y_pred, thresh=0.5, *, table=None):
+    """stardist's ``matching(y_true, y_pred, thresh=thresh)`` (criterion ``"iou"``): a dict of its
+    fields (:data:`STARDIST_FIELDS`), or a tuple of them for a sequence of thresholds.
+
+    ``y_true`` is the truth. stardist assigns objects one to one: the most pairs with IoU >=
+    ``thresh`` (so ``tp`` equals :func:`match_objects`'s), then the largest total IoU of the whole
+    assignment, pairs below the threshold included (where :func:`match_objects` maximizes the
+    matched pairs' IoU alone, so the mean scores can differ where several matchings have the
+    most pairs); its other conventions differ from segscore's own functions too:
+
+    * any threshold is taken (None is 0): above 1 nothing matches (``tp`` 0); at 0 or below every
+      pair of the assignment counts, overlapping or not, so ``tp = min(n_true, n_pred)`` and the
+      scores sum the assignment of largest total IoU; segscore's own functions refuse a
+      threshold outside (0, 1].
+    * a ratio whose denominator is 0 is 0 (precision, recall, accuracy, f1 whenever ``tp`` is 0;
+      the mean scores of no objects), where segscore's own fields are null with a note.
+
+    IoUs are float64 here; stardist divides in float32, so its mean scores differ from these in
+    about the 7th significant digit (counts and ratios of counts are equal).
+    """
+    tab = table_for(y_true, y_pred, table)
+    iou = tab.iou
+
+    def one(t):
+        t = 0.0 if t is None else t
+        if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) or not math.isfinite(t):
+            raise ScoreError(f"thresh {t!r}: give a finite number (or a sequence of them)")
+        return _stardist_row(tab, float(t), iou)
+
+    if thresh is None or np.isscalar(thresh):
+        return one(thresh)
+    return tuple(one(t) for t in thresh)

@@ -246,9 +246,8 @@ def _boundary_counts(t, p, tolerances) -> dict:
     return _boundary_totals([_boundary_tile(t, p, slice(0, t.shape[0]), tols)], tols)
 
 
-#: images of at least this many voxels are cut into a band per thread even when one tile would do
-#: (a 256^3 pair: 1.3 s on one band, measured 2026-12-01), so the threads share the contingency and
-#: boundary kernels; smaller ones stay one tile (the halos would cost more than the threads save)
+#: images of at least this many voxels are cut into a band per thread even when one tile would do,
+#: so the threads share the work; smaller ones stay one tile (the halos would cost more)
 BANDS_MIN_VOXELS = 1 << 23
 
 
@@ -450,7 +449,7 @@ def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHO
                boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, minimum_overlap=DEFAULT_MINIMUM_OVERLAP,
                table=None, tile_rows=None, executor=None, threads=None, progress=None,
                count_background: bool = False, surface: bool = False, spacing=None,
-               nsd_tolerance: float = 1.0) -> dict:
+               nsd_tolerance: float = 1.0, distance_definition=None) -> dict:
     """The additive summary of one field every scorecard metric derives from (pooled by
     :func:`metrics_from_sums` for one field or summed over a held-out set).
 
@@ -461,14 +460,14 @@ def field_sums(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHO
                         boundary_tolerances=boundary_tolerances, minimum_overlap=minimum_overlap, table=table,
                         tile_rows=tile_rows, executor=executor, threads=threads, progress=progress,
                         count_background=count_background, surface=surface, spacing=spacing,
-                        nsd_tolerance=nsd_tolerance)[0]
+                        nsd_tolerance=nsd_tolerance, distance_definition=distance_definition)[0]
 
 
 def _field_parts(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                  boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, minimum_overlap=DEFAULT_MINIMUM_OVERLAP,
                  table=None, tile_rows=None, executor=None, threads=None, progress=None,
                  count_background: bool = False, surface: bool = False, spacing=None,
-                 nsd_tolerance: float = 1.0) -> tuple:
+                 nsd_tolerance: float = 1.0, distance_definition=None) -> tuple:
     """``(field summary, parts)``: parts are the ``table``, the ``match`` at ``threshold``, the
     images' ``shape``, the checked ``spacing`` (None when not given and ``surface`` is off)
     and, with ``surface``, the surface values of each matched pair (``per_pair``)."""
@@ -476,6 +475,9 @@ def _field_parts(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRES
     thresholds = tuple(float(x) for x in iou_thresholds)
     if not thresholds:
         raise ScoreError("give at least one IoU threshold for the AP sweep")
+    from segscore.metrics.surface import check_definition
+
+    definition = check_definition(distance_definition)
     if surface:
         from segscore.objects.surface import check_tolerance
 
@@ -506,10 +508,13 @@ def _field_parts(truth, pred, *, threshold=0.5, iou_thresholds=DEFAULT_IOU_THRES
         "count_background": bool(count_background),
     }
     if surface:
-        from segscore.objects.surface import surface_sums
+        from segscore.objects.surface import _as_mask, surface_sums
 
+        labels = None
+        if definition == "deepmind":  # surface elements between voxels: both images read whole
+            labels = (_as_mask(truth, "truth"), _as_mask(pred, "prediction"))
         sums["surface"], parts["per_pair"] = surface_sums(tab, m, details["surface"], parts["spacing"],
-                                                          nsd_tolerance, threads)
+                                                          nsd_tolerance, threads, definition, labels)
     return sums, parts
 
 
@@ -545,13 +550,15 @@ def metrics_from_sums(s: dict) -> dict:
     n_t, n_p, tp = s["n_truth"], s["n_pred"], s["tp"]
     fp, fn = n_p - tp, n_t - tp
     precision, recall = _ratio(tp, n_p), _ratio(tp, n_t)
+    # 0/0 is null here; stardist reports 0 (segscore.objects.matching_stardist follows it)
+    sd = "; stardist reports 0 (segscore.objects.matching_stardist)"
     if precision is None:
-        notes["precision"] = "no predicted objects"
+        notes["precision"] = "no predicted objects" + sd
     if recall is None:
-        notes["recall"] = "no truth objects"
+        notes["recall"] = "no truth objects" + sd
     f1 = _ratio(2 * tp, 2 * tp + fp + fn)
     if f1 is None:
-        notes["f1"] = "neither image has an object"
+        notes["f1"] = "neither image has an object" + sd
     out = {"match_iou": s["match_iou"], "precision": precision, "recall": recall, "f1": f1,
            "true_positives": tp, "false_positives": fp, "false_negatives": fn,
            "iou_mean": s["iou_sum"] / tp if tp else None}
@@ -588,7 +595,7 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
                        minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None, tile_rows=None,
                        executor=None, threads=None, progress=None, count_background: bool = False,
                        surface: bool = False, spacing=None, nsd_tolerance: float = 1.0,
-                       per_object: bool = False) -> dict:
+                       per_object: bool = False, distance_definition=None) -> dict:
     """Every segmentation metric of the scorecard on one 2D or 3D field (one streamed pass for
     the contingency table and the boundary counts). ``truth`` is the ground truth; both may
     be arrays (NumPy, memory-mapped, zarr, dask) or paths (TIFF, ``.npy``, PNG, NIfTI, zarr).
@@ -608,6 +615,13 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     per surface voxel and one bit per voxel of each surface's bounding box while distances are
     measured (a few MB for a 2048² pair with 2,000 objects, about 100 MB for a 256³ pair with
     3,000); the default scorecard (``surface=False``) does none of this.
+
+    ``distance_definition`` names whose HD95 and ASSD (and HD, NSD) these are, per object and of
+    the whole foregrounds, recorded as ``distance_definition``: ``"monai"`` (the default: the
+    larger directed 95th percentile, the mean of both directions pooled; curvicost's hd95 too),
+    ``"panoptica"`` (one 95th percentile of both directions pooled, the mean of the two directed
+    means) or ``"deepmind"`` (DeepMind surface-distance: surface elements on the voxel corners
+    weighted by area, which reads both images whole); :mod:`segscore.metrics.surface`.
 
     ``per_object=True`` adds ``per_object``: a list of rows (:func:`per_object_rows`) from the
     same table and matching. ``spacing`` without ``surface`` only scales ``volume_truth``.
@@ -641,7 +655,7 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
                                boundary_tolerances=boundary_tolerances, minimum_overlap=minimum_overlap,
                                table=table, tile_rows=tile_rows, executor=executor, threads=threads,
                                progress=progress, count_background=count_background, surface=surface,
-                               spacing=spacing, nsd_tolerance=nsd_tolerance)
+                               spacing=spacing, nsd_tolerance=nsd_tolerance, distance_definition=distance_definition)
     out = metrics_from_sums(sums)
     if parts["spacing"] is not None and "spacing" not in out:
         notes = out.pop("notes")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from segscore.curvilinear.masks import as_binary, load_mask
-from segscore.curvilinear.scoring import ROW_KEYS, score
+from segscore.curvilinear.scoring import OPTIONAL_KEYS, ROW_KEYS, score
 from segscore.errors import ScoreError
 from tests.curvilinear.helpers import FIVES, vessel_tree
 
@@ -32,12 +32,15 @@ def test_fives_round_trip_png(cli, shared_data, tmp_path):
     code, text, err = cli("curve", out, "--gt", gt, "--prune-px", "17", "--json", "--json-out", tmp_path / "r.json",
                           "--csv", tmp_path / "r.csv")
     row = json.loads(text)
-    assert list(row)[: len(KEYS)] == KEYS and set(row) == set(ROW_KEYS)
+    # curvicost's score computes its further metrics by default, and so does curve (--no-all-metrics: not)
+    assert list(row)[: len(KEYS)] == KEYS and list(row) == list(ROW_KEYS) + list(OPTIONAL_KEYS)
     assert json.loads((tmp_path / "r.json").read_text()) == row
     assert (tmp_path / "r.csv").read_text().splitlines()[0].startswith("dice,iou,cldice")
     # --json prints exactly the API's dict
-    api = score(load_mask(gt)[0], load_mask(out)[0], prune_px=17)
+    api = score(load_mask(gt)[0], load_mask(out)[0], prune_px=17, all_metrics=True)
     assert row == json.loads(json.dumps(api))
+    code, text, err = cli("curve", out, "--gt", gt, "--prune-px", "17", "--no-all-metrics", "--json")
+    assert code == 0 and list(json.loads(text)) == list(ROW_KEYS)
 
 
 def test_3d_tiff_and_nifti_voxel_size(cli, tmp_path):
@@ -60,8 +63,10 @@ def test_3d_tiff_and_nifti_voxel_size(cli, tmp_path):
     assert code == 0, err
     row = json.loads(text)
     assert row["voxel_size"] == [0.5, 0.5, 2.0]
-    # the header's voxel size is applied (curvicost only records it and warns): no warning then
-    assert row["spacing"] == [0.5, 0.5, 2.0] and row["spacing_source"] == "nifti" and "anisotropic" not in err
+    # the header's voxel size is applied (curvicost only records it and warns): a warning says so and how to
+    # measure in voxels as curvicost does (tests/curvilinear/test_curvicost_lines.py)
+    assert row["spacing"] == [0.5, 0.5, 2.0] and row["spacing_source"] == "nifti"
+    assert err.count("anisotropic") == 1 and "--spacing 1 1 1" in err
     code, text, err = cli("curve", tmp_path / "p.nii.gz", "--gt", tmp_path / "gt.nii.gz", "--prune-px", "3",
                           "--spacing", "1", "1", "1", "--json")
     assert code == 0 and "anisotropic" in err  # told to measure in voxels: curvicost's warning
@@ -103,7 +108,8 @@ def test_refusals_exit_2(cli, tmp_path):
     assert code == 2 and "empty" in err
     code, text, err = cli("curve", tmp_path / "empty.npy", "--gt", tmp_path / "gt.npy", "--json")
     row = json.loads(text)
-    assert code == 0 and row["traceable_frac"] == 0.0 and row["dice"] == 0.0 and row["notes"] == {}
+    assert code == 0 and row["traceable_frac"] == 0.0 and row["dice"] == 0.0
+    assert set(row["notes"]) == {"cbdice_star", "betti_matching"}  # the further metrics' nulls only
     code, _, err = cli("curve", tmp_path / "small.npy", "--gt", tmp_path / "gt.npy")
     assert code == 2 and "shape" in err
     code, _, err = cli("curve", tmp_path / "four.npy", "--gt", tmp_path / "gt.npy")
@@ -171,17 +177,19 @@ def test_integer_masks_are_binary_exactly_when_unique_says_so(dtype):
                 as_binary(a)
 
 
-def test_all_metrics_adds_the_optional_keys(cli, tmp_path):
+def test_all_metrics_by_default_adds_the_optional_keys(cli, tmp_path):
     from segscore.curvilinear.masks import save_mask
     from segscore.curvilinear.scoring import OPTIONAL_KEYS
 
     gt = vessel_tree((128, 128), seed=3)
     save_mask(gt, tmp_path / "gt.png")
     save_mask(np.roll(gt, 2, axis=1), tmp_path / "pred.png")
-    code, text, err = cli("curve", tmp_path / "pred.png", "--gt", tmp_path / "gt.png", "--all-metrics", "--json")
+    code, text, err = cli("curve", tmp_path / "pred.png", "--gt", tmp_path / "gt.png", "--json")
     assert code == 0, err
     row = json.loads(text)
     assert list(row) == list(ROW_KEYS) + list(OPTIONAL_KEYS)
     assert 0 < row["skeleton_recall"] < 1 and 0 < row["cbdice_star"] < 1 and row["hd95"] >= 2
     code, text, err = cli("curve", tmp_path / "pred.png", "--gt", tmp_path / "gt.png", "--all-metrics")
     assert code == 0 and "hd95" in text and "skeleton_recall" in text
+    code, text, err = cli("curve", tmp_path / "pred.png", "--gt", tmp_path / "gt.png", "--no-all-metrics")
+    assert code == 0 and "hd95" not in text and "skeleton_recall" not in text

@@ -6,6 +6,7 @@ import pytest
 
 from segscore.curvilinear import thinning as T
 from segscore.kernels.thin import thin_table
+from tests.curvilinear import thinning_measure as M
 
 SHIFTS = ((-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1))  # code bits 0..7
 
@@ -72,7 +73,7 @@ def test_measurement_recovers_a_known_table_up_to_behaviour(seed):
     rng = np.random.default_rng(seed)
     flip = rng.choice(np.flatnonzero((truth == 1) | (truth == 2)), 6, replace=False)
     truth[flip] = 3 - truth[flip]
-    table, undecided = T.measure_table(lambda im: oracle_thin(im, truth))
+    table, undecided = M.measure_table(lambda im: oracle_thin(im, truth))
     assert undecided <= 4
     assert (table != truth).sum() <= undecided
     for _ in range(60):
@@ -82,7 +83,7 @@ def test_measurement_recovers_a_known_table_up_to_behaviour(seed):
 
 def test_measurement_refuses_a_thinning_no_table_reproduces():
     with pytest.raises(ValueError, match="no removal table"):
-        T.measure_table(lambda im: np.roll(im, 1, axis=1))  # adds pixels: no thinning does
+        M.measure_table(lambda im: np.roll(im, 1, axis=1))  # adds pixels: no thinning does
 
 
 @pytest.fixture
@@ -128,31 +129,45 @@ def test_skeletonize2d_equals_scikit_image_on_fives(shared_data):
         assert np.array_equal(T.skeletonize(big), skeletonize(big))
 
 
-def test_table_is_cached_per_scikit_image_version(fresh_cache, monkeypatch):
+def test_the_pinned_table_is_the_installed_scikit_images():
+    """ZHANG_TABLE is what measuring the installed scikit-image gives, wherever the measurement
+    decides (and thins alike where it does not)."""
+    from skimage.morphology import skeletonize
+
+    table, undecided = M.measure_table(skeletonize)
+    decided = table == T.ZHANG_TABLE
+    assert (~decided).sum() <= undecided
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        img = rng.random((30, 30)) < rng.uniform(0.2, 0.95)
+        assert np.array_equal(T.thin_with_table(img, T.ZHANG_TABLE), np.asarray(skeletonize(img), bool))
+
+
+def test_the_check_is_cached_per_scikit_image_version(fresh_cache, monkeypatch):
+    import time
+
+    t0 = time.perf_counter()
     first = T.skimage_table()
-    assert first is not None
-    files = list(fresh_cache.glob("zhang-table-skimage-*.npy"))
+    assert first is not None and time.perf_counter() - t0 < 5  # under a second on an idle machine
+    files = list(fresh_cache.glob("zhang-check-skimage-*.npy"))
     assert len(files) == 1
     monkeypatch.setattr(T, "_memo", {})
-    monkeypatch.setattr(T, "measure_table", lambda *a, **k: pytest.fail("measured again"))
+    monkeypatch.setattr(T, "_check_zhang", lambda *a, **k: pytest.fail("checked again"))
     assert np.array_equal(T.skimage_table(), first)
 
 
-def test_a_damaged_cache_file_is_measured_again(fresh_cache, monkeypatch):
+def test_a_damaged_cache_file_is_checked_again(fresh_cache, monkeypatch):
     fresh_cache.mkdir()
-    path = fresh_cache / f"zhang-table-skimage-{T._skimage_version()}-v{T.TABLE_FORMAT}.npy"
-    path.write_bytes(b"not a table")
+    path = fresh_cache / f"zhang-check-skimage-{T._skimage_version()}-v{T.TABLE_FORMAT}.npy"
+    path.write_bytes(b"not a verdict")
     good = T.skimage_table()
-    assert good is not None and np.load(path).shape == (256,)
+    assert good is not None and np.load(path).tolist() == [1]
 
 
 def test_an_unreproducible_skeletonize_falls_back_to_scikit_image(fresh_cache, monkeypatch):
     from skimage.morphology import skeletonize
 
-    def refuse(*a, **k):
-        raise ValueError("no removal table reproduces skeletonize on a small image")
-
-    monkeypatch.setattr(T, "measure_table", refuse)
+    monkeypatch.setattr(T, "_check_zhang", lambda: np.zeros(1, np.uint8))  # a release that thins otherwise
     assert T.skimage_table() is None
     img = np.random.default_rng(0).random((30, 30)) < 0.6
     assert np.array_equal(T.skeletonize(img), skeletonize(img))
@@ -166,8 +181,8 @@ def test_an_unwritable_cache_falls_back_to_the_temporary_folder(fresh_cache, mon
     fresh_cache.parent.joinpath("home").write_text("a file where the folder should be")
     first = T.skimage_table()
     assert first is not None
-    assert list((fresh_cache.parent / "fallback").glob("zhang-table-skimage-*.npy"))
+    assert list((fresh_cache.parent / "fallback").glob("zhang-check-skimage-*.npy"))
     monkeypatch.setattr(T, "_memo", {})
-    monkeypatch.setattr(T, "measure_table", lambda *a, **k: pytest.fail("measured again"))
+    monkeypatch.setattr(T, "_check_zhang", lambda *a, **k: pytest.fail("checked again"))
     assert np.array_equal(T.skimage_table(), first)
     assert cachedir.writable_cache_dir("numba") == fresh_cache.parent / "fallback" / "numba"

@@ -42,11 +42,12 @@ def test_score_npy_json(cli, target, labels):
     assert code == 0, err
     card = json.loads(out)
     assert list(card) == ["target", "prediction", "split", "tolerance", "size_class", "class_oracle_erl",
-                          "metrics", "floors", "floors_source", "below_baseline", "cannot_rank", "notes",
+                          "metrics", "floors", "oracle", "floors_source", "below_baseline", "cannot_rank", "notes",
                           "warnings"]
     assert card["notes"] == {} and "notes" not in card["metrics"]
     assert card["prediction"] == "labels.npy" and card["floors_source"] == "published"
-    assert set(card["floors"]) == {"oracle", "floor_connected_components"}
+    assert set(card["floors"]) == {"floor_connected_components"}  # ScrollGT's card: floors only
+    assert card["oracle"] == dict(PUBLISHED, erl=9.0)  # the oracle beside them
     assert card["class_oracle_erl"] == 9.0
     assert card["metrics"]["splits"] == 0 and card["metrics"]["merges"] == 0
     assert card["below_baseline"] is False
@@ -80,10 +81,15 @@ def test_floor_recompute(cli, target):
     assert code == 0, err
     card = json.loads(out)
     assert card["floors_source"] == "recomputed"
-    assert list(card["floors"]) == ["oracle", "floor_single_instance", "floor_connected_components",
+    assert list(card["floors"]) == ["floor_single_instance", "floor_connected_components",
                                     "floor_voxel_instances", "floor_random_instances"]
     assert card["metrics"] == card["floors"]["floor_connected_components"]
-    assert card["floors"]["oracle"]["merges"] == 0 and card["floors"]["oracle"]["coverage"] == 1.0
+    assert card["oracle"]["merges"] == 0 and card["oracle"]["coverage"] == 1.0
+    assert card["class_oracle_erl"] == 9.0  # published; the recomputed oracle row is beside the floors
+    code, out, _ = cli("fibers", "--floor", "oracle", target, "--recompute-floors", "--json")
+    assert json.loads(out)["metrics"] == json.loads(out)["oracle"]
+    code, out, _ = cli("fibers", "--floor", "connected_components", target, "--recompute-floors")
+    assert code == 0 and any(line.startswith("oracle ") for line in out.splitlines())
     code, out2, _ = cli("fibers", "--floor", "connected_components", target, "--json")
     assert json.loads(out2)["metrics"] == card["metrics"]  # scored on the fly == recomputed row
 

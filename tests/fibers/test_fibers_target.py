@@ -290,9 +290,8 @@ def test_refusals_are_one_line_exit_2(cli, inputs, tmp_path):
     sizes = _bad_nml(tmp_path, f"{CUBE}_a.nml", nml_text(FIBERS[:1], ORIGIN))
     (sizes / f"{CUBE}_b.nml").write_text(nml_text(FIBERS[1:], ORIGIN).replace('x="7.91"', 'x="8.0"'))
     refused(sizes, mask, "--out", out_dir, want="state different voxel sizes")
-    for text, want in ((nml_text(FIBERS, ORIGIN)[:200], "not well-formed XML"), ("", "the file is empty"),
+    for text, want in ((nml_text(FIBERS, ORIGIN)[:200], "not well-formed XML"),
                        (nml_text(FIBERS, ORIGIN).replace('x="702"', 'x="nan"'), "not a finite number"),
-                       (nml_text(FIBERS, ORIGIN).replace('target="2"', 'target="99"'), "names node 99"),
                        (nml_text(FIBERS, ORIGIN).replace('node id="2"', 'node id="1"'), "appears twice"),
                        (nml_text(FIBERS, ORIGIN).replace('y="604"', ''), "no 'y' attribute"),
                        ('<!DOCTYPE a [<!ENTITY b "c">]><things/>', "DOCTYPE or ENTITY")):
@@ -463,7 +462,8 @@ def test_published_floors_decide_too(cli, tmp_path):
         t = write_target(tmp_path / name.replace(" ", "_"), fibers, mask, floors=floors)
         card = card_of(cli, "--floor", "connected_components", t)
         assert set(card["cannot_rank"]) == want, name
-        assert set(card["notes"]) - {"class_oracle_erl"} == nulls, name
+        assert set(card["notes"]) - {"class_oracle_erl", "oracle"} == nulls, name
+        assert (card["oracle"] is None) == ("oracle" in card["notes"]) == ("oracle" not in floors), name
         assert ("cannot rank it" in cli("fibers", "--floor", "connected_components", t)[1]) == (want == TIE_KEYS)
 
 
@@ -475,3 +475,32 @@ def test_note_on_a_shipped_cube(cli, real_cube):
     assert "precision 0.2194" in card["cannot_rank"]["precision"]
     assert "note: coverage 0.9177 and precision 0.2194 are the same for this labelling and all 4 floors" \
         in format_card(card)
+
+
+def test_dangling_edges_and_empty_files_are_read_and_warned(cli, inputs, tmp_path):
+    """ScrollGT's reader contract: an edge naming a node its tree does not hold is dropped, an
+    empty file is an empty skeleton; each is a `warnings` entry and a stderr line."""
+    from segscore.fibers.build import build_target
+
+    nml, mask = inputs
+    d = tmp_path / "dangling"
+    d.mkdir()
+    (d / f"{CUBE}_a.nml").write_text(nml_text(FIBERS, ORIGIN).replace('target="2"', 'target="99"'))
+    (d / f"{CUBE}_b.nml").write_text("")
+    ref = build_target(nml, mask, tmp_path / "t_ref")
+    got = build_target(d, mask, tmp_path / "t_dangling")
+    assert ref["warnings"] == []
+    assert got["n_edges"] == ref["n_edges"] - 1 and got["n_fibers"] == ref["n_fibers"]
+    assert len(got["warnings"]) == 2
+    assert got["warnings"][0].startswith(f"{d / CUBE}_a.nml: 1 edge dropped") and "node 99, in no tree" in got["warnings"][0]
+    assert got["warnings"][1].startswith(f"{d / CUBE}_b.nml: the file is empty")
+    code, out, err = cli("fibers-target", d, mask, "--out", tmp_path / "t_cli")
+    assert code == 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(x.startswith("segscore fibers-target: warning: ") for x in lines)
+    assert "1 edge dropped" in lines[0] and "the file is empty" in lines[1]
+    # an empty file alone holds no fiber: the target is still refused
+    e = tmp_path / "only_empty"
+    e.mkdir()
+    (e / f"{CUBE}.nml").write_text("")
+    refusal(cli("fibers-target", e, mask, "--out", tmp_path / "t_empty"), "no tree has a node")

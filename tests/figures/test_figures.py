@@ -34,6 +34,47 @@ def one_line(exc) -> str:
     return text
 
 
+def rendered(fig):
+    """``fig`` laid out and drawn on an Agg canvas (what a PNG shows), at the figure's own dpi."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    return fig
+
+
+def overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def check_legends_off_the_data(fig) -> None:
+    """Every legend of ``fig`` sits outside every axes' data area (it hides no curve, bar or point)."""
+    rendered(fig)
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends)
+    assert legends, "no legend"
+    for leg in legends:
+        box = leg.get_window_extent()
+        for ax in fig.axes:
+            assert not overlaps(box, ax.get_window_extent()), (leg.get_texts()[0].get_text(), ax.get_title())
+
+
+def pixel_widths(ax, patches) -> np.ndarray:
+    """The drawn widths (pixels, at the figure's dpi) of ``patches`` on ``ax``."""
+    out = []
+    for p in patches:
+        x0, x1 = p.get_x(), p.get_x() + p.get_width()
+        (a, _), (b, _) = ax.transData.transform([(x0, 0.0), (x1, 0.0)])
+        out.append(abs(b - a))
+    return np.asarray(out)
+
+
+def histogram_axes(fig):
+    """``(histogram axes, strip axes or None)`` of a one-panel auc figure."""
+    hists = [ax for ax in fig.axes if by_gid(ax, "draws", "patches")]
+    strips = [ax for ax in fig.axes if by_gid(ax, "zoom", "patches")]
+    assert len(hists) == 1 and len(strips) <= 1
+    return hists[0], (strips[0] if strips else None)
+
+
 def check_file(path: Path, fmt: str) -> None:
     data = path.read_bytes()
     assert len(data) > 1000
@@ -282,6 +323,14 @@ def test_target_curves_draws_the_result(target_scored):
     assert rop.get_ydata()[0] == pytest.approx(result["metrics"]["recall"])
     assert 0 <= rop.get_xdata()[0] <= 1
     assert result["target"] in fig.get_suptitle()
+    # the legends sit below the axes: neither covers the operating point (nor any curve)
+    check_legends_off_the_data(fig)
+    for ax in (roc, pr):
+        (pt,) = by_gid(ax, "point:prediction")
+        x, y = ax.transData.transform((pt.get_xdata()[0], pt.get_ydata()[0]))
+        box = ax.get_legend().get_window_extent()
+        assert not (box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1)
+        assert ax.get_window_extent().contains(x, y)
 
 
 def test_target_curves_refuses_an_empty_chart(ink_target, target_scored):
@@ -333,35 +382,93 @@ def test_block_bootstrap_returns_the_same_draws(seg, auc_scored):
 
 
 def test_auc_bootstrap_draws_the_result(auc_scored):
+    """The README's case: a control near 0.5 far from the draws. The histogram's axis holds the
+    draws (each bin visible), the control is marked on a strip below that shows the whole scale."""
     _, result, draws, _, _ = auc_scored
-    fig = figures.auc_bootstrap(result, draws)
-    (ax,) = fig.axes
+    c_auc, auc = result["control"]["auc"], result["forward"]["auc"]
+    spread = np.ptp(draws["map"])
+    assert abs(auc - c_auc) > 3 * spread  # the control is far off the draws: the case that hid them
+    fig = rendered(figures.auc_bootstrap(result, draws))
+    ax, strip = histogram_axes(fig)
+    assert strip is not None and len(fig.axes) == 2
     (auc_line,) = by_gid(ax, "auc")
-    assert list(auc_line.get_xdata()) == [result["forward"]["auc"]] * 2
-    (control,) = by_gid(ax, "control")
-    assert list(control.get_xdata()) == [result["control"]["auc"]] * 2
+    assert list(auc_line.get_xdata()) == [auc] * 2
+    assert by_gid(ax, "control") == []  # not on the histogram's axis ...
+    (control,) = by_gid(strip, "control")  # ... but on the strip, whose scale reaches it
+    assert list(control.get_xdata()) == [c_auc] * 2
+    s0, s1 = strip.get_xlim()
+    assert s0 < min(c_auc, draws["map"].min()) and s1 > max(auc, draws["map"].max())
+    (zoom,) = by_gid(strip, "zoom", "patches")  # the histogram's range, shown on the whole scale
+    assert (zoom.get_x(), zoom.get_x() + zoom.get_width()) == pytest.approx(ax.get_xlim())
+    assert f"control AUC {c_auc:.4f}" in ax.get_title()
+    assert any(t.get_text().startswith(f"control AUC {c_auc:.4f}") for t in ax.get_legend().get_texts())
     (span,) = by_gid(ax, "ci95", "patches")
     x0 = span.get_x() if hasattr(span, "get_x") else span.get_xy()[:, 0].min()
     x1 = x0 + span.get_width() if hasattr(span, "get_width") else span.get_xy()[:, 0].max()
     assert (x0, x1) == pytest.approx(tuple(result["bootstrap"]["ci95"]))
-    bars = [p for p in ax.patches if p.get_gid() != "ci95"]
+    bars = by_gid(ax, "draws", "patches")
     assert sum(p.get_height() for p in bars) == np.isfinite(draws["map"]).sum() == 40
-    assert ax.get_xlabel() == "AUC" and ax.get_ylabel() == "draws"
+    # the draws fill the axis and each bin is wide enough to see at the figure's resolution
+    x0, x1 = ax.get_xlim()
+    assert spread >= figures.ink.MIN_SHARE * (x1 - x0) * 0.99
+    widths = pixel_widths(ax, bars)
+    assert widths.min() >= 3.0, widths.min()
+    assert bars[0].get_edgecolor() != (1.0, 1.0, 1.0, 1.0) and bars[0].get_linewidth() < 1  # no white edge over it
+    assert ax.get_xlabel() == "AUC" and ax.get_ylabel() == "bootstrap draws" and strip.get_xlabel().startswith("AUC")
+    check_legends_off_the_data(fig)
+
+
+def test_auc_bootstrap_keeps_a_near_control_on_the_histogram(auc_scored):
+    _, result, draws, _, _ = auc_scored
+    near = json.loads(dumps(result))
+    near["control"]["auc"] = float(np.median(draws["map"])) - 0.5 * np.ptp(draws["map"])
+    fig = rendered(figures.auc_bootstrap(near, draws))
+    ax, strip = histogram_axes(fig)
+    assert strip is None and len(fig.axes) == 1
+    (control,) = by_gid(ax, "control")
+    x0, x1 = ax.get_xlim()
+    assert x0 < near["control"]["auc"] < x1 and list(control.get_xdata()) == [near["control"]["auc"]] * 2
+    assert pixel_widths(ax, by_gid(ax, "draws", "patches")).min() >= 3.0
+    check_legends_off_the_data(fig)
 
 
 def test_auc_compare_draws_the_paired_difference(auc_scored):
     _, _, _, paired, pdraws = auc_scored
     cmp_ = paired["bootstrap"]["compare"]
-    fig = figures.auc_compare(paired, pdraws)
-    (ax,) = fig.axes
+    fig = rendered(figures.auc_compare(paired, pdraws))
+    ax, strip = histogram_axes(fig)
     (diff,) = by_gid(ax, "difference")
     assert list(diff.get_xdata()) == [cmp_["difference"]] * 2
-    (zero,) = by_gid(ax, "zero")
+    (zero,) = by_gid(strip or ax, "zero")
     assert list(zero.get_xdata()) == [0.0, 0.0]
     assert f"{100 * cmp_['share_draws_map_not_ahead']:.1f} %" in ax.get_title()
-    both = figures.auc_draws(paired, pdraws)
-    assert len(both.axes) == 2 and by_gid(both.axes[1], "difference")
-    assert len(figures.auc_draws(*auc_scored[1:3]).axes) == 1
+    assert pixel_widths(ax, by_gid(ax, "draws", "patches")).min() >= 3.0
+    assert ax.get_xlabel().startswith("AUC difference")
+    check_legends_off_the_data(fig)
+    both = rendered(figures.auc_draws(paired, pdraws))
+    assert [len(by_gid(a, "difference")) for a in both.axes if by_gid(a, "draws", "patches")] == [0, 1]
+    for a in both.axes:
+        if by_gid(a, "draws", "patches"):
+            assert pixel_widths(a, by_gid(a, "draws", "patches")).min() >= 3.0
+    check_legends_off_the_data(both)
+    assert len([a for a in figures.auc_draws(*auc_scored[1:3]).axes if by_gid(a, "draws", "patches")]) == 1
+
+
+def test_auc_compare_marks_a_far_zero_on_the_strip(auc_scored):
+    """A difference far from zero (a much better map): zero goes to the strip, the draws keep the axis."""
+    _, _, _, paired, pdraws = auc_scored
+    far = json.loads(dumps(paired))
+    shifted = dict(pdraws, difference=pdraws["difference"] + 0.3)
+    d = shifted["difference"][np.isfinite(shifted["difference"])]
+    far["bootstrap"]["compare"]["ci95"] = [round(float(v), 4) for v in np.percentile(d, [2.5, 97.5])]
+    far["bootstrap"]["compare"]["difference"] += 0.3
+    fig = rendered(figures.auc_compare(far, shifted))
+    ax, strip = histogram_axes(fig)
+    assert strip is not None and by_gid(ax, "zero") == []
+    (zero,) = by_gid(strip, "zero")
+    assert list(zero.get_xdata()) == [0.0, 0.0] and strip.get_xlim()[0] < 0.0
+    assert ax.get_xlim()[0] > 0.0
+    assert pixel_widths(ax, by_gid(ax, "draws", "patches")).min() >= 3.0
 
 
 def test_auc_figures_refuse_an_empty_chart(seg, auc_scored):
@@ -406,6 +513,8 @@ def test_objects_ap_points_are_the_results_sweep(objects_pair):
     (match,) = by_gid(ax, "match_iou")
     assert match.get_xdata()[0] == result["match_iou"] == 0.5
     assert ax.get_xlabel() == "IoU threshold" and "TP / (TP + FP + FN)" in ax.get_ylabel()
+    assert ax.get_title().startswith("AP against the IoU threshold")
+    check_legends_off_the_data(fig)
 
 
 def test_objects_ap_refuses_an_empty_chart(objects_pair):
@@ -426,7 +535,8 @@ def test_fiber_erl_bars_are_the_cards_values(fiber_target):
     card = score_fibers(fiber_target["target"], fiber_target["labels"])
     fig = figures.fiber_erl(card)
     (ax,) = fig.axes
-    for row_id, row in [("prediction", card["metrics"])] + list(card["floors"].items()):
+    assert "oracle" not in card["floors"] and card["oracle"]["erl"] == 9.0
+    for row_id, row in [("prediction", card["metrics"])] + list(card["floors"].items()) + [("oracle", card["oracle"])]:
         for key in ("erl", "erl_merge_penalized"):
             bars = by_gid(ax, f"{row_id}:{key}", "patches")
             if row.get(key) is None:
@@ -441,6 +551,8 @@ def test_fiber_erl_bars_are_the_cards_values(fiber_target):
                                                              "single_instance", "oracle"]
     assert "null" in [t.get_text() for t in ax.texts]
     assert ("BELOW" in ax.get_title()) == card["below_baseline"]
+    assert "ERL" in ax.get_ylabel()
+    check_legends_off_the_data(fig)
 
 
 def test_fiber_erl_refuses_a_card_without_erl(fiber_target):
@@ -482,6 +594,10 @@ def test_audit_bars_are_the_cells_coloured_by_label():
     assert [t.get_text() for t in top.get_xticklabels()] == ["dice", "hd95"]
     only = figures.audit_bars(result, costs="conductance_twosided")
     assert len(only.axes) == 1
+    assert "crosses at 0" in fig.get_suptitle()  # only where a cross is drawn
+    assert "crosses" not in only.get_suptitle()
+    assert all("ρ" in ax.get_ylabel() for ax in fig.axes)
+    check_legends_off_the_data(fig)
 
 
 def test_audit_bars_refuse_an_empty_chart():
@@ -517,6 +633,42 @@ def test_leaderboard_bars_are_the_rows():
     assert by_gid(ax, "floor:2:all_positive", "patches")[0].get_facecolor() == a0  # one colour per floor name
     assert ax.get_ylabel() == "val_f1"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["unet\na", "unet\nb", "resnet\na"]
+    assert ax.get_title() == "val_f1 per model beside its floors"
+    check_legends_off_the_data(fig)
+    bare = figures.leaderboard([{k: v for k, v in r.items() if k != "floors"} for r in ROWS])
+    assert bare.axes[0].get_title() == "val_f1 per model" and bare.axes[0].get_ylabel() == "val_f1"
+    mixed = figures.leaderboard([dict(ROWS[0], metric="roc_auc"), ROWS[2]])
+    assert mixed.axes[0].get_ylabel() == "roc_auc / val_f1"
+    assert figures.leaderboard(ROWS, metric="F1 at the best threshold").axes[0].get_ylabel() == \
+        "F1 at the best threshold"
+
+
+def test_leaderboard_takes_report_bars():
+    """The rows of Report.bars (label, headline, references, roles) are drawn as they come."""
+    bars = [{"label": "m1 / a", "id": "j1", "tags": {}, "command": "fibers", "headline": "erl", "value": 7.5,
+             "references": {"connected_components": 3.0, "oracle": 9.0},
+             "roles": {"connected_components": "floor", "oracle": "oracle"}},
+            {"label": "m2 / a", "id": "j2", "tags": {}, "command": "fibers", "headline": "erl", "value": None,
+             "references": {"connected_components": 3.0, "oracle": None},
+             "roles": {"connected_components": "floor", "oracle": "oracle"}}]
+    fig = figures.leaderboard(bars)
+    (ax,) = fig.axes
+    assert by_gid(ax, "value:0", "patches")[0].get_height() == 7.5 and by_gid(ax, "value:1", "patches") == []
+    assert by_gid(ax, "floor:0:oracle", "patches")[0].get_height() == 9.0
+    assert by_gid(ax, "floor:1:oracle", "patches") == []
+    assert ax.get_ylabel() == "erl" and ax.get_title() == "fibers: erl per model beside its floors and oracle"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["model's erl", "floor connected_components", "oracle"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["m1 / a", "m2 / a"]
+    rows, title = figures.board_rows(bars)
+    assert title == "fibers: erl" and rows[0]["model"] == "m1 / a" and rows[0]["floors"]["oracle"] == 9.0
+    control = [{"label": "m", "command": "auc", "headline": "map_auc", "value": 0.8, "references": {"control": 0.5},
+                "roles": {"control": "control"}}]
+    c = figures.leaderboard(control).axes[0]
+    assert c.get_title() == "auc: map_auc per model beside its control"
+    assert [t.get_text() for t in c.get_legend().get_texts()] == ["model's map_auc", "control"]
+    with pytest.raises(ScoreError, match="roles must map"):
+        figures.leaderboard([dict(ROWS[0], roles={"all_positive": "ceiling"})])
 
 
 def test_leaderboard_refuses_an_empty_chart_and_bad_rows():
@@ -529,6 +681,20 @@ def test_leaderboard_refuses_an_empty_chart_and_bad_rows():
         figures.leaderboard([ROWS[0], {"value": 1.0}])
     with pytest.raises(ScoreError, match="floor f = nan is not a finite"):
         figures.leaderboard([{"model": "m", "value": 1.0, "floors": {"f": float("nan")}}])
+
+
+def test_every_figure_has_a_small_png_in_the_docs_made_by_the_script_beside_it():
+    """docs/figures holds a PNG of each drawing function (under 100 KB), and make_figures.py writes each."""
+    docs = REPO / "docs" / "figures"
+    script = (docs / "make_figures.py").read_text()
+    drawn = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
+             "leaderboard"]
+    assert set(drawn) <= set(figures.__all__)
+    for name in drawn:
+        png = docs / f"{name}.png"
+        data = png.read_bytes()
+        assert data.startswith(PNG_MAGIC) and 1000 < len(data) < 100 * 1024, (name, len(data))
+        assert f'"{name}.png"' in script and f"figures.{name}(" in script, name
 
 
 # ---------------------------------------------------------------------------------------------

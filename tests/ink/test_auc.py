@@ -74,6 +74,7 @@ def test_score_array_matches_the_pairwise_oracle(dtype, keep_zero, inner):
     pred, ink, mask = segment((40, 50), seed=2, dtype=dtype)
     got = auc.score_array(pred, ink, mask, keep_zero=keep_zero, inner=inner)
     assert got.pop("notes") == {}  # the result contract: always present, empty when the AUC exists
+    assert got.pop("warnings") == []
     assert got == oracle_card(pred, ink, mask, keep_zero, inner)
 
 
@@ -264,6 +265,7 @@ def test_labels_on_map_and_a_crop_line_up_with_the_full_map(tmp_path):
     crop = auc.score_files(tmp_path / "crop.npy", L, M, crop=[10, 60, 20, 100], surface_shape=[100, 134])
     want = auc.score_array(pred[10:60, 20:100], ink, sup_)
     assert want.pop("notes") == crop["notes"] == {}  # score_files lifts the card's notes to the top
+    assert want.pop("warnings") == crop["warnings"] == []  # and keeps the warnings at the top
     assert crop["forward"] == want and crop["crop"] == [10, 60, 20, 100]
 
 

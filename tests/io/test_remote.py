@@ -37,7 +37,8 @@ def _is_chunk(path: str) -> bool:
 
 class Handler(http.server.SimpleHTTPRequestHandler):
     """Serves the folder; ``/slow/...`` stalls; ``/spa/...`` answers every path with an HTML page;
-    ``server.state.chunks`` = ``"500"`` or ``"stall"`` fails chunk requests."""
+    ``server.state.chunks`` = ``"500"``, ``"stall"`` or ``"trickle"`` (a byte every 0.8 s) fails
+    chunk requests."""
 
     def log_message(self, *args):  # quiet
         pass
@@ -47,6 +48,21 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         try:
             self.send_error(404)
         except OSError:  # the client gave up long ago
+            pass
+
+    def _trickle(self):
+        """A 200 answer whose body comes one byte every 0.8 s (each socket read is quick)."""
+        body = b"x" * 64
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for byte in body:
+                if self.server.state.release.wait(0.8):
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+        except OSError:  # the client gave up
             pass
 
     def do_GET(self):
@@ -65,6 +81,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         if state.chunks and _is_chunk(self.path):
             if state.chunks == "stall":
                 return self._stall()
+            if state.chunks == "trickle":
+                return self._trickle()
             self.send_error(500)
             return None
         return super().do_GET()
@@ -93,6 +111,15 @@ def served(tmp_path_factory):
     write_levels(root / "holes.zarr", {"2": np.full((40, 40), 7, np.uint8)}, zarr_format=3, chunks=CHUNKS)
     os.remove(root / "holes.zarr" / "2" / "c" / "0" / "1")  # a chunk the server does not have
     (root / "page.html").write_text("<html><body>a page about a store</body></html>")
+    from tests.io.test_zarr_store import BIG_BOMBS, _bomb_store
+
+    for name, (fmt, compressor, payload) in BIG_BOMBS.items():
+        _bomb_store(root / "bombs" / f"{name}.zarr", fmt, compressor, payload())
+    from segscore.ink.demo import make_sample
+
+    for name in ("demo", "demo_holed"):
+        make_sample(root / name)
+    os.remove(root / "demo_holed" / "labels" / "inklabels.zarr" / "2" / "c" / "1" / "1")  # one labels chunk
     server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
     server.state = types.SimpleNamespace(requests=[], chunks=None, release=threading.Event())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -162,6 +189,11 @@ def test_objects_over_http_equals_the_local_copy(cli, served):
     root, url, _, _ = served
     want, _ = _json(cli, "objects", root / "truth.zarr/0", root / "pred.zarr/0", "--tile-rows", "9")
     got, _ = _json(cli, "objects", f"{url}/truth.zarr/0", f"{url}/pred.zarr/0", "--tile-rows", "9")
+    # zarr-python writes no chunk equal to the fill value: both runs count the same absent chunks
+    assert want["warnings"] == [f"{root}/truth.zarr/0: 7 of 20 chunks absent, read as the fill value 0",
+                                f"{root}/pred.zarr/0: 4 of 20 chunks absent, read as the fill value 0"]
+    assert got["warnings"] == [w.replace(str(root), url) for w in want.pop("warnings")]
+    got.pop("warnings")
     assert got == want
 
 
@@ -190,6 +222,75 @@ def test_a_missing_chunk_reads_as_the_fill_value(served):
         want, got = local.read_all(), remote.read_all()
     assert np.array_equal(got, want)
     assert (got[:16, 16:32] == 0).all() and (got[16:, :] == 7).all()
+
+
+def test_absent_chunks_are_counted_over_http(served):
+    from segscore.io.readers import open_zarr
+
+    root, url, _, _ = served
+    with open_zarr(root / "holes.zarr", level="2") as local, open_zarr(f"{url}/holes.zarr", level="2") as remote:
+        local.read_all()
+        remote.read((slice(0, 40), slice(0, 20)))
+        remote.read((slice(0, 40), slice(10, 40)))  # chunks read twice are counted once
+        assert local.absent_chunks() == remote.absent_chunks() == (1, 9)
+        assert remote.warnings() == [f"{url}/holes.zarr/2: 1 of 9 chunks absent, read as the fill value 0"]
+
+
+def test_the_issues_example_a_deleted_labels_chunk_of_the_demo(cli, served):
+    """Deleting one labels chunk of the demo's store changes the AUC: a warning says so, on stderr
+    and in the JSON; the intact store reads with no warning, over HTTP as from the disk."""
+    root, url, _, _ = served
+
+    def run(where, name, *extra):
+        seg = f"{where}/{name}"
+        return cli("auc", root / name / "MAP.tif", "--labels", f"{seg}/labels/inklabels.zarr", "--mask",
+                   f"{seg}/labels/supervision.zarr", "--control", root / name / "MAP_reverse.tif", *extra)
+
+    code, out, err = run(url, "demo", "--json")
+    intact = json.loads(out)
+    assert code == 0 and err == "" and intact["warnings"] == []
+    code, out, err = run(root, "demo", "--json")
+    local = json.loads(out)
+    assert local.pop("files") != intact.pop("files") and local == intact
+    code, out, err = run(url, "demo_holed", "--json")
+    holed = json.loads(out)
+    line = f"{url}/demo_holed/labels/inklabels.zarr/2: 1 of 12 chunks absent, read as the fill value 0"
+    assert code == 0 and holed["warnings"] == [line] and err == f"segscore auc: warning: {line}\n"
+    assert (intact["forward"]["ink_px"], holed["forward"]["ink_px"]) == (11775, 8251)  # the issue's counts
+    assert holed["forward"]["auc"] != intact["forward"]["auc"]
+    code, out, err = run(url, "demo_holed")  # the text output too
+    assert code == 0 and line in err and "AUC" in out
+
+
+@pytest.mark.parametrize("bomb", ["zstd-5GiB-declared", "zstd-5GiB-blocks", "gzip-5GiB-members"])
+def test_a_decompression_bomb_over_http(cli, served, bomb):
+    """A 160 KB zstd (5 MB gzip) chunk declared 256 x 256 uint8 that decompresses to 5 GiB: refused
+    by its decoded size before zarr decompresses it, in one line naming the chunk."""
+    url = served[1]
+    start = time.monotonic()
+    code, out, err = cli("objects", f"{url}/bombs/{bomb}.zarr", f"{url}/bombs/{bomb}.zarr")
+    assert time.monotonic() - start < 30
+    one_line_error(code, out, err, f"{url}/bombs/{bomb}.zarr: chunk c/0/0 would decode to more than 65,536 bytes")
+
+
+def test_a_server_that_trickles_times_out(served, monkeypatch):
+    """One byte every 0.8 s passes every per-read wait; the request's total deadline (twice the
+    timeout) ends it."""
+    from segscore.errors import ScoreError
+    from segscore.io.readers import open_zarr
+
+    monkeypatch.setenv("SEGSCORE_HTTP_TIMEOUT", "2")
+    _, url, state, _ = served
+    source = open_zarr(f"{url}/v3/inklabels.zarr", level="2")
+    state.chunks = "trickle"
+    start = time.monotonic()
+    with pytest.raises(ScoreError) as caught:
+        source.read((slice(0, 10), slice(0, 10)))
+    elapsed = time.monotonic() - start
+    assert 3.5 < elapsed < 8, elapsed
+    message = str(caught.value)
+    assert message.startswith(f"{url}/v3/inklabels.zarr: cannot fetch chunk 2/c/0/0: the answer did not arrive "
+                              f"within 4 s") and "SEGSCORE_HTTP_TIMEOUT" in message and "\n" not in message
 
 
 def test_a_remote_source_pickles(served):

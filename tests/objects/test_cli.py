@@ -169,3 +169,27 @@ def test_objects_zarr_3d_tiff_and_big_endian(cli, tmp_path):
     got = json.loads(out)
     assert got["true_positives"] == ref["true_positives"] and got["boundary_f1_1px"] == ref["boundary_f1_1px"]
     assert score_segmentation(t.astype(">i4"), p.astype(">u2"))["f1"] == ref["f1"]
+
+
+def test_objects_csv_is_the_flat_scorecard(cli, pair, tmp_path):
+    import csv
+
+    d, t, p = pair
+    code, out, err = cli("objects", d / "t.tif", d / "p.npy", "--json", "--csv", tmp_path / "s.csv")
+    assert code == 0, err
+    got = json.loads(out)
+    rows = list(csv.DictReader((tmp_path / "s.csv").open()))
+    assert len(rows) == 1 and float(rows[0]["f1"]) == got["f1"] and int(rows[0]["splits"]) == got["splits"]
+
+
+def test_perturb_says_json_out_and_keeps_info_json(cli, tmp_path):
+    from segscore.curvilinear.masks import save_mask
+    from tests.curvilinear.helpers import vessel_tree
+
+    save_mask(vessel_tree((64, 64), seed=1), tmp_path / "m.png")
+    for option in ("--json-out", "--info-json"):
+        out = tmp_path / f"{option[2:]}.json"
+        code, _, err = cli("perturb", tmp_path / "m.png", "--operator", "break", "--severity", "0.3", "-o",
+                           tmp_path / "o.png", option, out)
+        assert code == 0, err
+        assert json.loads(out.read_text())["operator"] == "break"

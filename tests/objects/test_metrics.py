@@ -53,7 +53,7 @@ def brute_boundary(truth, pred, tol):
 def test_scorecard_against_brute_force(case):
     truth, pred = synthetic_pair(**case)
     s = score_segmentation(truth, pred)
-    assert list(s) == KEYS + ["notes"] and s["notes"] == {}
+    assert list(s) == KEYS + ["notes", "warnings"] and s["notes"] == {} and s["warnings"] == []
     b = brute(truth, pred)
     for k, v in b.items():
         assert s[k] == pytest.approx(v, rel=1e-12), k
@@ -67,7 +67,7 @@ def test_scorecard_against_brute_force(case):
     bf = boundary_f1(truth, pred)
     for part in (d, c, sm, bf):
         for k, v in part.items():
-            if k != "notes":
+            if k not in ("notes", "warnings"):
                 assert s[k] == v, k
     assert s["ap_mean"] == pytest.approx(np.mean([s[k] for k in KEYS if k.startswith("ap_0")]))
 

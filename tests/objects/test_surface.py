@@ -374,7 +374,7 @@ def test_default_scorecard_is_unchanged_by_the_surface_option():
     with_surface = score_segmentation(t, p, surface=True)
     extra = {"hd95_per_object", "hd95_per_object_sd", "assd_per_object", "assd_per_object_sd", "nsd_per_object",
              "nsd_per_object_sd", "hd_pixel", "hd95_pixel", "assd_pixel", "nsd_pixel", "nsd_tolerance", "spacing",
-             "spacing_source", "spacing_unit"}
+             "spacing_source", "spacing_unit", "distance_definition"}
     assert set(with_surface) - set(base) == extra and set(base) <= set(with_surface)
     assert with_surface["spacing_source"] == "default" and with_surface["spacing"] == [1.0, 1.0]
     assert {k: with_surface[k] for k in base} == base

@@ -53,7 +53,7 @@ def test_without_mask_every_pixel_scores(cli, tmp_path):
     code, out, err = cli("target", tmp_path / "p.npy", folder, "--json")
     assert code == 0, err
     m = json.loads(out)["metrics"]
-    assert m["n_pixels"] == ink.size and m["quantized"] is True
+    assert m["n_pixels"] == ink.size and m["quantized"] is False
 
 
 def test_non_scoring_refused_then_allowed(cli, tmp_path, tgt):
@@ -184,7 +184,7 @@ def test_tiff_and_zarr_predictions(cli, tgt):
     z = zarr.open_array(str(tgt["tmp"] / "p.zarr"), mode="w", shape=pf.shape, dtype=pf.dtype, chunks=(16, 16),
                         zarr_format=3)
     z[...] = pf
-    for path, quantized in ((tgt["tmp"] / "p16.tif", False), (tgt["tmp"] / "p.zarr", True)):
+    for path, quantized in ((tgt["tmp"] / "p16.tif", False), (tgt["tmp"] / "p.zarr", False)):
         code, out, err = cli("target", path, tgt["dir"], "--json", "--no-floors")
         assert code == 0, err
         r = json.loads(out)

@@ -1,0 +1,239 @@
+"""``surfaces``: the Vesuvius surface-detection score (TopoScore, surface Dice, VOI, leaderboard)
+of a prediction against labels, or of folders of them paired by file stem."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: the per-case CSV columns of folder mode (then the per-dimension counts)
+CASE_COLUMNS = ("case", "leaderboard", "toposcore", "topoF1_0", "topoF1_1", "topoF1_2", "surface_dice",
+                "voi_score", "voi_total", "voi_split", "voi_merge")
+SUMMARY_FIELDS = ("leaderboard", "toposcore", "surface_dice", "voi_score", "voi_total", "voi_split", "voi_merge",
+                  "topoF1_0", "topoF1_1", "topoF1_2")
+
+
+def add_arguments(p) -> None:
+    from segscore.commands._options import add_output_options, number, positive_int
+
+    p.add_argument("prediction", nargs="?", help="the prediction volume (TIFF, npy, NIfTI, zarr; 3D, or 2D as one "
+                                                 "slice): non-zero (or above --fg-threshold) is surface")
+    p.add_argument("truth", nargs="?", help="the label volume, same shape (the competition's order: PRED GT)")
+    p.add_argument("--gt-dir", metavar="D", help="folder mode: label volumes, paired with --pred-dir by file stem")
+    p.add_argument("--pred-dir", metavar="D", help="folder mode: prediction volumes")
+    p.add_argument("--ignore-mask-dir", metavar="D", help="folder mode: ignore masks, by the same stems (optional)")
+    p.add_argument("--out", metavar="DIR", help="folder mode: writes metrics_per_case.csv and summary.json here")
+    p.add_argument("--plot", action="store_true", help="folder mode: also histograms of the scores (PNG)")
+    p.add_argument("--ignore-label", type=number(float), default=2, metavar="V",
+                   help="label value to ignore (background in both volumes; default 2)")
+    p.add_argument("--no-ignore-label", action="store_true", help="ignore no label value")
+    p.add_argument("--ignore-mask", metavar="FILE", help="a mask of voxels to ignore, instead of --ignore-label")
+    p.add_argument("--fg-threshold", type=number(float), default=None, metavar="T",
+                   help="foreground is value > T (a probability map); default: any non-zero value")
+    p.add_argument("--tolerance", type=number(float, lo=0), default=2.0, metavar="TAU",
+                   help="surface Dice tolerance in the spacing's unit (default 2.0)")
+    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True), nargs="+", metavar="S",
+                   help="voxel size per axis in array order (default 1 each)")
+    p.add_argument("--voi-connectivity", type=int, choices=(6, 18, 26), default=26,
+                   help="connectivity of the components VOI compares (default 26)")
+    p.add_argument("--voi-alpha", type=number(float, lo=0), default=0.3, metavar="A",
+                   help="VOI score = 1/(1 + A * VOI) (default 0.3, the competition's)")
+    p.add_argument("--voi-transform", choices=("one_over_one_plus", "exp"), default="one_over_one_plus",
+                   help="map VOI to a score: 1/(1+a*VOI) (default) or exp(-a*VOI)")
+    p.add_argument("--weights", type=number(float), nargs=3, default=(0.3, 0.35, 0.35), metavar="W",
+                   help="leaderboard weights of TopoScore, surface Dice, VOI score (default 0.3 0.35 0.35)")
+    p.add_argument("--topo-weights", type=number(float), nargs=3, default=(0.34, 0.33, 0.33), metavar="W",
+                   help="TopoScore weights of dimensions 0, 1, 2 (default 0.34 0.33 0.33)")
+    p.add_argument("--topo-tiles", type=positive_int, nargs=3, default=(2, 2, 2), metavar="N",
+                   help="tiles per axis for Betti matching, counts summed (default 2 2 2: the competition's "
+                        "octants; 1 1 1: the whole volume)")
+    p.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                   help="tiles matched at once (default: the CPUs available, at most 8)")
+    add_output_options(p, csv=True)
+
+
+def _options(args) -> dict:
+    return dict(ignore_label=None if args.no_ignore_label else _whole(args.ignore_label),
+                fg_threshold=args.fg_threshold, tolerance=args.tolerance, spacing=args.spacing,
+                voi_connectivity=args.voi_connectivity, voi_alpha=args.voi_alpha, voi_transform=args.voi_transform,
+                weights=tuple(args.weights), topo_weights=tuple(args.topo_weights), topo_tiles=tuple(args.topo_tiles),
+                threads=args.threads or min(8, os.cpu_count() or 1))
+
+
+def _whole(v):
+    return int(v) if v is not None and float(v).is_integer() else v
+
+
+def _read(path, what):
+    from segscore.io.readers import open_labels
+
+    with open_labels(path, what=what, ndims=(2, 3)) as source:
+        return source.read_all()
+
+
+def case_row(name, result) -> dict:
+    row = {"case": name}
+    row.update({k: result[k] for k in CASE_COLUMNS[1:]})
+    for k in range(3):
+        for f in ("matched", "pred", "gt"):
+            row[f"dim{k}_{f}"] = result["topology"][f"dim{k}"][f]
+    return row
+
+
+def csv_row(result) -> dict:
+    from segscore.io.results import flatten
+
+    row = flatten({k: v for k, v in result.items() if k not in ("notes", "warnings", "params")})
+    row["notes"] = "; ".join(f"{k}: {v}" for k, v in result["notes"].items()) or None
+    return row
+
+
+def compute(args, *, progress=None, argv=None) -> dict:
+    from segscore.commands._options import write_outputs
+    from segscore.errors import ScoreError
+
+    folder = args.gt_dir or args.pred_dir
+    if folder:
+        if not (args.gt_dir and args.pred_dir and args.out):
+            raise ScoreError("folder mode needs --gt-dir, --pred-dir and --out together")
+        if args.prediction is not None or args.truth is not None:  # (arrays from segscore.api too)
+            raise ScoreError("give either PRED GT or --gt-dir/--pred-dir, not both")
+        result = score_folders(args)
+        write_outputs(args, result)
+        return result
+    if args.prediction is None or args.truth is None:
+        raise ScoreError("give PRED GT (two volumes), or --gt-dir D --pred-dir D --out DIR")
+    from segscore.io.readers import input_name
+    from segscore.topology.score import surfaces
+
+    pred = _read(args.prediction, "prediction")
+    truth = _read(args.truth, "labels")
+    mask = _read(args.ignore_mask, "ignore mask") if args.ignore_mask is not None else None
+    if mask is not None and mask.shape != truth.shape:
+        raise ScoreError(f"{input_name(args.ignore_mask, 'ignore mask')}: shape {mask.shape} differs from the labels' {truth.shape}; "
+                         "give the mask on the labels' grid")
+    if pred.shape != truth.shape:
+        raise ScoreError(f"{input_name(args.prediction, 'prediction')}: shape {pred.shape} differs from the labels "
+                         f"{input_name(args.truth, 'labels')}'s "
+                         f"{truth.shape}; score a prediction on the labels' grid")
+    result = surfaces(truth=truth, pred=pred, ignore_mask=mask, **_options(args))
+    write_outputs(args, result, csv_rows=[csv_row(result)])
+    return result
+
+
+_SUFFIXES = (".nii.gz", ".nii", ".tiff", ".tif", ".npy", ".zarr", ".png")
+
+
+def _stem(name: str) -> str:
+    low = name.lower()
+    for s in _SUFFIXES:
+        if low.endswith(s):
+            return name[: -len(s)]
+    return Path(name).stem
+
+
+def _by_stem(folder, what) -> dict:
+    from segscore.errors import ScoreError
+
+    d = Path(folder)
+    if not d.is_dir():
+        raise ScoreError(f"{folder}: not a folder of {what} volumes; give an existing folder")
+    return {_stem(p.name): p for p in sorted(d.iterdir()) if not p.name.startswith(".")
+            and (p.is_file() or p.name.lower().endswith(".zarr"))}
+
+
+def tail_risk(values, share: float = 0.05) -> dict:
+    """Lower and upper ``share`` value at risk (the ``share`` and ``1 - share`` quantiles,
+    numpy's linear method) and conditional value at risk (the mean of the values at or beyond
+    each)."""
+    import numpy as np
+
+    v = np.asarray(values, float)
+    lo = float(np.quantile(v, share))
+    hi = float(np.quantile(v, 1 - share))
+    return {"var_lower_5": lo, "cvar_lower_5": float(v[v <= lo].mean()),
+            "var_upper_5": hi, "cvar_upper_5": float(v[v >= hi].mean())}
+
+
+def summarize(rows) -> dict:
+    import numpy as np
+
+    out = {}
+    for f in SUMMARY_FIELDS:
+        v = np.array([r[f] for r in rows if r[f] is not None], float)
+        if v.size == 0:
+            out[f] = None
+            continue
+        q1, q3 = np.quantile(v, [0.25, 0.75])
+        out[f] = {"n": int(v.size), "mean": float(v.mean()), "median": float(np.median(v)),
+                  "std": float(v.std(ddof=0)), "iqr": float(q3 - q1)}
+    vt = [r["voi_total"] for r in rows]
+    if vt:
+        out["voi_total"].update(tail_risk(vt))
+    return out
+
+
+def score_folders(args) -> dict:
+    from segscore.errors import ScoreError
+    from segscore.io.results import write_csv, write_json
+    from segscore.topology.score import surfaces
+
+    gts = _by_stem(args.gt_dir, "label")
+    preds = _by_stem(args.pred_dir, "prediction")
+    masks = _by_stem(args.ignore_mask_dir, "ignore mask") if args.ignore_mask_dir else {}
+    stems = sorted(set(gts) & set(preds))
+    if not stems:
+        raise ScoreError(f"{args.pred_dir}: no file stem in common with {args.gt_dir}; name each prediction "
+                         "like its label volume (case.tif <-> case.tif)")
+    warnings = []
+    unpaired = sorted(set(gts) ^ set(preds))
+    if unpaired:
+        warnings.append(f"{len(unpaired)} files without a partner left out: {', '.join(unpaired[:5])}"
+                        + (" ..." if len(unpaired) > 5 else ""))
+    opts = _options(args)
+    rows, cases = [], {}
+    for stem in stems:
+        truth = _read(gts[stem], "labels")
+        pred = _read(preds[stem], "prediction")
+        if pred.shape != truth.shape:
+            raise ScoreError(f"{preds[stem]}: shape {pred.shape} differs from the labels {gts[stem]}'s "
+                             f"{truth.shape}; score a prediction on the labels' grid")
+        mask = _read(masks[stem], "ignore mask") if stem in masks else None
+        r = surfaces(truth=truth, pred=pred, ignore_mask=mask, **opts)
+        rows.append(case_row(stem, r))
+        cases[stem] = {k: r[k] for k in ("notes", "warnings")}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "metrics_per_case.csv", rows)
+    summary = {"cases": len(rows), "summary": summarize(rows), "per_case_csv": str(out / "metrics_per_case.csv"),
+               "notes": {f"cases.{s}.{k}": v for s, c in cases.items() for k, v in c["notes"].items()},
+               "warnings": warnings + [f"{s}: {w}" for s, c in cases.items() for w in c["warnings"]]}
+    if args.plot:
+        summary["figures"] = _histograms(rows, out)
+    write_json(out / "summary.json", summary)
+    return summary
+
+
+def _histograms(rows, out) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for f in ("leaderboard", "toposcore", "surface_dice", "voi_score", "voi_total"):
+        v = [r[f] for r in rows if r[f] is not None]
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.hist(v, bins=min(30, max(5, len(v))))
+        ax.set_xlabel(f)
+        ax.set_ylabel("cases")
+        fig.tight_layout()
+        path = out / f"hist_{f}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(str(path))
+    return paths
+
+
+def warnings(result: dict) -> list[str]:
+    return list(result.get("warnings", []))

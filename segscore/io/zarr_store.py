@@ -1,0 +1,612 @@
+"""The one store every zarr read of segscore goes through: absent chunks counted, decoding capped.
+
+:func:`capped` wraps a zarr 3 store (a :class:`zarr.storage.LocalStore` for a folder, the
+:mod:`segscore.io.remote` FsspecStore for a URL) in a :class:`zarr.storage.WrapperStore` that
+
+- learns each array's chunk size and codecs from the metadata documents it serves (an array's
+  ``zarr.json`` or ``.zarray``, or a group's consolidated metadata), so it needs no private
+  name of zarr and no extra request;
+- counts, per array, the chunk keys read and those absent (a ``get`` that returns None). zarr
+  reads an absent chunk as the fill value; :meth:`segscore.io.sources.ZarrSource.warnings`
+  turns the count into the result's ``warnings`` line;
+- checks a chunk's encoded bytes before zarr decodes them: the declared chunk size (chunk shape
+  x itemsize) is the most it may decode to. zstd, blosc and lz4 state the decoded size in their
+  headers (a zstd frame without it is bounded by its blocks); gzip, zlib, bz2 and lzma chunks
+  are decompressed by a streaming decoder that stops one byte past the cap (so those chunks are
+  decompressed twice: the price of leaving zarr's codecs alone). A chunk that would decode to
+  more, whose header is cut short, or whose codec cannot be bounded this way is refused in one
+  line naming the chunk. Sharded arrays are checked inner chunk by inner chunk.
+- on a local disk, stats a key before reading it: a folder, FIFO or device where a chunk or a
+  metadata document should be is refused (a FIFO would block the read), and so is a file larger
+  than any encoding of its chunk.
+
+Not counted: an inner chunk a shard's index marks empty (the shard itself is a key; an absent
+shard is counted as one chunk). Reads done in another process (a distributed client as the
+executor) are counted there, not in the caller's store.
+
+This module imports zarr only when a store is built (:func:`capped`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from segscore.errors import ScoreError
+
+#: metadata documents of zarr formats 2 and 3
+METADATA = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
+#: the largest metadata document read (a consolidated one lists every array of a store)
+MAX_METADATA_BYTES = 64 << 20
+#: compressors whose decoded size the check can bound before zarr decodes
+COMPRESSORS = ("zstd", "blosc", "lz4", "gzip", "zlib", "bz2", "lzma")
+_FIX = "restore or re-write the store"
+_UNSET = (1 << 64) - 1  # a shard index entry of an empty inner chunk
+
+
+class ChunkRefused(ScoreError):
+    """A chunk (or a key of a store) refused before zarr decodes it: one line naming it."""
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How one chunk's bytes are stored: ``tail`` checksum bytes after the compressor's stream,
+    one ``compressor`` (or None) whose output may be at most ``cap`` bytes."""
+
+    compressor: str | None
+    cap: int
+    tail: int = 0
+
+    @property
+    def max_stored(self) -> int:
+        """The most bytes any valid encoding of the chunk can take on disk."""
+        if self.compressor is None:
+            return self.cap + self.tail
+        return self.cap + self.cap // 64 + 65536 + self.tail
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A ``sharding_indexed`` array's shard: ``n`` inner chunks encoded as ``inner``, an index
+    of ``index_bytes`` at the end (or the start) of the shard."""
+
+    inner: Encoding
+    n: int
+    index_bytes: int
+    index_at_end: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the store knows about one array: its declared chunk, the chunks' encoding (or the
+    shard's), or why its chunks cannot be bounded (``unsupported``)."""
+
+    chunk_shape: tuple
+    dtype: str
+    encoding: Encoding | None = None
+    shard: Shard | None = None
+    unsupported: str | None = None
+
+    @property
+    def decoded_bytes(self) -> int:
+        """The most bytes zarr decodes one stored chunk (an inner chunk of a shard) into."""
+        if self.shard is not None:
+            return self.shard.inner.cap
+        return self.encoding.cap if self.encoding is not None else 0
+
+    @property
+    def max_stored(self) -> int:
+        if self.shard is not None:
+            return self.shard.n * self.shard.inner.max_stored + self.shard.index_bytes
+        return self.encoding.max_stored if self.encoding is not None else 0
+
+
+def _product(values) -> int:
+    out = 1
+    for v in values:
+        out *= int(v)
+    return out
+
+
+def _v3_itemsize(name) -> int | None:
+    if not isinstance(name, str) or not name.isidentifier():
+        return None
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        return None
+    return dtype.itemsize if dtype.kind in "biufc" else None
+
+
+def _codec_name(codec) -> str | None:
+    name = codec.get("name") if isinstance(codec, dict) else codec if isinstance(codec, str) else None
+    if isinstance(name, str) and name.startswith("numcodecs."):
+        name = name[len("numcodecs."):]
+    return name
+
+
+def _v3_bytes_chain(codecs, declared: int) -> Encoding | str:
+    """The encoding of bytes->bytes ``codecs`` (encode order) over ``declared`` bytes, or why not."""
+    compressor, tail, inner = None, 0, 0
+    for codec in reversed(codecs):  # decode order
+        name = _codec_name(codec)
+        if name == "crc32c":
+            if compressor is None:
+                tail += 4
+            else:
+                inner += 4
+        elif name in COMPRESSORS:
+            if compressor is not None:
+                return f"two compressors ({compressor}, {name})"
+            compressor = name
+        else:
+            return f"the codec {name!r}"
+    if compressor is None:
+        return Encoding(None, declared + inner, tail)
+    return Encoding(compressor, declared + inner, tail)
+
+
+def _v3_codecs(codecs, chunk_shape, itemsize) -> tuple[Encoding | None, Shard | None, str | None]:
+    if not isinstance(codecs, list) or not codecs:
+        return None, None, "no codec list"
+    declared = _product(chunk_shape) * itemsize
+    for i, codec in enumerate(codecs):
+        name = _codec_name(codec)
+        if name == "transpose":
+            continue
+        if name == "bytes":
+            enc = _v3_bytes_chain(codecs[i + 1:], declared)
+            return (enc, None, None) if isinstance(enc, Encoding) else (None, None, enc)
+        if name == "sharding_indexed":
+            if codecs[i + 1:]:
+                return None, None, "codecs after sharding_indexed"
+            conf = codec.get("configuration") or {}
+            inner_shape = conf.get("chunk_shape")
+            if not (isinstance(inner_shape, list) and len(inner_shape) == len(chunk_shape)
+                    and all(isinstance(v, int) and v > 0 for v in inner_shape)):
+                return None, None, "a sharding_indexed codec without an inner chunk shape"
+            inner, shard, why = _v3_codecs(conf.get("codecs"), inner_shape, itemsize)
+            if why or shard is not None:
+                return None, None, why or "nested sharding"
+            index = conf.get("index_codecs") or [{"name": "bytes"}, {"name": "crc32c"}]
+            extra = 0
+            for c in index:
+                if _codec_name(c) == "crc32c":
+                    extra += 4
+                elif _codec_name(c) != "bytes":
+                    return None, None, f"the shard index codec {_codec_name(c)!r}"
+            n = _product(-(-int(s) // int(c)) for s, c in zip(chunk_shape, inner_shape))
+            return None, Shard(inner, n, 16 * n + extra, conf.get("index_location", "end") != "start"), None
+        return None, None, f"the codec {name!r}"
+    return None, None, "no bytes codec"
+
+
+def plan_v3(meta: dict) -> Plan | None:
+    """The plan of an array's ``zarr.json`` document, or None where it is not an array's."""
+    if not isinstance(meta, dict) or meta.get("node_type") != "array":
+        return None
+    grid = meta.get("chunk_grid") if isinstance(meta.get("chunk_grid"), dict) else {}
+    shape = (grid.get("configuration") or {}).get("chunk_shape") if isinstance(
+        grid.get("configuration"), dict) else None
+    if not (isinstance(shape, list) and all(isinstance(v, int) and v > 0 for v in shape)):
+        return Plan((), "?", unsupported="no regular chunk grid")
+    itemsize = _v3_itemsize(meta.get("data_type"))
+    if itemsize is None:
+        return Plan(tuple(shape), str(meta.get("data_type")), unsupported=f"the data type {meta.get('data_type')!r}")
+    encoding, shard, why = _v3_codecs(meta.get("codecs"), shape, itemsize)
+    return Plan(tuple(shape), str(meta.get("data_type")), encoding, shard, why)
+
+
+def plan_v2(meta: dict) -> Plan | None:
+    """The plan of an array's ``.zarray`` document (filters may widen a chunk up to 8 bytes a value)."""
+    if not isinstance(meta, dict):
+        return None
+    shape = meta.get("chunks")
+    if not (isinstance(shape, list) and all(isinstance(v, int) and v > 0 for v in shape)):
+        return Plan((), "?", unsupported="no chunk shape")
+    try:
+        dtype = np.dtype(meta.get("dtype"))
+        if meta.get("dtype") is None or dtype.kind not in "biufc":
+            raise TypeError
+    except (TypeError, ValueError):
+        return Plan(tuple(shape), str(meta.get("dtype")), unsupported=f"the dtype {meta.get('dtype')!r}")
+    declared = _product(shape) * (max(dtype.itemsize, 8) if meta.get("filters") else dtype.itemsize)
+    compressor = meta.get("compressor")
+    if compressor is None:
+        return Plan(tuple(shape), dtype.name, Encoding(None, declared))
+    name = compressor.get("id") if isinstance(compressor, dict) else None
+    if name not in COMPRESSORS:
+        return Plan(tuple(shape), dtype.name, unsupported=f"the compressor {name!r}")
+    return Plan(tuple(shape), dtype.name, Encoding(name, declared))
+
+
+# ---------------------------------------------------------------------------------------------
+# decoded sizes, read from headers or by a streaming decoder stopped past the cap
+
+
+class _Corrupt(Exception):
+    """The encoded bytes do not parse (cut short, not the codec's format)."""
+
+
+def _le(buf, lo, n) -> int:
+    if lo + n > len(buf):
+        raise _Corrupt("cut short")
+    return int.from_bytes(buf[lo:lo + n], "little")
+
+
+def zstd_size(buf, cap: int) -> int:
+    """The decoded size of zstd frames (their content sizes; a frame without one: the most its
+    blocks can produce), stopping once past ``cap``."""
+    pos, total, n = 0, 0, len(buf)
+    if n == 0:
+        raise _Corrupt("empty")
+    while pos < n:
+        magic = _le(buf, pos, 4)
+        if 0x184D2A50 <= magic <= 0x184D2A5F:  # a skippable frame
+            pos += 8 + _le(buf, pos + 4, 4)
+            if pos > n:
+                raise _Corrupt("cut short")
+            continue
+        if magic != 0xFD2FB528:
+            raise _Corrupt("not a zstd frame")
+        fhd = _le(buf, pos + 4, 1)
+        pos += 5
+        if fhd & 0x08:
+            raise _Corrupt("a reserved bit is set")
+        single = (fhd >> 5) & 1
+        window = None
+        if not single:
+            wd = _le(buf, pos, 1)
+            pos += 1
+            base = 1 << ((wd >> 3) + 10)
+            window = base + (base >> 3) * (wd & 7)
+        pos += (0, 1, 2, 4)[fhd & 3]
+        fcs_len = (single, 2, 4, 8)[fhd >> 6]
+        fcs = None
+        if fcs_len:
+            fcs = _le(buf, pos, fcs_len) + (256 if fcs_len == 2 else 0)
+            pos += fcs_len
+            if single:
+                window = fcs
+            if total + fcs > cap:
+                return total + fcs
+        block_max = min(window, 1 << 17) if window is not None else 1 << 17
+        bound = 0
+        while True:
+            head = _le(buf, pos, 3)
+            pos += 3
+            kind, size = (head >> 1) & 3, head >> 3
+            if kind == 3:
+                raise _Corrupt("a reserved block type")
+            pos += 1 if kind == 1 else size
+            bound += block_max if kind == 2 else size
+            if pos > n:
+                raise _Corrupt("cut short")
+            if fcs is None and total + bound > cap:
+                return total + bound
+            if head & 1:
+                break
+        if fhd & 0x04:
+            pos += 4
+            if pos > n:
+                raise _Corrupt("cut short")
+        total += fcs if fcs is not None else bound
+    return total
+
+
+def blosc_size(buf, cap: int) -> int:
+    """The decoded size a blosc (1) header states (its compressed size checked against the bytes)."""
+    if len(buf) < 16:
+        raise _Corrupt("cut short")
+    if _le(buf, 12, 4) != len(buf):
+        raise _Corrupt("its header's size is not the chunk's")
+    return _le(buf, 4, 4)
+
+
+def lz4_size(buf, cap: int) -> int:
+    """The decoded size numcodecs' LZ4 states in its 4-byte prefix."""
+    return _le(buf, 0, 4)
+
+
+def _stream_size(new, buf, cap: int, *, members: bytes | None = None) -> int:
+    """Decoded size by a streaming decoder, stopped one byte past ``cap``; ``members``: the magic
+    of a further member (gzip's multi-member streams)."""
+    total = 0
+    data = buf
+    while True:
+        d = new()
+        try:
+            out = d.decompress(data, cap + 1 - total)
+        except Exception as exc:  # noqa: BLE001 - zlib.error, OSError, LZMAError: corrupt data
+            raise _Corrupt(type(exc).__name__) from None
+        total += len(out)
+        del out
+        if total > cap:
+            return total
+        if not d.eof:
+            raise _Corrupt("cut short")
+        data = d.unused_data
+        if not members or not bytes(data[:len(members)]) == members:
+            return total
+
+
+def _gzip_size(buf, cap):
+    import zlib
+
+    return _stream_size(lambda: zlib.decompressobj(wbits=31), buf, cap, members=b"\x1f\x8b")
+
+
+def _zlib_size(buf, cap):
+    import zlib
+
+    return _stream_size(lambda: zlib.decompressobj(wbits=15), buf, cap)
+
+
+def _bz2_size(buf, cap):
+    import bz2
+
+    return _stream_size(bz2.BZ2Decompressor, buf, cap, members=b"BZh")
+
+
+def _lzma_size(buf, cap):
+    import lzma
+
+    return _stream_size(lzma.LZMADecompressor, buf, cap)
+
+
+SIZERS = {"zstd": zstd_size, "blosc": blosc_size, "lz4": lz4_size, "gzip": _gzip_size, "zlib": _zlib_size,
+          "bz2": _bz2_size, "lzma": _lzma_size}
+
+
+def decoded_size(buf, encoding: Encoding) -> int:
+    """The most bytes ``buf`` (one chunk as stored) decodes to, or past ``encoding.cap``; raises
+    :class:`_Corrupt` where the bytes do not parse."""
+    if encoding.tail:
+        if len(buf) < encoding.tail:
+            raise _Corrupt("cut short")
+        buf = buf[:len(buf) - encoding.tail]
+    if encoding.compressor is None:
+        return len(buf)
+    return SIZERS[encoding.compressor](buf, encoding.cap)
+
+
+# ---------------------------------------------------------------------------------------------
+# the store
+
+
+@dataclass
+class _Counts:
+    read: set = field(default_factory=set)
+    absent: set = field(default_factory=set)
+
+
+def _split(key: str) -> tuple[str, str]:
+    prefix, _, last = key.rpartition("/")
+    return prefix, last
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}/{key}" if prefix else key
+
+
+def _make_store_class():
+    from zarr.abc.store import RangeByteRequest, SuffixByteRequest
+    from zarr.storage import LocalStore, WrapperStore
+
+    class CappedStore(WrapperStore):
+        """A read-only :class:`zarr.storage.WrapperStore` that counts absent chunks and refuses a chunk
+        that would decode past its declared size (see :mod:`segscore.io.zarr_store`)."""
+
+        def __init__(self, store, name: str | None = None):
+            super().__init__(store)
+            self.inner = store
+            self.name = name or str(store)
+            self.plans: dict[str, Plan] = {}
+            self.counts: dict[str, _Counts] = {}
+            self._root = os.fspath(store.root) if isinstance(store, LocalStore) else None
+
+        def __getstate__(self):
+            state = dict(self.__dict__)
+            state["counts"] = {}  # a copy (a dask worker's) counts its own reads
+            return state
+
+        # -- what the store knows
+
+        def absent(self, array_path: str = "") -> tuple[int, int]:
+            """``(absent, read)``: the distinct chunk keys of the array at ``array_path`` read so
+            far, and how many of them were absent (read as the fill value)."""
+            c = self.counts.get(array_path.strip("/"))
+            return (len(c.absent), len(c.read)) if c is not None else (0, 0)
+
+        def check_array(self, array_path: str = "") -> None:
+            """Refuse, before any chunk is read, an array whose chunks the store cannot bound, or
+            whose declared chunk is larger than the read budget (:mod:`segscore.io.budget`, where
+            it is present: zarr decodes a chunk whole, whatever window is asked of it)."""
+            key = array_path.strip("/")
+            plan = self.plans.get(key)
+            if plan is None:
+                return
+            where = self.name if not key or self.name.rstrip("/").endswith("/" + key) else _join(self.name, key)
+            if plan.unsupported:
+                raise ChunkRefused(f"{where}: its chunks use {plan.unsupported}, whose decoded size segscore "
+                                   f"cannot bound before decoding; re-write the store with zstd, blosc, gzip or "
+                                   f"no compressor")
+            try:
+                from segscore.io import budget
+            except ImportError:  # no read budget in this tree: the decode cap alone bounds a chunk
+                return
+            budget.check_bytes(where, plan.decoded_bytes,
+                               fix=f"its {' x '.join(map(str, plan.chunk_shape))} chunks are decoded whole: "
+                                   f"re-write the store with smaller chunks")
+
+        def _learn(self, key: str, raw) -> None:
+            prefix, last = _split(key)
+            try:
+                doc = json.loads(bytes(raw))
+            except (ValueError, RecursionError):
+                return
+            if not isinstance(doc, dict):
+                return
+            if last == "zarr.json":
+                plan = plan_v3(doc)
+                if plan is not None:
+                    self.plans[prefix] = plan
+                consolidated = doc.get("consolidated_metadata")
+                members = consolidated.get("metadata") if isinstance(consolidated, dict) else None
+                for sub, meta in (members.items() if isinstance(members, dict) else ()):
+                    plan = plan_v3(meta)
+                    if plan is not None and isinstance(sub, str):
+                        self.plans.setdefault(_join(prefix, sub.strip("/")), plan)
+            elif last == ".zarray":
+                plan = plan_v2(doc)
+                if plan is not None:
+                    self.plans[prefix] = plan
+            elif last == ".zmetadata":
+                members = doc.get("metadata")
+                for sub, meta in (members.items() if isinstance(members, dict) else ()):
+                    if isinstance(sub, str) and _split(sub)[1] == ".zarray":
+                        plan = plan_v2(meta)
+                        if plan is not None:
+                            self.plans.setdefault(_join(prefix, _split(sub)[0]), plan)
+
+        async def _plan_for(self, key: str, prototype) -> tuple[str, Plan]:
+            parts = key.split("/")
+            ancestors = ["/".join(parts[:i]) for i in range(len(parts) - 1, -1, -1)]
+            for prefix in ancestors:
+                if prefix in self.plans:
+                    return prefix, self.plans[prefix]
+            for prefix in ancestors:  # metadata zarr did not read through this store: read it
+                for doc in ("zarr.json", ".zarray"):
+                    value = await self.get(_join(prefix, doc), prototype)
+                    if value is not None and prefix in self.plans:
+                        return prefix, self.plans[prefix]
+            raise ChunkRefused(f"{self.name}: key {key} belongs to no array whose metadata the store holds; "
+                               f"{_FIX}")
+
+        # -- reads
+
+        def _stat(self, key: str, limit: int, what: str) -> bool:
+            """On a local disk: whether ``key`` is there; refuse what is not a regular file, or is
+            larger than ``limit`` bytes."""
+            path = os.path.join(self._root, key)
+            try:
+                st = os.stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            except OSError as exc:
+                raise ChunkRefused(f"{self.name}: {what} {key} cannot be read ({exc.strerror}); {_FIX}") from None
+            if stat.S_ISDIR(st.st_mode):
+                if what == "metadata":
+                    return False
+                raise ChunkRefused(f"{self.name}: {what} {key} is a folder, not a file; {_FIX}")
+            if not stat.S_ISREG(st.st_mode):
+                raise ChunkRefused(f"{self.name}: {what} {key} is not a regular file (a FIFO, socket or device); "
+                                   f"give a store of regular files")
+            if st.st_size > limit:
+                raise ChunkRefused(f"{self.name}: {what} {key} holds {st.st_size:,} bytes, more than any "
+                                   f"encoding of it can ({limit:,}); {_FIX}")
+            return True
+
+        async def get(self, key, prototype=None, byte_range=None):
+            if prototype is None:
+                from zarr.buffer import default_buffer_prototype
+
+                prototype = default_buffer_prototype()
+            prefix, last = _split(key)
+            if last in METADATA:
+                if self._root is not None and not self._stat(key, MAX_METADATA_BYTES, "metadata"):
+                    return None
+                value = await self.inner.get(key, prototype, byte_range)
+                if value is not None and byte_range is None:
+                    if len(value) > MAX_METADATA_BYTES:
+                        raise ChunkRefused(f"{self.name}: metadata {key} holds over {MAX_METADATA_BYTES:,} "
+                                           f"bytes; {_FIX}")
+                    self._learn(key, value.to_bytes())
+                return value
+            array, plan = await self._plan_for(key, prototype)
+            counts = self.counts.setdefault(array, _Counts())
+            counts.read.add(key)
+            if plan.unsupported:
+                self.check_array(array)
+            if self._root is not None and not self._stat(key, plan.max_stored, "chunk"):
+                counts.absent.add(key)
+                return None
+            value = await self.inner.get(key, prototype, byte_range)
+            if value is None:
+                counts.absent.add(key)
+                return None
+            self._check(key, value, plan, byte_range)
+            return value
+
+        async def get_partial_values(self, prototype, key_ranges):
+            import asyncio
+
+            return list(await asyncio.gather(*(self.get(k, prototype, r) for k, r in key_ranges)))
+
+        def _check(self, key, value, plan: Plan, byte_range) -> None:
+            buf = memoryview(value.as_numpy_array()).cast("B")
+            if plan.shard is None:
+                if byte_range is None:
+                    self._check_one(key, buf, plan.encoding, plan)
+                return
+            shard = plan.shard
+            if byte_range is None:  # a whole shard: its index, then each inner chunk
+                if len(buf) < shard.index_bytes:
+                    self._corrupt(key, "its shard index is cut short")
+                at = len(buf) - shard.index_bytes if shard.index_at_end else 0
+                index = np.frombuffer(buf[at:at + 16 * shard.n], "<u8").reshape(-1, 2)
+                for i, (offset, nbytes) in enumerate(index.tolist()):
+                    if offset == _UNSET and nbytes == _UNSET:
+                        continue
+                    if offset + nbytes > len(buf):
+                        self._corrupt(key, f"its shard index points past its end (inner chunk {i})")
+                    self._check_one(f"{key} (inner chunk {i})", buf[offset:offset + nbytes], shard.inner, plan)
+                return
+            if isinstance(byte_range, SuffixByteRequest) and byte_range.suffix == shard.index_bytes or (
+                    isinstance(byte_range, RangeByteRequest) and byte_range.start == 0
+                    and byte_range.end == shard.index_bytes and not shard.index_at_end):
+                return  # the index: fixed size
+            if isinstance(byte_range, RangeByteRequest):
+                self._check_one(f"{key} (bytes {byte_range.start}-{byte_range.end})", buf, shard.inner, plan)
+
+        def _corrupt(self, key, why):
+            raise ChunkRefused(f"{self.name}: chunk {key} does not decode ({why}); {_FIX}")
+
+        def _check_one(self, key, buf, encoding: Encoding, plan: Plan) -> None:
+            try:
+                size = decoded_size(buf, encoding)
+            except _Corrupt as exc:
+                self._corrupt(key, f"{encoding.compressor or 'raw'} data {exc}")
+            if size > encoding.cap:
+                shape = " x ".join(map(str, plan.chunk_shape))
+                raise ChunkRefused(f"{self.name}: chunk {key} would decode to more than {encoding.cap:,} bytes "
+                                   f"(at least {size:,}), the most a {shape} {plan.dtype} chunk holds; the chunk "
+                                   f"is corrupt or hostile: {_FIX}")
+
+    CappedStore.__module__ = __name__
+    CappedStore.__qualname__ = "CappedStore"
+    return CappedStore
+
+
+def __getattr__(name):  # the store class is built on first use, so importing this module stays light
+    if name == "CappedStore":
+        cls = globals().get("_CappedStore") or _make_store_class()  # built once: pickle finds it by name (dask workers)
+        globals()["_CappedStore"] = globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def capped(store, name: str | None = None):
+    """``store`` (a zarr 3 store) wrapped so that every read counts absent chunks and is capped."""
+    return __getattr__("CappedStore")(store, name)
+
+
+def local(path, name: str | None = None):
+    """A read-only, capped store of the local folder ``path``."""
+    from zarr.storage import LocalStore
+
+    return capped(LocalStore(os.fspath(path), read_only=True), name or os.fspath(path))

@@ -1,0 +1,621 @@
+"""Persistent homology of 3D cubical complexes and the induced (Betti) matching of two of them.
+
+The complex (the V-construction): the voxels of an ``(nx, ny, nz)`` volume are its vertices; an
+edge joins two voxels adjacent along one axis, a square four voxels, a cube eight; every cell
+takes the maximum of its voxels' values and appears when the sublevel set reaches it. Cells
+that would reach past the volume's border (the +inf padding) never appear. A 2D image is the
+volume ``(1, ny, nz)``.
+
+Values arrive as **ranks**: int32 arrays whose order is the order of the real values (ties
+equal), so one integer comparison replaces a float one and a cell's value is the maximum rank
+of its voxels.
+
+The filtration order (the tie rule, part of the definition)
+-----------------------------------------------------------
+Cells of one dimension are ordered by (value, index), the index being the C-order position
+of the cell's lowest voxel followed by its type (edges: the axis they run along; squares: the
+axis normal to them), i.e. ``cell = voxel * 3 + type``; cubes by their lowest voxel. So among
+simultaneous births the cell with the lowest index is the elder. In dimension 0 this reads:
+when two components meet, the one holding the lowest (value, C-order voxel index) survives;
+in the top dimension (union-find on the dual, processed downwards) the component holding the
+highest (value, index) cube survives and the outside of the volume is older than every cube.
+This is the order Betti-Matching-3D (Stucki et al., arXiv 2407.04683) uses; its answers on
+recorded volumes are the tests (tests/topology/test_betti_matching.py, tests/data/betti_matching/).
+
+Dimension 0 is computed by union-find over edges, dimension 2 by union-find over the dual
+(squares joining cubes and the outside), dimension 1 by the standard column reduction of the
+boundary matrix of squares (columns, in filtration order, with the squares that close a
+2-cycle cleared by the dimension-2 pass) whose pivot is the latest edge, with the reduced
+columns kept for reuse. The matching goes through the comparison image (the voxel-wise
+minimum of the two inputs): a comparison pair is matched when its image pairs (the comparison
+pairs seen through each input's order) are pairs of both inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from segscore.kernels._jit import jit
+from segscore.kernels.components import find
+
+_LOW = np.int64(0xFFFFFFFF)  # the edge of a key ``value << 32 | edge``
+_OUT = np.int32(2147483647)  # the outside of the volume in the dual: older than every cube
+
+
+# ---- cells and their values
+
+
+@jit
+def edge_value(r, nx, ny, nz, e):
+    """Rank of edge ``e`` (``voxel * 3 + axis``), or -1 when it reaches past the border."""
+    t = e % 3
+    v = e // 3
+    if t == 0:
+        if v // (ny * nz) + 1 >= nx:
+            return -1
+        w = v + ny * nz
+    elif t == 1:
+        if (v // nz) % ny + 1 >= ny:
+            return -1
+        w = v + nz
+    else:
+        if v % nz + 1 >= nz:
+            return -1
+        w = v + 1
+    a = r[v]
+    b = r[w]
+    return a if a > b else b
+
+
+@jit
+def face_value(r, nx, ny, nz, f):
+    """Rank of square ``f`` (``voxel * 3 + normal axis``), or -1 past the border."""
+    t = f % 3
+    v = f // 3
+    x = v // (ny * nz)
+    y = (v // nz) % ny
+    z = v % nz
+    nyz = ny * nz
+    if t == 0:
+        if y + 1 >= ny or z + 1 >= nz:
+            return -1
+        da = nz
+        db = 1
+    elif t == 1:
+        if x + 1 >= nx or z + 1 >= nz:
+            return -1
+        da = nyz
+        db = 1
+    else:
+        if x + 1 >= nx or y + 1 >= ny:
+            return -1
+        da = nyz
+        db = nz
+    m = r[v]
+    if r[v + da] > m:
+        m = r[v + da]
+    if r[v + db] > m:
+        m = r[v + db]
+    if r[v + da + db] > m:
+        m = r[v + da + db]
+    return m
+
+
+@jit
+def face_cubes(f, nx, ny, nz):
+    """The two cubes on either side of square ``f``, each named by its lowest voxel; the
+    outside of the volume is ``nx * ny * nz`` (after every cube)."""
+    t = f % 3
+    v = f // 3
+    nyz = ny * nz
+    out = nx * nyz
+    if t == 0:  # normal x: x == 0 iff v < nyz
+        a = out if v < nyz else v - nyz
+        b = out if v >= (nx - 1) * nyz else v
+    elif t == 1:
+        y0 = v % nyz < nz
+        a = out if y0 else v - nz
+        b = out if v % nyz >= (ny - 1) * nz else v
+    else:
+        z = v % nz
+        a = out if z == 0 else v - 1
+        b = out if z == nz - 1 else v
+    return a, b
+
+
+@jit
+def face_keys(f, r, ny, nz, out):
+    """The keys ``value << 32 | edge`` of the four edges of square ``f`` into ``out``, highest
+    edge index first; returns the square's value (the largest edge value)."""
+    t = f % 3
+    v = f // 3
+    nyz = ny * nz
+    if t == 0:  # y-z square
+        da = nz
+        db = 1
+        e0 = (v + nz) * 3 + 2
+        e1 = (v + 1) * 3 + 1
+        e2 = v * 3 + 2
+        e3 = v * 3 + 1
+    elif t == 1:  # x-z square
+        da = nyz
+        db = 1
+        e0 = (v + nyz) * 3 + 2
+        e1 = (v + 1) * 3 + 0
+        e2 = v * 3 + 2
+        e3 = v * 3 + 0
+    else:  # x-y square
+        da = nyz
+        db = nz
+        e0 = (v + nyz) * 3 + 1
+        e1 = (v + nz) * 3 + 0
+        e2 = v * 3 + 1
+        e3 = v * 3 + 0
+    a = np.int64(r[v])
+    b = np.int64(r[v + da])
+    c = np.int64(r[v + db])
+    d = np.int64(r[v + da + db])
+    # e0 joins (v+da, v+da+db), e1 (v+db, v+da+db), e2 (v, v+db), e3 (v, v+da)
+    out[0] = (max(b, d) << 32) | e0
+    out[1] = (max(c, d) << 32) | e1
+    out[2] = (max(a, c) << 32) | e2
+    out[3] = (max(a, b) << 32) | e3
+    return max(max(a, b), max(c, d))
+
+
+@jit
+def _cell_values_into(r, nx, ny, nz, dim, x, vals):
+    """Values of the cells (3 per voxel) of plane ``x`` into ``vals`` (-1: not in the complex)."""
+    nyz = ny * nz
+    base = x * nyz
+    for y in range(ny):
+        for z in range(nz):
+            v = base + y * nz + z
+            a = r[v]
+            hx = x + 1 < nx
+            hy = y + 1 < ny
+            hz = z + 1 < nz
+            o = (y * nz + z) * 3
+            if dim == 1:
+                vals[o] = max(a, r[v + nyz]) if hx else -1
+                vals[o + 1] = max(a, r[v + nz]) if hy else -1
+                vals[o + 2] = max(a, r[v + 1]) if hz else -1
+            else:
+                if hy and hz:
+                    vals[o] = max(max(a, r[v + nz]), max(r[v + 1], r[v + nz + 1]))
+                else:
+                    vals[o] = -1
+                if hx and hz:
+                    vals[o + 1] = max(max(a, r[v + nyz]), max(r[v + 1], r[v + nyz + 1]))
+                else:
+                    vals[o + 1] = -1
+                if hx and hy:
+                    vals[o + 2] = max(max(a, r[v + nyz]), max(r[v + nz], r[v + nyz + nz]))
+                else:
+                    vals[o + 2] = -1
+
+
+@jit
+def sorted_cells(r, nx, ny, nz, dim, nvals):
+    """int32 indices of the cells of ``dim`` (1: edges, 2: squares) present in the complex,
+    in filtration order (value, index): a stable counting sort over the ``nvals`` ranks."""
+    count = np.zeros(nvals + 1, np.int64)
+    vals = np.empty(ny * nz * 3, np.int64)
+    for x in range(nx):
+        _cell_values_into(r, nx, ny, nz, dim, x, vals)
+        for o in range(vals.shape[0]):
+            if vals[o] >= 0:
+                count[vals[o] + 1] += 1
+    for i in range(nvals):
+        count[i + 1] += count[i]
+    out = np.empty(count[nvals], np.int32)
+    for x in range(nx):
+        _cell_values_into(r, nx, ny, nz, dim, x, vals)
+        base = x * ny * nz * 3
+        for o in range(vals.shape[0]):
+            w = vals[o]
+            if w >= 0:
+                out[count[w]] = base + o
+                count[w] += 1
+    return out
+
+
+# ---- dimension 2: union-find on the dual
+
+
+@jit
+def _grow(a, n):
+    """``a`` itself when it has room for index ``n``, else a copy twice as long."""
+    if n < a.shape[0]:
+        return a
+    b = np.empty(max(2 * a.shape[0], 16), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@jit
+def _cube_values(r, nx, ny, nz):
+    """Cube values indexed by each cube's lowest voxel (entries of voxels on the far faces,
+    which start no cube, are unused), then the outside: ``nx * ny * nz + 1`` int32."""
+    nyz = ny * nz
+    out = np.full(nx * nyz + 1, _OUT, np.int32)
+    for x in range(nx - 1):
+        for y in range(ny - 1):
+            v0 = x * nyz + y * nz
+            for z in range(nz - 1):
+                v = v0 + z
+                m = max(max(max(r[v], r[v + 1]), max(r[v + nz], r[v + nz + 1])),
+                        max(max(r[v + nyz], r[v + nyz + 1]), max(r[v + nyz + nz], r[v + nyz + nz + 1])))
+                out[v] = m
+    return out
+
+
+@jit
+def _face_value_in(r, ny, nz, f):
+    """Value of square ``f``, known to be in the complex (no border check)."""
+    t = f % 3
+    v = f // 3
+    nyz = ny * nz
+    if t == 0:
+        da = nz
+        db = 1
+    elif t == 1:
+        da = nyz
+        db = 1
+    else:
+        da = nyz
+        db = nz
+    return max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
+
+
+@jit
+def _edge_value_in(r, ny, nz, e):
+    """Value of edge ``e``, known to be in the complex (no border check)."""
+    v = e // 3
+    t = e % 3
+    w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+    return max(r[v], r[w])
+
+
+@jit
+def _dual_link(parent, val, a, b):
+    """Join dual roots ``a`` and ``b``; the one with the lower (value, index) dies and is
+    returned."""
+    if val[a] < val[b] or (val[a] == val[b] and a < b):
+        parent[a] = b
+        return a
+    parent[b] = a
+    return b
+
+
+@jit
+def dual_pairs(faces, fval_r, cval, cval_c, nx, ny, nz, keep):
+    """Dimension-2 pairs of one image by union-find on the dual.
+
+    ``faces``: the image's squares in filtration order; ``fval_r``: the image's ranks (to value
+    squares); ``cval``/``cval_c``: cube values of the image and of the comparison image (the
+    comparison's union-find runs along, in this image's order, to name each death by the
+    comparison cube that dies with it). Fills ``keep`` (False where a square joins two dual
+    components: cleared from the dimension-1 columns). Returns ``(n, face, cube, key)``: the
+    pairs of positive persistence (birth square, death cube, the comparison cube of each).
+    """
+    nc = cval.shape[0]
+    parent = np.arange(nc).astype(np.int32)
+    parent_c = np.arange(nc).astype(np.int32)
+    pair_face = np.empty(16, np.int64)
+    pair_cube = np.empty(16, np.int64)
+    key_comp = np.empty(16, np.int64)
+    n = 0
+    for i in range(faces.shape[0] - 1, -1, -1):
+        f = np.int64(faces[i])
+        a, b = face_cubes(f, nx, ny, nz)
+        ra = find(parent, a)
+        rb = find(parent, b)
+        if ra == rb:
+            keep[i] = True
+            continue
+        keep[i] = False
+        dying = _dual_link(parent, cval, ra, rb)
+        dying_c = _dual_link(parent_c, cval_c, find(parent_c, a), find(parent_c, b))
+        if _face_value_in(fval_r, ny, nz, f) != cval[dying]:
+            pair_face = _grow(pair_face, n)
+            pair_cube = _grow(pair_cube, n)
+            key_comp = _grow(key_comp, n)
+            pair_face[n] = f
+            pair_cube[n] = dying
+            key_comp[n] = dying_c
+            n += 1
+    return n, pair_face[:n], pair_cube[:n], key_comp[:n]
+
+
+# ---- dimension 1: the column reduction
+
+
+@jit
+def _heap_push(heap, size, key):
+    if size >= heap.shape[0]:
+        bigger = np.empty(heap.shape[0] * 2, np.int64)
+        bigger[:size] = heap[:size]
+        heap = bigger
+    i = size
+    heap[i] = key
+    while i > 0:
+        p = (i - 1) >> 1
+        if heap[p] >= heap[i]:
+            break
+        heap[p], heap[i] = heap[i], heap[p]
+        i = p
+    return heap, size + 1
+
+
+@jit
+def _heap_pop(heap, size):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        c = left
+        if left + 1 < size and heap[left + 1] > heap[left]:
+            c = left + 1
+        if heap[i] >= heap[c]:
+            break
+        heap[i], heap[c] = heap[c], heap[i]
+        i = c
+    return top, size
+
+
+@jit
+def _heap_pivot(heap, size):
+    """Pop the largest key present an odd number of times (mod-2 sum); -1 when none."""
+    while size > 0:
+        top, size = _heap_pop(heap, size)
+        k = 1
+        while size > 0 and heap[0] == top:
+            _, size = _heap_pop(heap, size)
+            k += 1
+        if k % 2 == 1:
+            return top, size
+    return -1, size
+
+
+@jit
+def _push4(heap, size, keys):
+    for q in range(4):
+        heap, size = _heap_push(heap, size, keys[q])
+    return heap, size
+
+
+@jit
+def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
+    """Reduce the squares ``cols[keep]`` (in filtration order) against the edges valued by ``r``.
+
+    The pivot of a column is its latest edge in the (value of ``r``, index) order; a column
+    whose pivot is already taken gets the reduced column that holds it added (mod 2). Reduced
+    columns that needed an addition are kept for reuse; the others are their square's boundary.
+
+    With ``record`` set, pairs of positive persistence (edge value < square value under ``r``)
+    are returned as ``(n, edge, square, position of the column in cols)``. ``want`` (sorted column positions, maybe empty) asks for the
+    pivots of those columns (-1 where the column reduces to zero) in ``want_pivot``: the image
+    pairs, when ``cols`` are the comparison's squares and ``r`` an input's ranks.
+
+    Notes: ``cols`` must hold squares of the complex (no check); ``r`` is C-order ranks of an
+    ``(nx, ny, nz)`` volume.
+    """
+    ne = np.int64(r.shape[0]) * 3
+    pivot_col = np.full(ne, -1, np.int32)
+    ncol = cols.shape[0]
+    col_slot = np.full(ncol, -1, np.int32)
+    slot_start = np.empty(1024, np.int64)
+    slot_len = np.empty(1024, np.int32)
+    nslot = 0
+    pool = np.empty(4096, np.int64)
+    pool_n = 0
+    heap = np.empty(64, np.int64)
+    keys = np.empty(4, np.int64)
+    pair_edge = np.empty(16, np.int64)
+    pair_face = np.empty(16, np.int64)
+    pair_pos = np.empty(16, np.int64)
+    n = 0
+    w = 0
+    nwant = want.shape[0]
+    for i in range(ncol):
+        if not keep[i]:
+            continue
+        f = np.int64(cols[i])
+        fv = face_keys(f, r, ny, nz, keys)
+        kmax = max(max(keys[0], keys[1]), max(keys[2], keys[3]))
+        emax = kmax & _LOW
+        while w < nwant and want[w] < i:
+            w += 1
+        if pivot_col[emax] < 0:  # emergent pair: the column is reduced as it stands
+            pivot_col[emax] = i
+            if w < nwant and want[w] == i:
+                want_pivot[w] = emax
+            continue  # its value is the square's: no pair of positive persistence
+        size = 0
+        heap, size = _push4(heap, size, keys)
+        j = pivot_col[emax]
+        while True:
+            s = col_slot[j]
+            if s >= 0:
+                for q in range(slot_start[s], slot_start[s] + slot_len[s]):
+                    heap, size = _heap_push(heap, size, pool[q])
+            else:
+                face_keys(np.int64(cols[j]), r, ny, nz, keys)
+                heap, size = _push4(heap, size, keys)
+            piv, size = _heap_pivot(heap, size)
+            if piv < 0:
+                break
+            e = piv & _LOW
+            if pivot_col[e] >= 0:
+                j = pivot_col[e]
+                heap, size = _heap_push(heap, size, piv)
+                continue
+            pivot_col[e] = i
+            if w < nwant and want[w] == i:
+                want_pivot[w] = e
+            if record and (piv >> 32) != fv:
+                pair_edge = _grow(pair_edge, n)
+                pair_face = _grow(pair_face, n)
+                pair_pos = _grow(pair_pos, n)
+                pair_edge[n] = e
+                pair_face[n] = f
+                pair_pos[n] = i
+                n += 1
+            # keep the reduced column (pivot first, then the rest, each once)
+            need = pool_n + size + 1
+            if need > pool.shape[0]:
+                cap = pool.shape[0] * 2
+                while cap < need:
+                    cap *= 2
+                bigger = np.empty(cap, np.int64)
+                bigger[:pool_n] = pool[:pool_n]
+                pool = bigger
+            if nslot >= slot_start.shape[0]:
+                bs = np.empty(slot_start.shape[0] * 2, np.int64)
+                bs[:nslot] = slot_start[:nslot]
+                slot_start = bs
+                bl = np.empty(slot_len.shape[0] * 2, np.int32)
+                bl[:nslot] = slot_len[:nslot]
+                slot_len = bl
+            col_slot[i] = nslot
+            slot_start[nslot] = pool_n
+            pool[pool_n] = piv
+            pool_n += 1
+            while size > 0:
+                k, size = _heap_pivot(heap, size)
+                if k < 0:
+                    break
+                pool[pool_n] = k
+                pool_n += 1
+            slot_len[nslot] = pool_n - slot_start[nslot]
+            nslot += 1
+            break
+    return n, pair_edge[:n], pair_face[:n], pair_pos[:n]
+
+
+# ---- dimension 0: union-find on edges
+
+
+@jit
+def _link_elder(parent, r, a, b):
+    """Join roots ``a`` and ``b``; the one with the higher (value, voxel index) dies."""
+    if r[a] > r[b] or (r[a] == r[b] and a > b):
+        parent[a] = b
+        return a
+    parent[b] = a
+    return b
+
+
+@jit
+def uf_pairs(edges, r, nx, ny, nz):
+    """Dimension-0 pairs of positive persistence, ``edges`` in filtration order: returns
+    ``(n, dying voxel, edge)``."""
+    parent = np.arange(r.shape[0]).astype(np.int32)
+    pair_vox = np.empty(16, np.int64)
+    pair_edge = np.empty(16, np.int64)
+    n = 0
+    for e in edges:
+        v = np.int64(e) // 3
+        t = np.int64(e) % 3
+        w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+        a = find(parent, v)
+        b = find(parent, w)
+        if a == b:
+            continue
+        d = _link_elder(parent, r, a, b)
+        if r[d] != _edge_value_in(r, ny, nz, e):
+            pair_vox = _grow(pair_vox, n)
+            pair_edge = _grow(pair_edge, n)
+            pair_vox[n] = d
+            pair_edge[n] = e
+            n += 1
+    return n, pair_vox[:n], pair_edge[:n]
+
+
+@jit
+def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
+    """Dimension-0 matching: the comparison's ``edges`` in its filtration order, its
+    union-find and the two inputs' union-finds run along (each valued by its own ranks).
+    ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none).
+    Returns ``(n, m0, m1)``: the indices of the matched pairs of each input."""
+    nv = rc.shape[0]
+    pc = np.arange(nv).astype(np.int32)
+    p0 = np.arange(nv).astype(np.int32)
+    p1 = np.arange(nv).astype(np.int32)
+    m0 = np.empty(16, np.int64)
+    m1 = np.empty(16, np.int64)
+    n = 0
+    for e in edges:
+        v = np.int64(e) // 3
+        t = np.int64(e) % 3
+        w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+        a = find(pc, v)
+        b = find(pc, w)
+        if a == b:
+            continue
+        dc = _link_elder(pc, rc, a, b)
+        d0 = _link_elder(p0, r0, find(p0, v), find(p0, w))
+        d1 = _link_elder(p1, r1, find(p1, v), find(p1, w))
+        if rc[dc] != _edge_value_in(rc, ny, nz, e):
+            if vox_pair0[d0] >= 0 and vox_pair1[d1] >= 0:
+                m0 = _grow(m0, n)
+                m1 = _grow(m1, n)
+                m0[n] = vox_pair0[d0]
+                m1[n] = vox_pair1[d1]
+                n += 1
+    return n, m0[:n], m1[:n]
+
+
+# ---- voxels of cells (where a pair is born and dies)
+
+
+@jit
+def cell_voxels(r, nx, ny, nz, dim, cells, out):
+    """The voxel that gives each cell its value, C-order index into ``out``: an edge's or a
+    square's highest-index voxel of maximal value, a cube's lowest-index one (the convention
+    of Betti-Matching-3D's coordinates)."""
+    nyz = ny * nz
+    for i in range(cells.shape[0]):
+        c = cells[i]
+        if dim == 0:
+            out[i] = c
+        elif dim == 1:
+            v = c // 3
+            t = c % 3
+            w = v + (nyz if t == 0 else (nz if t == 1 else 1))
+            out[i] = w if r[w] >= r[v] else v
+        elif dim == 2:
+            v = c // 3
+            t = c % 3
+            if t == 0:
+                da = nz
+                db = 1
+            elif t == 1:
+                da = nyz
+                db = 1
+            else:
+                da = nyz
+                db = nz
+            m = max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
+            if r[v + da + db] == m:
+                out[i] = v + da + db
+            elif r[v + da] == m:
+                out[i] = v + da
+            elif r[v + db] == m:
+                out[i] = v + db
+            else:
+                out[i] = v
+        else:  # a cube, named by its lowest voxel
+            v = c
+            m = r[v]
+            best = v
+            for d in (1, nz, nz + 1, nyz, nyz + 1, nyz + nz, nyz + nz + 1):
+                if r[v + d] > m:
+                    m = r[v + d]
+                    best = v + d
+            out[i] = best

@@ -1,0 +1,186 @@
+"""The exact-ranking kernels against brute-force NumPy oracles."""
+
+import numpy as np
+import pytest
+
+from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, SPLIT, bucket_pass, collected_terms, region_pass,
+                                        row_terms)
+from segscore.metrics.exact import _bucket_index, keys_of
+
+MAXU = np.iinfo(np.uint64).max
+THR = np.unique(np.r_[np.linspace(0.05, 0.95, 19), 0.5])
+
+
+def scores(n, seed, kind):
+    rng = np.random.default_rng(seed)
+    if kind == "uniform":
+        p = rng.random(n)
+    elif kind == "tied":
+        p = np.floor(rng.random(n) * 5) / 4  # 0, .25, .5, .75, 1
+    else:  # narrow and tiny together
+        p = np.where(rng.random(n) < 0.5, 0.5 + rng.random(n) * 1e-9, rng.random(n) * 1e-305)
+    return p, (rng.random(n) < 0.3).astype(np.uint8)
+
+
+@pytest.mark.parametrize("n", [0, 1, 17, 2000])
+@pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
+def test_bucket_pass(n, kind):
+    p, cls = scores(n, n + 3, kind)
+    p, keys = keys_of(p)
+    pos = np.zeros(N_BUCKETS, np.int64)
+    neg = np.zeros(N_BUCKETS, np.int64)
+    kmin = np.full(N_BUCKETS, MAXU, np.uint64)
+    kmax = np.zeros(N_BUCKETS, np.uint64)
+    tc = np.zeros((2, THR.size + 1), np.int64)
+    below = np.searchsorted(THR, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
+    bucket_pass(keys, p, cls, THR, below, pos, neg, kmin, kmax, tc)
+    b = np.minimum(np.floor(p * 65536).astype(np.int64), 65535)
+    np.testing.assert_array_equal(pos, np.bincount(b[cls == 1], minlength=N_BUCKETS))
+    np.testing.assert_array_equal(neg, np.bincount(b[cls == 0], minlength=N_BUCKETS))
+    for k in np.unique(b):
+        assert kmin[k] == keys[b == k].min() and kmax[k] == keys[b == k].max()
+    assert np.all(kmin[(pos + neg) == 0] == MAXU)
+    j = np.searchsorted(THR, p, side="right")
+    for c in (0, 1):
+        np.testing.assert_array_equal(tc[c], np.bincount(j[cls == c], minlength=THR.size + 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_region_pass(seed):
+    rng = np.random.default_rng(seed)
+    p, cls = scores(3000, seed, ["uniform", "tied", "narrow_tiny", "uniform"][seed])
+    p, keys = keys_of(p)
+    # disjoint regions between sorted distinct keys, inside first-pass buckets, some keys in none
+    u = np.unique(keys)
+    ub = np.minimum((u.view(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
+    cuts = np.sort(rng.choice(u.size, size=min(u.size, 12), replace=False))
+    rlo, rhi = [], []
+    for a, b in zip(cuts[::2], cuts[1::2]):
+        b = a + int(np.searchsorted(ub[a:b + 1], ub[a], side="right")) - 1  # end in a's bucket
+        rlo.append(u[a])
+        rhi.append(u[b])
+    rlo, rhi = np.array(rlo, np.uint64), np.array(rhi, np.uint64)
+    index = _bucket_index(rlo, rhi if seed % 2 else None)  # with and without the finer index
+    state = rng.choice([0, SPLIT, COLLECT], size=rlo.size).astype(np.int64)
+    # a shift leaving at most 2**10 to 2**7 sub-bins per split region
+    shift = np.array([max(0, int(h - lo).bit_length() - 10) + int(rng.integers(0, 4)) if st == SPLIT else 0
+                      for lo, h, st in zip(rlo, rhi, state)], np.int64)
+    used = [int((int(h) - int(lo)) >> int(s)) + 1 if st == SPLIT else 0 for lo, h, s, st in zip(rlo, rhi, shift, state)]
+    base = np.r_[0, np.cumsum(used)[:-1]].astype(np.int64)
+    n_sub = max(1, sum(used))
+    sp, sn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
+    smin, smax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
+    out = np.empty(keys.size, np.uint64)
+    k = region_pass(keys, p, cls, *index, rlo, rhi, state, shift, base, sp, sn, smin, smax, out)
+    # brute force
+    bp, bn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
+    bmin, bmax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
+    got = []
+    for key, c in zip(keys.tolist(), cls.tolist()):
+        for r in range(rlo.size):
+            if int(rlo[r]) <= key <= int(rhi[r]):
+                if state[r] == SPLIT:
+                    s = int(base[r]) + ((key - int(rlo[r])) >> int(shift[r]))
+                    (bp if c else bn)[s] += 1
+                    bmin[s] = min(int(bmin[s]), key)
+                    bmax[s] = max(int(bmax[s]), key)
+                elif state[r] == COLLECT:
+                    got.append((key << 1) | c)
+    np.testing.assert_array_equal(sp, bp)
+    np.testing.assert_array_equal(sn, bn)
+    np.testing.assert_array_equal(smin, bmin)
+    np.testing.assert_array_equal(smax, bmax)
+    assert out[:k].tolist() == got
+
+
+def test_region_pass_without_regions():
+    keys = np.arange(5, dtype=np.uint64)
+    z = np.zeros(0, np.uint64)
+    zi = np.zeros(0, np.int64)
+    assert region_pass(keys, keys.astype(np.float64), np.zeros(5, np.uint8), *_bucket_index(z, z), z, z, zi, zi, zi,
+                       np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint64), np.zeros(1, np.uint64),
+                       np.empty(5, np.uint64)) == 0
+
+
+def brute_terms(values, a, b):
+    """AUC doubled wins, AP and the best F1 (lowest value among ties) of distinct-value rows."""
+    order = np.argsort(-values)
+    values, a, b = values[order], a[order], b[order]
+    P, N = a.sum(), b.sum()
+    t = f = 0
+    wins2 = 0
+    ap = 0.0
+    best, best_v = -1.0, None
+    for v, x, y in zip(values, a, b):
+        wins2 += int(x) * (2 * int(N - f - y) + int(y))
+        t1, f1 = t + x, f + y
+        if x:
+            ap += (t1 / P - t / P) * (t1 / (t1 + f1))
+        prec = t1 / (t1 + f1)
+        rec = t1 / P
+        fs = 2 * prec * rec / (prec + rec) if prec + rec > 0 else 0.0
+        if fs > best or (fs == best and v < best_v):
+            best, best_v = fs, v
+        t, f = t1, f1
+    return wins2, ap, best, best_v
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_row_and_collected_terms(seed):
+    rng = np.random.default_rng(seed)
+    n = [1, 2, 50, 400][seed]
+    keys = np.unique(keys_of(rng.random(n) ** 3)[1])
+    n = keys.size
+    a = rng.integers(0, 4, n).astype(np.int64)
+    b = rng.integers(0, 4, n).astype(np.int64)
+    a[0] += 1
+    b[-1] += 1
+    P, N = int(a.sum()), int(b.sum())
+    want = brute_terms(keys.astype(object), a, b)
+    # explicit rows, in a shuffled order, with the counts above each
+    t0 = np.array([a[keys > k].sum() for k in keys], np.int64)
+    f0 = np.array([b[keys > k].sum() for k in keys], np.int64)
+    perm = rng.permutation(n)
+    acc, best, bk = np.zeros(2), np.full(1, -1.0), np.zeros(1, np.uint64)
+    w = row_terms(keys[perm], a[perm], b[perm], t0[perm], f0[perm], P, N, acc, best, bk)
+    assert w == want[0] and acc[0] == pytest.approx(want[1], abs=1e-15) and best[0] == want[2] and bk[0] == want[3]
+    # the same rows as collected pixels, cut into regions
+    packed = np.concatenate([np.r_[np.full(x, (int(k) << 1) | 1, np.uint64), np.full(y, int(k) << 1, np.uint64)]
+                             for k, x, y in zip(keys, a, b)])
+    rng.shuffle(packed)
+    packed.sort()
+    cuts = np.unique(np.r_[0, rng.integers(0, n, 3)])
+    lo = keys[cuts]
+    acc2, best2, bk2 = np.zeros(2), np.full(1, -1.0), np.zeros(1, np.uint64)
+    ends = np.r_[cuts[1:], n]  # a region holds keys[cuts[r]:ends[r]]; the counts above are the rows after it
+    ta = np.array([a[e:].sum() for e in ends], np.int64)
+    fa = np.array([b[e:].sum() for e in ends], np.int64)
+    w2 = collected_terms(packed, lo, ta, fa, P, N, acc2, best2, bk2)
+    assert w2 == want[0] and acc2[0] == pytest.approx(want[1], abs=1e-15) and best2[0] == want[2]
+    assert bk2[0] == want[3]
+    assert collected_terms(np.zeros(0, np.uint64), lo, ta, fa, P, N, acc2, best2, bk2) == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_region_pass_fine_index_in_a_crowded_bucket(seed):
+    """Thousands of regions inside one first-pass bucket (a narrow map split): the finer index
+    must find each key's region as a search over all of them does."""
+    rng = np.random.default_rng(seed)
+    p, keys = keys_of(0.5 + rng.random(20000) * 1e-8)
+    cls = (rng.random(p.size) < 0.4).astype(np.uint8)
+    u = np.unique(keys)
+    cuts = np.sort(rng.choice(u.size, size=3000, replace=False))
+    rlo, rhi = u[cuts[::2]], u[cuts[1::2]]
+    r = rlo.size
+    state = np.full(r, COLLECT, np.int64)
+    zi = np.zeros(r, np.int64)
+    index = _bucket_index(rlo, rhi)
+    assert index[1].max() >= 0  # the finer index is in use
+    out = np.empty(keys.size, np.uint64)
+    one = np.zeros(1, np.int64)
+    k = region_pass(keys, p, cls, *index, rlo, rhi, state, zi, zi, one, one.copy(), np.zeros(1, np.uint64),
+                    np.zeros(1, np.uint64), out)
+    j = np.searchsorted(rlo, keys, side="right") - 1
+    inside = (j >= 0) & (keys <= rhi[np.maximum(j, 0)])
+    want = (keys[inside] << np.uint64(1)) | cls[inside].astype(np.uint64)
+    np.testing.assert_array_equal(out[:k], want)
