@@ -8,8 +8,8 @@ prints, as a ``Result``: ``.to_frame()`` is a pandas DataFrame, ``.plot()`` the 
 
 DATA holds one input of each kind, named as ``tests/fuzz/corpus.py`` writes them (an ink segment,
 an ink target, a column target, a fiber target, label images, curvilinear masks); FIGURES
-(default: DATA) receives the figures as PNG. The objects and curvilinear cells also build their
-inputs as arrays here, to show that an array goes where a path goes.
+(default: DATA) receives the figures as PNG. The objects, curvilinear and topology cells build
+their inputs as arrays here, to show that an array goes where a path goes.
 """
 
 import sys
@@ -91,9 +91,17 @@ print("== curvilinear: audit")
 print(audit.to_frame("findings")[["cost", "operator", "metric", "aligned_rho", "label"]].head().to_string())
 audit.plot().savefig(figures / "audit.png")
 
+# %% topology: the surface-detection score of a 3D volume (segscore surfaces), as arrays
+sheet = np.zeros((10, 12, 14), np.uint8)
+sheet[3:5] = 1
+noisy = sheet.copy()
+noisy[np.random.default_rng(1).random(noisy.shape) < 0.02] ^= 1
+surf = api.surfaces(truth=sheet, pred=noisy, topo_tiles=[1, 1, 1])
+frames["surfaces"] = show("topology: surfaces", surf)
+
 # %% one headline of each family, side by side
 headline = {"auc": "forward.auc", "target": "metrics.roc_auc", "columns": "metrics.col_gutter_auc",
-            "objects": "f1", "fibers": "metrics.erl", "curve": "cldice"}
+            "objects": "f1", "fibers": "metrics.erl", "curve": "cldice", "surfaces": "leaderboard"}
 summary = pd.DataFrame([{"command": name, "metric": field, "value": frames[name].loc[0, field]}
                         for name, field in headline.items()])
 print(summary.to_string(index=False))

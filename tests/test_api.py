@@ -293,7 +293,7 @@ def test_the_notebook_runs(p, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     pngs = sorted(q.name for q in tmp_path.glob("*.png"))
     assert pngs == sorted(["auc.png", "target.png", "objects.png", "fibers.png", "audit.png"]), pngs
-    for line in ("ink", "columns", "objects", "fibers", "curvilinear"):
+    for line in ("ink", "columns", "objects", "fibers", "curvilinear", "topology"):
         assert f"== {line}" in run.stdout
 
 
