@@ -47,11 +47,24 @@ def words(line: str, folder: Path) -> list[str]:
 
 
 def table(text: str) -> list[str]:
-    """The metric | cost table of a text report (its header to the first blank line)."""
+    """The metric | cost table of a text report (its header to the first blank line), its metrics
+    column without betti_matching (which the curvicost installed here reports as NaN, so leaves out:
+    it needs a compiled module; segscore computes it), re-flowed as curvicost's report flows it."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("metric "))
     end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
-    return lines[start:end]
+    rows = lines[start + 2:end]
+    left = [r.split("|")[0].rstrip() for r in rows]
+    right = [r.split("|")[1].strip() if "|" in r else "" for r in rows]
+    left = [cell for cell in left if cell and not cell.startswith("betti_matching ")]
+    right = [cell for cell in right if cell]
+    width = max((len(r.split("|")[0]) for r in rows), default=0)
+    out = lines[start:start + 2]
+    for i in range(max(len(left), len(right))):
+        lc = left[i] if i < len(left) else ""
+        rc = right[i] if i < len(right) else ""
+        out.append(f"{lc:<{width}}|  {rc}".rstrip() if rc else f"{lc:<{width}}|".rstrip())
+    return out
 
 
 def assert_same_numbers(theirs: dict, ours: dict) -> int:
@@ -60,6 +73,10 @@ def assert_same_numbers(theirs: dict, ours: dict) -> int:
     n = 0
     for k, v in theirs.items():
         if k in CC_ONLY:
+            continue
+        if k == "betti_matching" and isinstance(v, float) and np.isnan(v):
+            # curvicost without its compiled Betti-matching module reports NaN; segscore computes it
+            assert isinstance(ours[k], int) and ours[k] >= 0, ours[k]
             continue
         if isinstance(v, float) and np.isnan(v):
             assert ours[k] is None and k in ours["notes"], k
