@@ -178,10 +178,8 @@ def _run(command: str, slots: dict, options: dict):
             given[action.dest] = value
         elif kw.get("action") == "append":  # repeatable (audit's --cost): one word per value
             argv += [f"{flag}={t}" for t in _tokens(values)]
-        elif single:
-            if isinstance(value, (list, tuple)):
-                raise TypeError(f"{key}= takes one value ({flag} VALUE), not a list")
-            argv.append(f"{flag}={_tokens(value)[0]}")
+        elif single:  # a list for one word is that word comma-separated (audit's --severities 0.1,0.2)
+            argv.append(f"{flag}={','.join(_tokens(values))}")
         else:
             argv += [flag, *_tokens(values)]
     shown += argv[start:]

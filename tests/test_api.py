@@ -62,7 +62,7 @@ def plain(result) -> dict:
     return json.loads(json.dumps(result))
 
 
-AUDIT = dict(severities="0.2", radius_scales="0.85", boundary_fracs="0.05", n_boot=20, no_redraw_floor=True)
+AUDIT = dict(severities=[0.2], radius_scales="0.85", boundary_fracs=(0.05,), n_boot=20, no_redraw_floor=True)
 
 
 def calls(p, out: Path):
@@ -223,6 +223,7 @@ def test_unknown_options_are_refused_with_the_valid_ones(p):
     (lambda p: api.curve(p["gt"], p["pred"], prune_px=float("nan")), "--prune-px.*finite"),
     (lambda p: api.perturb(p["gt_npy"], operator="melt", severity=0.1, output="x.npy"), "--operator.*choice"),
     (lambda p: api.check(scan_um=7.91), "--window-px"),  # a required option missing
+    (lambda p: api.objects(p["truth"], p["objpred"], iou=[0.5, 0.6]), "--iou.*0.5,0.6"),  # one value, not a list
     (lambda p: api.auc(p["labels"], p["map"]), "--mask"),
 ])
 def test_bad_values_are_the_clis_refusals(p, call, match):
