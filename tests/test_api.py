@@ -324,3 +324,12 @@ def test_surfaces_paths_arrays_and_cli(tmp_path):
     from_arrays = api.surfaces(truth=truth, pred=pred, topo_tiles=[1, 1, 1], tolerance=1.5)
     assert _names_aside(from_paths, from_arrays) == []
     assert from_arrays["leaderboard"] == from_paths["leaderboard"] is not None
+
+
+def test_modes_without_a_prediction(p):
+    """holdout --verify and fibers --floor: the truth alone, as on the command line."""
+    assert plain(api.holdout(p["manifest"], verify=True)) == cli_json(["holdout", p["manifest"], "--verify"])
+    floor = api.fibers(truth=p["fiber_target"], floor="connected_components")
+    assert plain(floor) == cli_json(["fibers", "--floor", "connected_components", p["fiber_target"]])
+    with pytest.raises(ScoreError, match="LABELS or --floor"):
+        api.fibers(p["fiber_target"], p["fiber_labels"], floor="oracle")
