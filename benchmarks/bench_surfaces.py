@@ -9,6 +9,14 @@ segscore runs twice: first with an empty numba cache (compile time included: "co
 with the cache it left ("warm"). The peer runs once (its code is compiled ahead). Both get the
 same files (npy, memory-mapped by neither) and must agree on every field to 1e-9; the table
 says so. Run with ``nice`` on a shared machine.
+
+Measured 2026-12-03 on the shared 2-core machine (load 2-5 from other jobs), commit "betti
+kernels: no variable divisions": 256^3, segscore warm 15.4 s / 487 MB peak RSS, cold (empty
+numba cache) 88.8 s / 591 MB; the peers' pipeline 51.9 s / 2622 MB; 3.36x warm, 0.58x cold;
+every field equal to 1e-9. 512^3 (segscore only; the peers' pipeline was not run there):
+warm 200.9 s / 2838 MB with two octants in flight at once; after tiles above 8M voxels were
+matched one at a time: 139.9 s / 1690 MB (same leaderboard). First-call compile, an 8^3 pair
+with an empty numba cache: 22.9 s (0.8 s with the cache), lightly loaded machine.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
     del cval_c
     m2 = []
     for k in (0, 1):
-        mp = np.full(nc, -1, np.int64)
+        mp = np.full(nc, -1, np.int32)
         key = solo[k][2][2]
         mp[key] = np.arange(key.shape[0])
         m2.append(mp[c2c])
@@ -213,7 +213,7 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
     edges = K.sorted_cells(rc, nx, ny, nz, 1, nvals)
     vox_pair = []
     for k in (0, 1):
-        vp = np.full(nv, -1, np.int64)
+        vp = np.full(nv, -1, np.int32)
         vp[solo[k][0][0]] = np.arange(solo[k][0][0].shape[0])
         vox_pair.append(vp)
     _, mm0, mm1 = K.uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair[0], vox_pair[1])

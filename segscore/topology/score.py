@@ -117,9 +117,14 @@ def tile_slices(shape, tiles) -> list[tuple[slice, slice, slice]]:
             if a1 > a0 and b1 > b0 and c1 > c0]
 
 
+#: tiles of more voxels than this are matched one at a time whatever ``threads`` says: a tile
+#: takes about 60 bytes per voxel at its peak (a 256^3 octant of a 512^3 volume: ~1 GB)
+MAX_PARALLEL_TILE_VOXELS = 1 << 23
+
+
 def topology_counts(pred_fg: np.ndarray, gt_fg: np.ndarray, *, tiles=DEFAULT_TOPO_TILES, threads: int = 1):
-    """``[(m_k, p_k, g_k) for k in 0, 1, 2]`` summed over the tiles (the prediction is the
-    matching's first input, as the competition passes it)."""
+    """``([(m_k, p_k, g_k) for k in 0, 1, 2], number of tiles)``, the counts summed over the
+    tiles (the prediction is the matching's first input, as the competition passes it)."""
     from segscore.metrics.betti import betti_matching
 
     def one(sl):
@@ -133,7 +138,8 @@ def topology_counts(pred_fg: np.ndarray, gt_fg: np.ndarray, *, tiles=DEFAULT_TOP
         return out
 
     slices = tile_slices(pred_fg.shape, tiles)
-    if threads > 1 and len(slices) > 1:
+    biggest = max((np.prod([sl.stop - sl.start for sl in t]) for t in slices), default=0)
+    if threads > 1 and len(slices) > 1 and biggest <= MAX_PARALLEL_TILE_VOXELS:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(min(threads, len(slices))) as pool:
