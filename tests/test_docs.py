@@ -6,7 +6,7 @@ pages name (docs/README.md lists them): ``seg/`` is the demo's sample segment (w
 The blocks of one page run in order in that folder, so a block may use what an earlier one
 wrote. A ```bash block runs with ``bash -euo pipefail`` (``segscore`` from this checkout); a
 ```python block runs in a fresh interpreter whose namespace the page's later python blocks share
-(they run in one process, block after block). ```text blocks show output or a usage synopsis
+(one process per page, block after block, between its bash blocks). ```text blocks show output or a usage synopsis
 and are not run; neither is the README's first block (the set-up, which ``.ci/run`` runs).
 """
 
@@ -99,16 +99,20 @@ def prepared(tmp_path_factory):
     return folder
 
 
-PY_RUNNER = r"""
-import json, sys, traceback
+PY_WORKER = r"""
+import contextlib, io, json, sys, traceback
 ns = {"__name__": "__docs__"}
-for code, line in json.load(sys.stdin):
+status = sys.stdout
+for request in sys.stdin:
+    code, line = json.loads(request)
+    out = io.StringIO()
     try:
-        exec(compile(code, f"block at line {line}", "exec"), ns)
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"block at line {line}", "exec"), ns)
+        status.write(json.dumps(None) + "\n")
     except BaseException:
-        traceback.print_exc()
-        print(f"the python block at line {line} failed", file=sys.stderr)
-        sys.exit(1)
+        status.write(json.dumps(traceback.format_exc()) + "\n")
+    status.flush()
 """
 
 
@@ -122,25 +126,24 @@ def test_every_block_of_the_page_runs(page, prepared, tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
                MPLBACKEND="Agg")
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    python = []
-    for lang, code, line in found:
-        if lang == "bash":
-            if python:  # the python blocks before this one run first, in page order
-                _run_python(python, work, env, page)
-                python = []
-            r = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=work, env=env, capture_output=True,
-                               text=True, timeout=300)
-            assert r.returncode == 0, f"{page}: the bash block at line {line} exited {r.returncode}:\n{r.stderr[-2000:]}"
-        elif lang == "python":
-            python.append((code, line))
-    if python:
-        _run_python(python, work, env, page)
-
-
-def _run_python(python, work, env, page):
-    r = subprocess.run([sys.executable, "-c", PY_RUNNER], input=json.dumps(python), cwd=work, env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"{page}:\n{r.stderr[-3000:]}"
+    # one interpreter for the page's python blocks, in page order between its bash blocks
+    worker = subprocess.Popen([sys.executable, "-c", PY_WORKER], cwd=work, env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        for lang, code, line in found:
+            if lang == "bash":
+                r = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=work, env=env,
+                                   capture_output=True, text=True, timeout=300)
+                assert r.returncode == 0, (f"{page}: the bash block at line {line} exited {r.returncode}:\n"
+                                           f"{r.stderr[-2000:]}")
+            elif lang == "python":
+                worker.stdin.write(json.dumps([code, line]) + "\n")
+                worker.stdin.flush()
+                failure = json.loads(worker.stdout.readline() or '"the interpreter ended"')
+                assert failure is None, f"{page}: the python block at line {line} failed:\n{failure[-3000:]}"
+    finally:
+        worker.stdin.close()
+        worker.wait(timeout=60)
 
 
 def test_the_refusals_page_names_every_row_of_the_matrix():
