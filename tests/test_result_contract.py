@@ -1,4 +1,4 @@
-"""One result contract for every family (README, "Results: nulls and notes").
+"""One result contract for every family (docs/concepts.md, "Results: nulls and notes").
 
 Each command's ``--json`` on degenerate inputs: ``notes`` is present at the top level, every
 null metric has a note at its dotted path (a row's nulls a ``reason`` in the row), every note

@@ -7,6 +7,7 @@ from segscore.commands.demo import add_arguments  # noqa: F401
 
 
 def run(args) -> int:
+    import shlex
     import sys
 
     from segscore.cli._common import show
@@ -14,11 +15,17 @@ def run(args) -> int:
     from segscore.ink import auc
 
     def said(folder):
-        if not args.json:
-            sys.stderr.write(
-                f"segscore demo: a synthetic 600 x 800 segment in {folder}\n"
-                f"$ segscore auc MAP.tif --control MAP_reverse.tif --labels labels/inklabels.zarr "
-                f"--mask labels/supervision.zarr --bootstrap {args.bootstrap}\n")
+        if args.json:
+            return
+        cmd = (f"segscore auc MAP.tif --control MAP_reverse.tif --labels labels/inklabels.zarr "
+               f"--mask labels/supervision.zarr --bootstrap {args.bootstrap}")
+        if args.keep:
+            sys.stderr.write(f"segscore demo: a synthetic 600 x 800 segment, kept in {folder}; to score it again:\n"
+                             f"$ cd {shlex.quote(str(folder))} && {cmd}\n")
+        else:
+            sys.stderr.write(f"segscore demo: a synthetic 600 x 800 segment, scored as\n$ {cmd}\n"
+                             f"segscore demo: the sample is removed when the demo ends; run `segscore demo --keep DIR` "
+                             f"to keep it in DIR, then re-run the command above in DIR\n")
 
     result = compute(args, on_sample=said)
     show(args, result, auc.format_result(result))

@@ -1,4 +1,4 @@
-"""curvicost 0.3.1's documented command lines as segscore lines (the table in README.md's curve
+"""curvicost 0.3.1's documented command lines as segscore lines (the table in docs/curvilinear.md
 section, run here line by line, the score lines beside curvicost's own CLI run in-process), and
 the options of `segscore curve` that mirror curvicost's `score`: `--json [FILE.json]` (also on
 `profile`), `--no-erl`, `--reference-radii`, `--voxel-size`, `--quiet`, the default text table, and
@@ -30,7 +30,7 @@ FIVE = ("skeleton_recall", "cbdice_star", "apls", "junction_f1", "hd95")
 
 
 def readme_lines() -> list[tuple[str, str]]:
-    return re.findall(r"^\| `(curvicost [^`]+)` \| `(segscore [^`]+)` \|", (REPO / "README.md").read_text(), re.MULTILINE)
+    return re.findall(r"^\| `(curvicost [^`]+)` \| `(segscore [^`]+)` \|", (REPO / "docs" / "curvilinear.md").read_text(), re.MULTILINE)
 
 
 def words(line: str, folder: Path) -> list[str]:

@@ -244,3 +244,21 @@ def test_demo_runs_offline(cli):
     assert lines[0].startswith("map    : AUC ") and lines[1].startswith("control: AUC ")
     assert "unpredicted px in the mask left out" in lines[0]
     assert lines[3].startswith("map AUC 95 % interval")
+
+
+def test_demo_says_how_to_rerun_its_command(cli, tmp_path):
+    """Without --keep the sample is gone when the demo ends, so it says to use --keep; with
+    --keep the printed command, run in the kept folder, scores the same AUC."""
+    import shlex
+    import subprocess
+
+    code, out, err = cli("demo", "--bootstrap", "0")
+    assert code == 0 and "--keep DIR" in err
+    keep = tmp_path / "seg"
+    code, out, err = cli("demo", "--bootstrap", "0", "--keep", str(keep))
+    assert code == 0 and "--keep DIR" not in err
+    line = [x for x in err.splitlines() if x.startswith("$ cd ")][0][2:]
+    assert line.startswith(f"cd {shlex.quote(str(keep))} && segscore auc MAP.tif")
+    again = subprocess.run(line, shell=True, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[0] == out.splitlines()[0]

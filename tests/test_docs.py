@@ -1,0 +1,161 @@
+"""Every code block of README.md and docs/*.md runs (issue 29 item 5): a small doctest-like runner.
+
+Each page runs in its own temporary folder, prepared by ``prepare`` with the sample inputs the
+pages name (docs/README.md lists them): ``seg/`` is the demo's sample segment (what
+``segscore demo --keep seg`` writes) and ``data/`` holds small synthetic inputs of every kind.
+The blocks of one page run in order in that folder, so a block may use what an earlier one
+wrote. A ```bash block runs with ``bash -euo pipefail`` (``segscore`` from this checkout); a
+```python block runs in a fresh interpreter whose namespace the page's later python blocks share
+(one process per page, block after block, between its bash blocks). ```text blocks show output or a usage synopsis
+and are not run; neither is the README's first block (the set-up, which ``.ci/run`` runs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = ["README.md"] + sorted(f"docs/{p.name}" for p in (REPO / "docs").glob("*.md"))
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def blocks(page: str):
+    """``[(language, code, line)]`` of a page's fenced blocks, the README's set-up block left out."""
+    text = (REPO / page).read_text()
+    found = [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1) for m in FENCE.finditer(text)]
+    if page == "README.md":
+        assert found[0][0] == "bash" and "segscore demo" in found[0][1]
+        found = found[1:]
+    return found
+
+
+def prepare(folder: Path) -> None:
+    """The inputs the pages' examples read (small, synthetic, a few seconds to write)."""
+    import tifffile
+
+    from segscore.ink.demo import make_sample
+    from tests.columns.helpers import make_column_target
+    from tests.curvilinear.helpers import vessel_tree
+    from tests.fibers.helpers import random_fibers, write_target
+    from tests.fibers.test_fibers_target import CUBE, FIBERS, ORIGIN, nml_text, tiny_mask
+    from tests.objects.helpers import synthetic_pair
+    from tests.targets.helpers import make_target, reading_map, write_png
+
+    make_sample(folder / "seg", seed=0)
+    d = folder / "data"
+    d.mkdir()
+    _, tink, _ = make_target(d / "ink_target")
+    write_png(d / "ink_pred.png", reading_map(tink))
+    write_png(d / "ink_pred2.png", reading_map(tink, seed=2))
+    make_column_target(d / "col_target")
+    np.save(d / "col_pred.npy", np.random.default_rng(2).random((260, 700)).astype(np.float32))
+    gt = vessel_tree((96, 96), seed=3)
+    write_png(d / "gt.png", gt.astype(np.uint8) * 255)
+    write_png(d / "gt2.png", vessel_tree((96, 96), seed=4).astype(np.uint8) * 255)
+    write_png(d / "pred.png", np.roll(gt, 1, axis=1).astype(np.uint8) * 255)
+    t, p = synthetic_pair(shape=(96, 96), n=12, seed=4)
+    tifffile.imwrite(d / "truth.tif", t.astype(np.uint16))
+    tifffile.imwrite(d / "pred.tif", p.astype(np.uint16))
+    rng = np.random.default_rng(5)
+    shape = (16, 16, 16)
+    write_target(d / "fiber_target", random_fibers(rng, shape, 3), np.ones(shape, bool))
+    np.save(d / "fiber_labels.npy", (rng.random(shape) < 0.2).astype(np.int32))
+    np.save(d / "fiber_labels2.npy", (rng.random(shape) < 0.1).astype(np.int32))
+    (d / "nml").mkdir()
+    (d / "nml" / f"{CUBE}.nml").write_text(nml_text(FIBERS, ORIGIN))
+    np.save(d / "fiber_mask.npy", tiny_mask())
+    hold = d / "heldout"
+    (hold / "masks").mkdir(parents=True)
+    (d / "preds").mkdir()
+    fields = []
+    for k in range(2):
+        t, p = synthetic_pair(shape=(64, 64), n=6, seed=10 + k)
+        tifffile.imwrite(hold / "masks" / f"f{k}.tif", t.astype(np.uint16))
+        tifffile.imwrite(hold / f"f{k}_image.tif", (t > 0).astype(np.uint8) * 200)
+        tifffile.imwrite(d / "preds" / f"f{k}.tif", p.astype(np.uint16))
+        digest = hashlib.sha256((hold / "masks" / f"f{k}.tif").read_bytes()).hexdigest()
+        fields.append({"image": f"f{k}_image.tif", "truth": f"masks/f{k}.tif", "sha256": digest})
+    (hold / "manifest.json").write_text(json.dumps({"name": "nuclei-heldout", "version": "1", "fields": fields},
+                                                   indent=1))
+    (d / "regions.json").write_text(json.dumps({
+        "train_regions": [{"y0": 0, "x0": 0, "h": 100, "w": 120, "volume": "v"}],
+        "predict_region": {"y0": 200, "x0": 200, "h": 60, "w": 80, "volume": "v"}}))
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("docs-inputs")
+    prepare(folder)
+    return folder
+
+
+PY_WORKER = r"""
+import contextlib, io, json, sys, traceback
+ns = {"__name__": "__docs__"}
+status = sys.stdout
+for request in sys.stdin:
+    code, line = json.loads(request)
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"block at line {line}", "exec"), ns)
+        status.write(json.dumps(None) + "\n")
+    except BaseException:
+        status.write(json.dumps(traceback.format_exc()) + "\n")
+    status.flush()
+"""
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_block_of_the_page_runs(page, prepared, tmp_path):
+    found = blocks(page)
+    unknown = {lang for lang, _, _ in found} - {"bash", "python", "text"}
+    assert not unknown, f"{page}: code blocks must say bash, python or text, not {unknown}"
+    work = tmp_path / "work"
+    shutil.copytree(prepared, work)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+               MPLBACKEND="Agg")
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    # one interpreter for the page's python blocks, in page order between its bash blocks
+    worker = subprocess.Popen([sys.executable, "-c", PY_WORKER], cwd=work, env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        for lang, code, line in found:
+            if lang == "bash":
+                r = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=work, env=env,
+                                   capture_output=True, text=True, timeout=300)
+                assert r.returncode == 0, (f"{page}: the bash block at line {line} exited {r.returncode}:\n"
+                                           f"{r.stderr[-2000:]}")
+            elif lang == "python":
+                worker.stdin.write(json.dumps([code, line]) + "\n")
+                worker.stdin.flush()
+                failure = json.loads(worker.stdout.readline() or '"the interpreter ended"')
+                assert failure is None, f"{page}: the python block at line {line} failed:\n{failure[-3000:]}"
+    finally:
+        worker.stdin.close()
+        worker.wait(timeout=60)
+
+
+def test_the_refusals_page_names_every_row_of_the_matrix():
+    """docs/refusals.md has a table row naming every case id of tests/test_refusal_matrix.py
+    (the matrix is code, one builder a case, so the page is written by hand and checked here),
+    and names no row the matrix does not have."""
+    from tests.test_refusal_matrix import CASES
+
+    ids = {c.id for c in CASES} | {f"kit:{d}-is-required" for d in ("numpy", "tifffile", "zarr")}
+    page = (REPO / "docs" / "refusals.md").read_text()
+    named = set()
+    for row in re.findall(r"^\| (`[^|]*)\|", page, re.MULTILINE):
+        named |= set(re.findall(r"`([a-z]+:[a-z0-9-]+)`", row))
+    assert sorted(ids - named) == [], "rows of the matrix the page does not name"
+    assert sorted(named - ids) == [], "rows the page names that the matrix does not test"
