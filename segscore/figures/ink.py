@@ -121,6 +121,19 @@ def target_curves(result: dict, curves: dict):
 # auc: the bootstrap and the paired difference
 
 
+def _finish_hist(hist, xlabel: str, title: str, handles):
+    """Label a bootstrap histogram, title it and put its legend beside it (off the data)."""
+    hist.set_xlabel(xlabel)
+    hist.set_ylabel("bootstrap draws")
+    hist.set_title(title, fontsize=9)
+    kw = dict(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if handles:
+        hist.legend(*handles, **kw)
+    else:
+        hist.legend(**kw)
+    return hist
+
+
 def _finite(a) -> np.ndarray:
     a = np.asarray(a, np.float64).ravel()
     return a[np.isfinite(a)]
@@ -264,15 +277,7 @@ def _draw_bootstrap(fig, spec, result: dict, draws):
             hist.axvline(c_auc, color="#cc4125", lw=2, ls="--", gid="control", label=text)
     elif isinstance(control, dict):
         title += f"\ncontrol AUC null: {result.get('notes', {}).get('control.auc', 'no reason given')}"
-    hist.set_xlabel("AUC")
-    hist.set_ylabel("bootstrap draws")
-    hist.set_title(title, fontsize=9)
-    kw = dict(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    if handles:
-        hist.legend(*handles, **kw)
-    else:
-        hist.legend(**kw)
-    return hist
+    return _finish_hist(hist, "AUC", title, handles)
 
 
 def _draw_compare(fig, spec, result: dict, draws):
@@ -312,15 +317,7 @@ def _draw_compare(fig, spec, result: dict, draws):
         handles = (got[0] + [line], got[1] + ["no difference"])
     else:
         hist.axvline(0.0, color="#888888", lw=1, ls=":", gid="zero", label="no difference")
-    hist.set_xlabel("AUC difference (map - compared map)")
-    hist.set_ylabel("bootstrap draws")
-    hist.set_title(title, fontsize=9)
-    kw = dict(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    if handles:
-        hist.legend(*handles, **kw)
-    else:
-        hist.legend(**kw)
-    return hist
+    return _finish_hist(hist, "AUC difference (map - compared map)", title, handles)
 
 
 def _figure(figsize, ncols=1):

@@ -42,6 +42,21 @@ def p_levels_for(kind: str) -> np.ndarray:
     return np.arange(65536, dtype=np.float64) / 65535.0
 
 
+def _empty_card(pos: int, neg: int) -> dict:
+    """A card's counts with every metric None; when one class is missing, each metric's note
+    says why (the metrics are filled by the caller otherwise)."""
+    n = pos + neg
+    card: dict = {k: None for k in METRIC_KEYS}
+    card["positive_rate"] = pos / n if n else None
+    card["n_pixels"] = n
+    card["n_ink_pixels"] = pos
+    card["notes"] = {}
+    if pos == 0 or neg == 0:
+        why = DEGENERATE_NOTE if n else EMPTY_NOTE
+        card["notes"] = {k: why for k in METRIC_KEYS + (() if n else ("positive_rate",))}
+    return card
+
+
 def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
     """The metrics card of a map whose pixels on level ``k`` (probability ``p_levels[k]``) are
     ``ink[k]`` ink and ``bg[k]`` background pixels.
@@ -57,14 +72,8 @@ def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
     pos = int(ink.sum())
     neg = int(bg.sum())
     n = pos + neg
-    card: dict = {k: None for k in METRIC_KEYS}
-    card["positive_rate"] = pos / n if n else None
-    card["n_pixels"] = n
-    card["n_ink_pixels"] = pos
-    card["notes"] = {}
+    card = _empty_card(pos, neg)
     if pos == 0 or neg == 0:
-        why = DEGENERATE_NOTE if n else EMPTY_NOTE
-        card["notes"] = {k: why for k in METRIC_KEYS + (() if n else ("positive_rate",))}
         return card
 
     f1 = R.fbeta_sweep(ink, bg, thresholds, levels=p_levels, beta=1.0)
@@ -105,14 +114,8 @@ def card_from_exact(ex, *, thresholds=THRESHOLDS) -> dict:
     ScrollGT's scikit-learn. The same fields and rules as :func:`card_from_histograms`."""
     pos, neg = int(ex.n_pos), int(ex.n_neg)
     n = pos + neg
-    card: dict = {k: None for k in METRIC_KEYS}
-    card["positive_rate"] = pos / n if n else None
-    card["n_pixels"] = n
-    card["n_ink_pixels"] = pos
-    card["notes"] = {}
+    card = _empty_card(pos, neg)
     if pos == 0 or neg == 0:
-        why = DEGENERATE_NOTE if n else EMPTY_NOTE
-        card["notes"] = {k: why for k in METRIC_KEYS + (() if n else ("positive_rate",))}
         return card
 
     def at(ts):

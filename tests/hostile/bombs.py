@@ -158,3 +158,14 @@ def refused_in_one_line(result: dict, *names) -> str:
 def digests(paths) -> dict:
     """sha256 of each file in ``paths`` (what must not change)."""
     return {str(p): sha256(p) for p in paths}
+
+
+def one_line(cli, argv, *names, code=2):
+    """Run ``argv``: exit ``code``, one line on stderr naming each of ``names``, no traceback."""
+    got, out, err = cli(*argv)
+    lines = err.strip().splitlines()
+    assert got == code, (got, err[-1500:])
+    assert len(lines) == 1 and "Traceback" not in err, err[-1500:]
+    for n in names:
+        assert str(n) in lines[0], lines[0]
+    return lines[0]

@@ -9,23 +9,9 @@ import numpy as np
 import pytest
 
 from tests.hostile import bombs
+from tests.hostile.bombs import one_line as _one_line
 
 
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory):
-    from tests.fuzz.corpus import build
-
-    return build(tmp_path_factory.mktemp("valid"))
-
-
-def _one_line(cli, argv, *names, code=2):
-    got, out, err = cli(*argv)
-    lines = err.strip().splitlines()
-    assert got == code, (got, err[-1500:])
-    assert len(lines) == 1 and "Traceback" not in err, err[-1500:]
-    for n in names:
-        assert str(n) in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize("floors, needle", [
