@@ -87,6 +87,17 @@ def prepare(folder: Path) -> None:
         fields.append({"image": f"f{k}_image.tif", "truth": f"masks/f{k}.tif", "sha256": digest})
     (hold / "manifest.json").write_text(json.dumps({"name": "nuclei-heldout", "version": "1", "fields": fields},
                                                    indent=1))
+    surf = np.zeros((20, 24, 24), np.uint8)                # two sheets, the second broken by a hole
+    surf[3, 2:22, 2:22] = 1
+    surf[7, 2:22, 2:22] = 1
+    pred = surf.copy()
+    pred[7, 4:7, 4:7] = 0
+    pred[4, 2:22, 2:22] = 1                                 # a thicker first sheet
+    tifffile.imwrite(d / "surf_gt.tif", surf)
+    tifffile.imwrite(d / "surf_pred.tif", pred)
+    for sub, vol in (("surf_gt", surf), ("surf_pred", pred)):
+        (d / sub).mkdir()
+        tifffile.imwrite(d / sub / "case1.tif", vol)
     (d / "regions.json").write_text(json.dumps({
         "train_regions": [{"y0": 0, "x0": 0, "h": 100, "w": 120, "volume": "v"}],
         "predict_region": {"y0": 200, "x0": 200, "h": 60, "w": 80, "volume": "v"}}))
