@@ -251,29 +251,37 @@ def _cube_values(r, nx, ny, nz):
 
 
 @jit
+def _edge_ends(e, ny, nz):
+    """The two voxels of edge ``e`` (``voxel * 3 + axis``), lower index first."""
+    v = np.int64(e) // 3
+    t = np.int64(e) % 3
+    return v, v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+
+
+@jit
+def _face_steps(f, ny, nz):
+    """Square ``f`` (``voxel * 3 + normal axis``) as its lowest voxel and the index steps
+    ``da``, ``db`` of its two in-plane axes: its voxels are v, v+da, v+db, v+da+db."""
+    v = np.int64(f) // 3
+    t = np.int64(f) % 3
+    if t == 0:
+        return v, np.int64(nz), np.int64(1)
+    if t == 1:
+        return v, np.int64(ny * nz), np.int64(1)
+    return v, np.int64(ny * nz), np.int64(nz)
+
+
+@jit
 def _face_value_in(r, ny, nz, f):
     """Value of square ``f``, known to be in the complex (no border check)."""
-    t = f % 3
-    v = f // 3
-    nyz = ny * nz
-    if t == 0:
-        da = nz
-        db = 1
-    elif t == 1:
-        da = nyz
-        db = 1
-    else:
-        da = nyz
-        db = nz
+    v, da, db = _face_steps(f, ny, nz)
     return max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
 
 
 @jit
 def _edge_value_in(r, ny, nz, e):
     """Value of edge ``e``, known to be in the complex (no border check)."""
-    v = e // 3
-    t = e % 3
-    w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+    v, w = _edge_ends(e, ny, nz)
     return max(r[v], r[w])
 
 
@@ -520,9 +528,7 @@ def uf_pairs(edges, r, nx, ny, nz):
     pair_edge = np.empty(16, np.int64)
     n = 0
     for e in edges:
-        v = np.int64(e) // 3
-        t = np.int64(e) % 3
-        w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+        v, w = _edge_ends(e, ny, nz)
         a = find(parent, v)
         b = find(parent, w)
         if a == b:
@@ -551,9 +557,7 @@ def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     m1 = np.empty(16, np.int64)
     n = 0
     for e in edges:
-        v = np.int64(e) // 3
-        t = np.int64(e) % 3
-        w = v + (ny * nz if t == 0 else (nz if t == 1 else 1))
+        v, w = _edge_ends(e, ny, nz)
         a = find(pc, v)
         b = find(pc, w)
         if a == b:
@@ -585,22 +589,10 @@ def cell_voxels(r, nx, ny, nz, dim, cells, out):
         if dim == 0:
             out[i] = c
         elif dim == 1:
-            v = c // 3
-            t = c % 3
-            w = v + (nyz if t == 0 else (nz if t == 1 else 1))
+            v, w = _edge_ends(c, ny, nz)
             out[i] = w if r[w] >= r[v] else v
         elif dim == 2:
-            v = c // 3
-            t = c % 3
-            if t == 0:
-                da = nz
-                db = 1
-            elif t == 1:
-                da = nyz
-                db = 1
-            else:
-                da = nyz
-                db = nz
+            v, da, db = _face_steps(c, ny, nz)
             m = max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
             if r[v + da + db] == m:
                 out[i] = v + da + db
