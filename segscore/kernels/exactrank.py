@@ -28,6 +28,19 @@ SKIP, SPLIT, COLLECT = 0, 1, 2
 
 
 @jit
+def _tally(pos, neg, kmin, kmax, b, key, c):
+    """Count a value of class ``c`` with sort key ``key`` into bin ``b`` (counts and key range)."""
+    if c:
+        pos[b] += 1
+    else:
+        neg[b] += 1
+    if key < kmin[b]:
+        kmin[b] = key
+    if key > kmax[b]:
+        kmax[b] = key
+
+
+@jit
 def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
     """Count one tile's scores into the 65,536 first-pass buckets.
 
@@ -61,16 +74,8 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
         b = np.int64(x * 65536.0)
         if b > 65535:
             b = 65535
-        k = keys[i]
         c = cls[i]
-        if c:
-            pos[b] += 1
-        else:
-            neg[b] += 1
-        if k < kmin[b]:
-            kmin[b] = k
-        if k > kmax[b]:
-            kmax[b] = k
+        _tally(pos, neg, kmin, kmax, b, keys[i], c)
         j = below[b]  # x >= b / 65536 exactly (a product by 2**16 is exact): those thresholds are <= x
         while j < nt and thresholds[j] <= x:
             j += 1
@@ -153,14 +158,7 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
         s = state[j]
         if s == 1:
             b = base[j] + np.int64((key - rlo[j]) >> np.uint64(shift[j]))
-            if cls[i]:
-                sub_pos[b] += 1
-            else:
-                sub_neg[b] += 1
-            if key < sub_min[b]:
-                sub_min[b] = key
-            if key > sub_max[b]:
-                sub_max[b] = key
+            _tally(sub_pos, sub_neg, sub_min, sub_max, b, key, cls[i])
         elif s == 2:
             out[k] = (key << np.uint64(1)) | np.uint64(cls[i])
             k += 1
