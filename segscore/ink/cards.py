@@ -69,24 +69,27 @@ def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
     p_levels = np.asarray(p_levels, dtype=np.float64)
     if not (ink.shape == bg.shape == p_levels.shape) or ink.ndim != 1:
         raise ValueError("ink, bg and p_levels must be 1D arrays of one length")
-    pos = int(ink.sum())
-    neg = int(bg.sum())
-    n = pos + neg
-    card = _empty_card(pos, neg)
-    if pos == 0 or neg == 0:
+    card = _empty_card(int(ink.sum()), int(bg.sum()))
+    if card["notes"]:
         return card
 
     f1 = R.fbeta_sweep(ink, bg, thresholds, levels=p_levels, beta=1.0)
     f05 = R.fbeta_sweep(ink, bg, thresholds, levels=p_levels, beta=0.5)
     half = R.fbeta_sweep(ink, bg, [0.5], levels=p_levels, beta=1.0)
-    i = int(np.argmax(f1.fbeta))  # the first (lowest) threshold of the best F1
     occupied = np.flatnonzero((ink + bg) > 0)
     every = R.fbeta_sweep(ink, bg, p_levels[occupied], levels=p_levels, beta=1.0)
     j = int(np.argmax(every.fbeta))
     ap = R.average_precision(ink, bg)
     roc = R.auc(ink, bg)
 
-    positive_rate = pos / n
+    return _filled(card, f1, f05, half, ap, roc, float(every.fbeta[j]), float(every.thresholds[j]))
+
+
+def _filled(card, f1, f05, half, ap, roc, best_f1, best_threshold) -> dict:
+    """``card`` (from :func:`_empty_card`) with the metrics of the sweeps ``f1`` (beta 1),
+    ``f05`` (beta 0.5) and ``half`` (beta 1 at 0.5), the first best-F1 threshold chosen."""
+    n = card["n_pixels"]
+    i = int(np.argmax(f1.fbeta))  # the first (lowest) threshold of the best F1
     card.update({
         "val_f1": float(f1.fbeta[i]),
         "best_threshold": float(f1.thresholds[i]),
@@ -96,10 +99,10 @@ def card_from_histograms(ink, bg, p_levels, *, thresholds=THRESHOLDS) -> dict:
         "recall": float(f1.recall[i]),
         "pred_positive_rate": int(f1.tp[i] + f1.fp[i]) / n,
         "average_precision": ap,
-        "ap_prevalence_lift": ap / positive_rate,
+        "ap_prevalence_lift": ap / card["positive_rate"],
         "roc_auc": roc,
-        "best_f1_any_threshold": float(every.fbeta[j]),
-        "best_threshold_any": float(every.thresholds[j]),
+        "best_f1_any_threshold": best_f1,
+        "best_threshold_any": best_threshold,
     })
     return card
 
@@ -113,7 +116,6 @@ def card_from_exact(ex, *, thresholds=THRESHOLDS) -> dict:
     with ``thresholds=EXACT_THRESHOLDS``): every distinct float64 score is a threshold, as in
     ScrollGT's scikit-learn. The same fields and rules as :func:`card_from_histograms`."""
     pos, neg = int(ex.n_pos), int(ex.n_neg)
-    n = pos + neg
     card = _empty_card(pos, neg)
     if pos == 0 or neg == 0:
         return card
@@ -129,24 +131,7 @@ def card_from_exact(ex, *, thresholds=THRESHOLDS) -> dict:
     f1 = R.fbeta_of_counts(tp, fp, pos, t, beta=1.0)
     f05 = R.fbeta_of_counts(tp, fp, pos, t, beta=0.5)
     half = R.fbeta_of_counts(*at(np.array([0.5])), pos, [0.5], beta=1.0)
-    i = int(np.argmax(f1.fbeta))
-    positive_rate = pos / n
-    ap = ex.average_precision
-    card.update({
-        "val_f1": float(f1.fbeta[i]),
-        "best_threshold": float(f1.thresholds[i]),
-        "f1_at_0.5": float(half.fbeta[0]),
-        "val_f05": float(np.max(f05.fbeta)),
-        "precision": float(f1.precision[i]),
-        "recall": float(f1.recall[i]),
-        "pred_positive_rate": int(f1.tp[i] + f1.fp[i]) / n,
-        "average_precision": ap,
-        "ap_prevalence_lift": ap / positive_rate,
-        "roc_auc": ex.roc_auc,
-        "best_f1_any_threshold": ex.best_f1,
-        "best_threshold_any": ex.best_threshold,
-    })
-    return card
+    return _filled(card, f1, f05, half, ex.average_precision, ex.roc_auc, ex.best_f1, ex.best_threshold)
 
 
 def constant_card(pos: int, neg: int, p: float) -> dict:
