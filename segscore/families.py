@@ -87,7 +87,7 @@ class Command:
 
 def headline(cmd: Command | None):
     """The leaderboard cells of ``cmd``'s results: the function ``headline(result) -> [Cell]``
-    (``segscore.batch.report.Cell``: name, value, role headline/floor/control/oracle/interval/
+    (``segscore.commands._headline.Cell``: name, value, role headline/floor/control/oracle/interval/
     derived/setting, the headline it sits beside) its compute module defines, else (and for no
     command) the default, the result's top-level numbers."""
     from segscore.commands._headline import scalars_headline
@@ -115,7 +115,7 @@ def _command(name, family_name, help, inputs=(), outputs=("--json-out",), aliase
 
 
 def _other(name, family_name, help, without=()) -> Command:
-    """A command that is not a batch job (it runs jobs, or its compute is its CLI's)."""
+    """A command that is not a batch job (it runs jobs, reads their results, or keeps a ledger)."""
     return Command(name, family_name, help, batch=False, without=tuple(without))
 
 
@@ -159,12 +159,13 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
     _command("perturb", "curvilinear", "curvilinear masks: apply one typed error operator (break, bridge, truncate, "
              "radius, boundary)", ("mask",), ("-o", "--json-out"),
              without=(("--csv", _NO_ROWS), ("--plot", "the output is the perturbed mask (-o)"), ("--threads", _ONE_THREAD), ("--tile-rows", "the operators act on the whole mask"))),
-    _other("audit", "curvilinear", "curvilinear masks: audit which metric tracks which cost per error type "
-           "(curvicost's audit)",
-           without=(("--tile-rows", "a skeleton is global: the masks are read whole"),)),
-    _other("profile", "curvilinear", "curvilinear masks: which error types a method makes (shares of the five "
-           "operators, and the unexplained part)",
-           without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
+    _command("audit", "curvilinear", "curvilinear masks: audit which metric tracks which cost per error type "
+             "(curvicost's audit)", ("masks", "cases", "profile", "gt", "profile_json"),
+             ("--json-out", "--csv", "--plot"),
+             without=(("--tile-rows", "a skeleton is global: the masks are read whole"),)),
+    _command("profile", "curvilinear", "curvilinear masks: which error types a method makes (shares of the five "
+             "operators, and the unexplained part)", ("predictions", "gt"),
+             without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
     _other("batch", None, "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, "
            "resumably",
            without=(("--json", "its results are --out DIR/results.jsonl; `segscore report DIR --json` prints them"), ("--json-out", "its results are --out DIR/results.jsonl and results.csv"), ("--csv", "it writes --out DIR/results.csv"), ("--plot", "`segscore report DIR --plot FILE` draws the leaderboard"), ("--tile-rows", "each job takes its own --tile-rows"))),
@@ -178,8 +179,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
                                       "whole"),)),
 )}
 
-#: the commands a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
-#: parts are not split from their CLI modules)
+#: the commands a batch job can be, by name
 COMMANDS: dict[str, Command] = {n: c for n, c in REGISTRY.items() if c.batch}
 
 

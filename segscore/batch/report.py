@@ -41,6 +41,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from segscore.commands._headline import Cell  # noqa: F401 - a headline's cell, defined beside the headlines
 from segscore.errors import InputFileError, ScoreError
 
 #: what a cell is: a headline number, or what a headline is read beside
@@ -54,25 +55,6 @@ _FIX = "give the --out folder of a `segscore batch` run"
 
 class ReportError(ScoreError):
     """A results folder, a row or a ``by`` column the report cannot use (one line, the fix)."""
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One number of a leaderboard row.
-
-    ``name``: the column; ``value``: a number, a bool or None; ``role``: one of :data:`ROLES`;
-    ``of``: the headline column this floor, control, oracle, interval or derived number is read
-    beside; ``ref``: its short name in a chart (``all_positive``, ``control``, ``oracle``);
-    ``path``: its dotted path in the result (the key of its reason in the result's ``notes``);
-    ``note``: why it is null when the result's notes do not say (an input not given)."""
-
-    name: str
-    value: object
-    role: str = "headline"
-    of: str | None = None
-    ref: str | None = None
-    path: str | None = None
-    note: str | None = None
 
 
 @dataclass

@@ -1,10 +1,29 @@
 """What each command's ``headline(result) -> [Cell]`` builds on (the leaderboard cells
-``segscore report`` shows of a result: :class:`segscore.batch.report.Cell`), and the default
-headline of a command whose module defines none: the result's top-level numbers."""
+``segscore report`` shows of a result), and the default headline of a command whose module
+defines none: the result's top-level numbers. Imports the standard library only."""
 
 from __future__ import annotations
 
-from segscore.batch.report import Cell
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One number of a leaderboard row.
+
+    ``name``: the column; ``value``: a number, a bool or None; ``role``: one of
+    ``segscore.batch.report.ROLES``; ``of``: the headline column this floor, control, oracle, interval or derived number is read
+    beside; ``ref``: its short name in a chart (``all_positive``, ``control``, ``oracle``);
+    ``path``: its dotted path in the result (the key of its reason in the result's ``notes``);
+    ``note``: why it is null when the result's notes do not say (an input not given)."""
+
+    name: str
+    value: object
+    role: str = "headline"
+    of: str | None = None
+    ref: str | None = None
+    path: str | None = None
+    note: str | None = None
 
 
 def value_at(result, path: str):

@@ -75,7 +75,7 @@ def headline(result: dict) -> list:
     """Ink AUC (``segscore auc``, ``demo``): the map's AUC beside its control's (the
     reverse-depth map) and their gap; the bootstrap's 95 % interval when one was drawn; the
     paired difference to a compared map and its interval with ``--compare``."""
-    from segscore.batch.report import Cell
+    from segscore.commands._headline import Cell
     from segscore.commands._headline import cell
 
     no_control = "no --control map given" if "control" not in result else None
