@@ -244,8 +244,8 @@ def prepare_profile(gt, *, prune_px: float = 5, seed: int = 0, seeds: int = 3, c
     ``reference=`` to profile further predictions against it.
 
     ``threads`` (default 1) runs the realisations on that many threads. The operators spend most
-    of their time in SciPy's feature transform and NumPy, which hold the GIL, so on two cores two
-    threads were no faster (682²: 2.0 s with one, 2.2 s with two; 2046²: 17.7 s and 17.3 s)."""
+    of their time in SciPy's feature transform and NumPy, which hold the GIL, so more threads
+    gain little (benchmarks/README.md)."""
     seed = whole_number(seed, "seed", 0)
     seeds = whole_number(seeds, "seeds", 1)
     threads = 1 if threads is None else whole_number(threads, "threads", 1)
