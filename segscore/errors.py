@@ -15,6 +15,16 @@ class ScoreError(ValueError):
 VerifyError = ScoreError
 
 
+def whole_number(value, name: str, lo: int) -> int:
+    """``value`` as an int when it is a whole number (an int or a NumPy integer, not a bool) of at
+    least ``lo``; else a :class:`ScoreError` naming the argument ``name``."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
+        raise ScoreError(f"{name} {value!r}: must be a whole number >= {lo}")
+    return int(value)
+
+
 class InputFileError(ScoreError, FileNotFoundError):
     """A named input file or store does not exist or cannot be opened.
 

@@ -53,8 +53,9 @@ class Command:
     row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
     relative ones resolve against the manifest's folder and each is fingerprinted) and the options
     naming what it writes (``outputs``: in a job, under ``DIR/outputs/ID/``; ``--slug`` puts the
-    ledger there), and its leaderboard cells (``headline``: what ``segscore report`` shows of a
-    result, each number beside its floors or control)."""
+    ledger there). Its leaderboard cells (what ``segscore report`` shows of a result, each number
+    beside its floors or control) are ``headline(result)`` of its compute module, by convention
+    (:func:`headline`)."""
 
     name: str
     family: str | None
@@ -65,10 +66,6 @@ class Command:
     outputs: tuple[str, ...] = ("--json-out",)
     row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row
     aliases: tuple[str, ...] = ()
-    #: "module:function" result -> the leaderboard's cells (``segscore.batch.report.Cell``: name,
-    #: value, role headline/floor/control/oracle/interval/derived/setting, the headline it sits
-    #: beside); the default shows the result's top-level numbers
-    headline: str = "segscore.batch.report:scalars_headline"
     batch: bool = True
     #: the options of the shared vocabulary (:data:`VOCABULARY`) the command does not take, each
     #: with the reason (shown at the end of its ``--help``)
@@ -82,8 +79,22 @@ class Command:
         return "segscore.cli." + self.name.replace("-", "_")
 
     def load(self, what: str):
+        if what == "headline":
+            return headline(self)
         module, attr = getattr(self, what).split(":")
         return getattr(importlib.import_module(module), attr)
+
+
+def headline(cmd: Command | None):
+    """The leaderboard cells of ``cmd``'s results: the function ``headline(result) -> [Cell]``
+    (``segscore.commands._headline.Cell``: name, value, role headline/floor/control/oracle/interval/
+    derived/setting, the headline it sits beside) its compute module defines, else (and for no
+    command) the default, the result's top-level numbers."""
+    from segscore.commands._headline import scalars_headline
+
+    if cmd is None or not cmd.compute:
+        return scalars_headline
+    return getattr(importlib.import_module(cmd.compute.split(":")[0]), "headline", scalars_headline)
 
 
 #: the options every command takes where they mean something (a command that does not says why)
@@ -96,71 +107,65 @@ _NO_ROWS = "its result is not a table of rows (use --json-out)"
 _NO_FIGURE = "there is no figure of this result"
 
 
-def _command(name, family_name, help, inputs=(), outputs=("--json-out",), aliases=(), headline=None, without=(),
+def _command(name, family_name, help, inputs=(), outputs=("--json-out",), aliases=(), without=(),
              exit_3="") -> Command:
     module = "segscore.commands." + name.replace("-", "_")
     return Command(name, family_name, help, f"{module}:add_arguments", f"{module}:compute", tuple(inputs),
-                   tuple(outputs), aliases=tuple(aliases),
-                   headline=f"segscore.batch.report:{headline}" if headline else Command.headline,
-                   without=tuple(without), exit_3=exit_3)
+                   tuple(outputs), aliases=tuple(aliases), without=tuple(without), exit_3=exit_3)
 
 
 def _other(name, family_name, help, without=()) -> Command:
-    """A command that is not a batch job (it runs jobs, or its compute is its CLI's)."""
+    """A command that is not a batch job (it runs jobs, reads their results, or keeps a ledger)."""
     return Command(name, family_name, help, batch=False, without=tuple(without))
 
 
 #: every command of ``segscore``, in the order ``segscore --help`` lists them
 REGISTRY: dict[str, Command] = {c.name: c for c in (
     _command("auc", "ink", "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
-             ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug", "--plot"),
-             headline="auc_headline"),
+             ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug", "--plot")),
     _command("demo", "ink", "score a built-in synthetic segment (offline), as `segscore auc` prints it", (),
-             ("--json-out", "--keep"), headline="auc_headline",
+             ("--json-out", "--keep"),
              without=(("--csv", _NO_ROWS), ("--plot", "plot the sample with `segscore auc ... --plot` (the demo prints that line with --keep DIR)"), ("--threads", _ONE_THREAD), ("--tile-rows", "the sample is small: one tile"))),
     _other("run", None, "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
            without=(("--json", "it prints the ledger (run.json) itself"), ("--json-out", "the ledger is ROOT/SLUG/run.json"), ("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads no image"))),
     _command("target", "ink", "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction",
-             ("prediction", "target"), ("--json-out", "--plot"), aliases=("score",), headline="target_headline",
+             ("prediction", "target"), ("--json-out", "--plot"), aliases=("score",),
              without=(("--csv", _NO_ROWS),)),
     _command("placement", "ink", "placement probe: where prediction and label agree best (NCC over shifts), per tile too",
-             ("prediction", "target"), ("--json-out", "--evidence"), headline="placement_headline",
+             ("prediction", "target"), ("--json-out", "--evidence"),
              without=(("--csv", _NO_ROWS), ("--plot", "the figure is --evidence FILE.png"), ("--tile-rows", "the cross-correlation takes FFTs of the whole map"))),
     _command("check", "ink", "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)",
-             ("regions_json",), headline="check_headline", exit_3="a violation of the rules found",
+             ("regions_json",), exit_3="a violation of the rules found",
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads no image"))),
     _command("columns", "columns", "ScrollGT column target: text columns vs gutters and line periodicity, with floors",
-             ("prediction", "target"), aliases=("score-columns",), headline="columns_headline",
+             ("prediction", "target"), aliases=("score-columns",),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE))),
     _command("objects", "objects", "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary "
-             "F1, splits/merges)", ("truth", "prediction"), ("--json-out", "--per-object", "--plot"),
-             headline="objects_headline"),
+             "F1, splits/merges)", ("truth", "prediction"), ("--json-out", "--per-object", "--plot")),
     _command("holdout", "objects", "score predictions on a versioned held-out set (scorecard table, CSV), or --verify "
-             "its digests", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"),
-             headline="holdout_headline", exit_3="--verify found a missing or altered truth mask",
+             "its digests", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"), exit_3="--verify found a missing or altered truth mask",
              without=(("--plot", "plot a field with `segscore objects TRUTH PRED --plot`"), ("--threads", "its fields are scored one after another, each with the engine's default threads"), ("--tile-rows", "each field is scored with the engine's default tiles"))),
     _command("fibers", "fibers", "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, "
              "merges, floors", ("paths",), ("--json-out", "--plot"), aliases=("score-fibers",),
-             headline="fibers_headline",
              without=(("--csv", _NO_ROWS), ("--threads", "the skeleton lookups are one vectorized pass"), ("--tile-rows", "a cube is read whole (a 512^3 cube is 0.5 GB of labels)"))),
     _command("fibers-aggregate", "fibers", "mean ERL over `segscore fibers` cards of one cube size class", ("cards",),
-             headline="fibers_aggregate_headline",
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads cards, not images"))),
     _command("fibers-target", "fibers", "build a fiber target folder from WEBKNOSSOS .nml traces and a reference "
              "fiber mask", ("nml", "mask"), ("--json-out", "--out"),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", _WHOLE))),
     _command("curve", "curvilinear", "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and "
-             "Kirchhoff conductance", ("prediction", "gt"), ("--json-out", "--csv"), headline="curve_headline",
+             "Kirchhoff conductance", ("prediction", "gt"), ("--json-out", "--csv"),
              without=(("--plot", _NO_FIGURE), ("--threads", "the skeleton and graph are built whole, in one thread"), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
     _command("perturb", "curvilinear", "curvilinear masks: apply one typed error operator (break, bridge, truncate, "
              "radius, boundary)", ("mask",), ("-o", "--json-out"),
              without=(("--csv", _NO_ROWS), ("--plot", "the output is the perturbed mask (-o)"), ("--threads", _ONE_THREAD), ("--tile-rows", "the operators act on the whole mask"))),
-    _other("audit", "curvilinear", "curvilinear masks: audit which metric tracks which cost per error type "
-           "(curvicost's audit)",
-           without=(("--tile-rows", "a skeleton is global: the masks are read whole"),)),
-    _other("profile", "curvilinear", "curvilinear masks: which error types a method makes (shares of the five "
-           "operators, and the unexplained part)",
-           without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
+    _command("audit", "curvilinear", "curvilinear masks: audit which metric tracks which cost per error type "
+             "(curvicost's audit)", ("masks", "cases", "profile", "gt", "profile_json"),
+             ("--json-out", "--csv", "--plot"),
+             without=(("--tile-rows", "a skeleton is global: the masks are read whole"),)),
+    _command("profile", "curvilinear", "curvilinear masks: which error types a method makes (shares of the five "
+             "operators, and the unexplained part)", ("predictions", "gt"),
+             without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
     _other("batch", None, "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, "
            "resumably",
            without=(("--json", "its results are --out DIR/results.jsonl; `segscore report DIR --json` prints them"), ("--json-out", "its results are --out DIR/results.jsonl and results.csv"), ("--csv", "it writes --out DIR/results.csv"), ("--plot", "`segscore report DIR --plot FILE` draws the leaderboard"), ("--tile-rows", "each job takes its own --tile-rows"))),
@@ -174,8 +179,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
                                       "whole"),)),
 )}
 
-#: the commands a batch job can be, by name (``audit`` and ``profile`` are not yet: their compute
-#: parts are not split from their CLI modules)
+#: the commands a batch job can be, by name
 COMMANDS: dict[str, Command] = {n: c for n, c in REGISTRY.items() if c.batch}
 
 

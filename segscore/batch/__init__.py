@@ -27,7 +27,7 @@ from __future__ import annotations
 from segscore.batch.jobs import Job, parse_job
 from segscore.batch.manifest import ManifestError, load_manifest
 # imported here, not on first use: the module shares the function's name, and a lazy export would
-# let `import segscore.batch.report` (the registry's headline functions live there) shadow the
+# let `import segscore.batch.report` (the commands' headlines import its Cell) shadow the
 # function with the module. It imports the standard library only; its outputs import the rest.
 from segscore.batch.report import Report, ReportError, report
 from segscore.batch.runner import BatchResult, run

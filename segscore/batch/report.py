@@ -21,9 +21,9 @@ remaining tags follow them, then the ``id`` if still needed: rows are never merg
 Then each headline column, followed by the floors, controls, oracle and interval it is read
 beside, named ``HEADLINE [FLOOR]`` (``val_f1 [all_positive]``, ``erl [oracle]``).
 
-What a command's headline is comes from the registry only (``Command.headline`` in
-:mod:`segscore.families`): a function ``result dict -> list of Cell``; the functions for the
-registered commands are in this module. A null value is printed as ``—`` and its reason (the
+What a command's headline is comes from the registry only (``segscore.families.headline``):
+a function ``result dict -> list of Cell``, ``headline`` in the command's compute module
+(``segscore/commands/NAME.py``), else the result's top-level numbers. A null value is printed as ``—`` and its reason (the
 result's ``notes`` entry for the cell's dotted path) is listed under the table and carried in
 each row's ``notes``; a blank cell is a column that job's result does not have (no bootstrap
 asked, another command's column in the CSV).
@@ -41,6 +41,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from segscore.commands._headline import Cell  # noqa: F401 - a headline's cell, defined beside the headlines
 from segscore.errors import InputFileError, ScoreError
 
 #: what a cell is: a headline number, or what a headline is read beside
@@ -54,25 +55,6 @@ _FIX = "give the --out folder of a `segscore batch` run"
 
 class ReportError(ScoreError):
     """A results folder, a row or a ``by`` column the report cannot use (one line, the fix)."""
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One number of a leaderboard row.
-
-    ``name``: the column; ``value``: a number, a bool or None; ``role``: one of :data:`ROLES`;
-    ``of``: the headline column this floor, control, oracle, interval or derived number is read
-    beside; ``ref``: its short name in a chart (``all_positive``, ``control``, ``oracle``);
-    ``path``: its dotted path in the result (the key of its reason in the result's ``notes``);
-    ``note``: why it is null when the result's notes do not say (an input not given)."""
-
-    name: str
-    value: object
-    role: str = "headline"
-    of: str | None = None
-    ref: str | None = None
-    path: str | None = None
-    note: str | None = None
 
 
 @dataclass
@@ -476,7 +458,9 @@ def _natural(value) -> tuple:
 
 
 def _headline_cells(cmd, result: dict) -> list:
-    fn = cmd.load("headline") if cmd is not None else scalars_headline
+    from segscore.families import headline
+
+    fn = headline(cmd)
     cells = list(fn(result))
     names = [c.name for c in cells]
     if len(set(names)) != len(names):  # a bug in a headline function, not bad input
@@ -527,193 +511,3 @@ def _text(v) -> str:
 
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-# ---------------------------------------------------------------------------------------------
-# each command's headline: result dict -> [Cell] (named by segscore.families.Command.headline)
-
-
-def _get(result, path: str):
-    """``(value, present)`` at the dotted ``path`` of ``result`` (list items by index; a key
-    holding a dot, ``ap_0.5``, is matched whole, the longest first)."""
-    obj, parts = result, path.split(".")
-    while parts:
-        if isinstance(obj, dict):
-            for n in range(len(parts), 0, -1):
-                key = ".".join(parts[:n])
-                if key in obj:
-                    obj, parts = obj[key], parts[n:]
-                    break
-            else:
-                return None, False
-        elif isinstance(obj, (list, tuple)) and parts[0].isdigit() and int(parts[0]) < len(obj):
-            obj, parts = obj[int(parts[0])], parts[1:]
-        else:
-            return None, False
-    return obj, True
-
-
-def _cell(result, name, path, role="headline", of=None, ref=None, missing=None) -> Cell:
-    value, present = _get(result, path)
-    if present and isinstance(value, (dict, list, tuple, str)):
-        return Cell(name, None, role, of, ref, path, f"{path} is a {type(value).__name__}, not a number")
-    return Cell(name, value, role, of, ref, path, None if present else (missing or f"{path} is not in the result"))
-
-
-def _with_floors(result, name, key, floors, *, missing_floors, prefix="metrics") -> list:
-    cells = [_cell(result, name, f"{prefix}.{key}")]
-    for fl in floors:
-        cells.append(_cell(result, f"{name} [{fl}]", f"floors.{fl}.{key}", "floor", name, fl,
-                           missing=missing_floors if not isinstance(result.get("floors"), dict)
-                           else f"the result has no {fl} floor"))
-    return cells
-
-
-TARGET_FLOORS = ("all_positive", "constant_0_5", "uniform_random")
-COLUMNS_FLOORS = ("constant_0_5", "papyrus_mask", "uniform_random")
-
-
-def target_headline(result: dict) -> list:
-    """Ink target (``segscore target``): the F1 at the validated threshold (``val_f1``, else
-    the F1 field the result has), ``ap_prevalence_lift`` and ``roc_auc``, each beside the three
-    trivial predictors' floors (``all_positive``, ``constant_0_5``, ``uniform_random``)."""
-    metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
-    f1 = next((k for k in ("val_f1", "f1_at_0.5", "best_f1_any_threshold") if k in metrics), "val_f1")
-    cells = []
-    for key in (f1, "ap_prevalence_lift", "roc_auc"):
-        cells += _with_floors(result, key, key, TARGET_FLOORS,
-                              missing_floors="no floors in this result (scored with --no-floors)")
-    return cells
-
-
-def columns_headline(result: dict) -> list:
-    """Column target (``segscore columns``): column-vs-gutter AUC (per column and per pixel) and
-    the mean line-period peak, each beside the target's floors."""
-    floors = tuple(result["floors"]) if isinstance(result.get("floors"), dict) and result["floors"] \
-        else COLUMNS_FLOORS
-    cells = []
-    for key in ("col_gutter_auc", "col_gutter_pixel_auc", "line_period_peak_mean"):
-        cells += _with_floors(result, key, key, floors,
-                              missing_floors="no floors in this result (scored with --no-floors)")
-    return cells
-
-
-def auc_headline(result: dict) -> list:
-    """Ink AUC (``segscore auc``, ``demo``): the map's AUC beside its control's (the
-    reverse-depth map) and their gap; the bootstrap's 95 % interval when one was drawn; the
-    paired difference to a compared map and its interval with ``--compare``."""
-    no_control = "no --control map given" if "control" not in result else None
-    cells = [_cell(result, "map_auc", "forward.auc"),
-             _cell(result, "control_auc", "control.auc", "control", "map_auc", "control", missing=no_control)]
-    f, c = cells[0].value, cells[1].value
-    if isinstance(f, (int, float)) and isinstance(c, (int, float)):
-        cells.append(Cell("gap", round(float(f) - float(c), 12), "derived", "map_auc", "gap"))
-    else:
-        cells.append(Cell("gap", None, "derived", "map_auc", "gap",
-                          note=no_control or "map_auc or control_auc is null (see its note)"))
-    boot = result.get("bootstrap")
-    if isinstance(boot, dict):
-        cells += [_cell(result, "ci95_lo", "bootstrap.ci95.0", "interval", "map_auc", "ci95_lo"),
-                  _cell(result, "ci95_hi", "bootstrap.ci95.1", "interval", "map_auc", "ci95_hi")]
-        if isinstance(boot.get("compare"), dict):
-            cells += [_cell(result, "compare_difference", "bootstrap.compare.difference"),
-                      _cell(result, "compare_ci95_lo", "bootstrap.compare.ci95.0", "interval", "compare_difference",
-                            "ci95_lo"),
-                      _cell(result, "compare_ci95_hi", "bootstrap.compare.ci95.1", "interval", "compare_difference",
-                            "ci95_hi")]
-    return cells
-
-
-def fibers_headline(result: dict) -> list:
-    """Fibers (``segscore fibers``): ERL and merge-penalized ERL, each beside the
-    connected-components floor and the oracle (the card's top-level ``oracle`` row; a card
-    written before it moved there keeps it at ``floors.oracle``)."""
-    cells = []
-    old = not isinstance(result.get("oracle"), dict) and isinstance((result.get("floors") or {}).get("oracle"), dict)
-    where = "floors.oracle" if old else "oracle"
-    for key in ("erl", "erl_merge_penalized"):
-        cells += [_cell(result, key, f"metrics.{key}"),
-                  _cell(result, f"{key} [connected_components]", f"floors.floor_connected_components.{key}", "floor",
-                        key, "connected_components", missing="the target has no connected-components floor"),
-                  _cell(result, f"{key} [oracle]", f"{where}.{key}", "oracle", key, "oracle",
-                        missing="the target has no oracle row")]
-    return cells
-
-
-def fibers_aggregate_headline(result: dict) -> list:
-    """``segscore fibers-aggregate``: the mean ERLs over the cards, their number and size class."""
-    return [_cell(result, "erl_mean", "erl_mean"), _cell(result, "erl_merge_penalized_mean", "erl_merge_penalized_mean"),
-            _cell(result, "n", "n", "setting"), _cell(result, "size_class", "size_class", "setting")]
-
-
-OBJECTS_KEYS = ("f1", "precision", "recall", "ap_0.5", "ap_mean", "pq", "dice_per_object")
-
-
-def objects_headline(result: dict) -> list:
-    """Objects (``segscore objects``): the matching IoU, F1, precision, recall at it, the
-    segmentation AP (TP/(TP+FP+FN), not the PR area) at IoU 0.5 and its mean over the sweep,
-    PQ when present and per-object Dice. A scorecard has no floors."""
-    cells = [_cell(result, "match_iou", "match_iou", "setting")]
-    cells += [_cell(result, k, k) for k in OBJECTS_KEYS if k != "pq" or "pq" in result]
-    return cells
-
-
-HOLDOUT_KEYS = ("f1", "ap_mean", "dice_per_object")
-
-
-def holdout_headline(result: dict) -> list:
-    """Held-out set (``segscore holdout``): the pooled F1, mean AP and per-object Dice of the
-    predictions, each beside the baseline's (``--baseline``) as its control; with ``--verify``,
-    the number of digest problems."""
-    if "finetuned" not in result:
-        return [_count(result, "problems")]
-    cells = []
-    for k in HOLDOUT_KEYS:
-        cells += [_cell(result, k, f"finetuned.{k}"),
-                  _cell(result, f"{k} [vanilla]", f"vanilla.{k}", "control", k, "vanilla",
-                        missing="no --baseline predictions given")]
-    return cells
-
-
-CURVE_KEYS = ("dice", "cldice", "betti0_error", "erl_frac", "traceable_frac", "conductance_frac")
-
-
-def curve_headline(result: dict) -> list:
-    """Curvilinear (``segscore curve``): Dice, clDice, the Betti-0 error, ERL as a share of the
-    reference's, the traceable share of the reference's length and the Kirchhoff conductance
-    share. No floors."""
-    return [_cell(result, k, k) for k in CURVE_KEYS]
-
-
-def placement_headline(result: dict) -> list:
-    """Placement probe (``segscore placement``): the peak's offset beside the gate it must be
-    within, whether it passed, and the peak and zero-shift NCC."""
-    return [_cell(result, "offset_px", "offset_px"), _cell(result, "gate_px", "gate_px", "setting", "offset_px"),
-            _cell(result, "passed", "passed"), _cell(result, "peak_ncc", "peak_ncc"),
-            _cell(result, "ncc_at_zero", "ncc_at_zero", "control", "peak_ncc", "zero shift")]
-
-
-def check_headline(result: dict) -> list:
-    """Prize pre-check (``segscore check``): compliant or not, and the number of violations."""
-    return [_cell(result, "compliant", "compliant"), _count(result, "violations")]
-
-
-def _count(result: dict, key: str) -> Cell:
-    items = result.get(key)
-    if isinstance(items, list):
-        return Cell(key, len(items), path=key)
-    return Cell(key, None, path=key, note=f"{key} is not a list in the result")
-
-
-def scalars_headline(result: dict, limit: int = 8) -> list:
-    """The default headline: the result's top-level numbers and booleans, then those of its
-    ``metrics``, at most ``limit`` (a command registered without a headline of its own)."""
-    cells = []
-    for prefix, part in (("", result), ("metrics.", result.get("metrics"))):
-        if not isinstance(part, dict):
-            continue
-        for k, v in part.items():
-            if len(cells) < limit and k != "notes" and (v is None or isinstance(v, (bool, int, float))):
-                if not any(c.name == k for c in cells):
-                    cells.append(_cell(result, k, prefix + k))
-    return cells

@@ -69,3 +69,32 @@ def compute(args, *, progress=None, argv=None) -> dict:
         ledger.add_check(args.slug, args.name, ["segscore", *(sys.argv[1:] if argv is None else argv)], result,
                          root=args.root)
     return result
+
+
+def headline(result: dict) -> list:
+    """Ink AUC (``segscore auc``, ``demo``): the map's AUC beside its control's (the
+    reverse-depth map) and their gap; the bootstrap's 95 % interval when one was drawn; the
+    paired difference to a compared map and its interval with ``--compare``."""
+    from segscore.commands._headline import Cell
+    from segscore.commands._headline import cell
+
+    no_control = "no --control map given" if "control" not in result else None
+    cells = [cell(result, "map_auc", "forward.auc"),
+             cell(result, "control_auc", "control.auc", "control", "map_auc", "control", missing=no_control)]
+    f, c = cells[0].value, cells[1].value
+    if isinstance(f, (int, float)) and isinstance(c, (int, float)):
+        cells.append(Cell("gap", round(float(f) - float(c), 12), "derived", "map_auc", "gap"))
+    else:
+        cells.append(Cell("gap", None, "derived", "map_auc", "gap",
+                          note=no_control or "map_auc or control_auc is null (see its note)"))
+    boot = result.get("bootstrap")
+    if isinstance(boot, dict):
+        cells += [cell(result, "ci95_lo", "bootstrap.ci95.0", "interval", "map_auc", "ci95_lo"),
+                  cell(result, "ci95_hi", "bootstrap.ci95.1", "interval", "map_auc", "ci95_hi")]
+        if isinstance(boot.get("compare"), dict):
+            cells += [cell(result, "compare_difference", "bootstrap.compare.difference"),
+                      cell(result, "compare_ci95_lo", "bootstrap.compare.ci95.0", "interval", "compare_difference",
+                           "ci95_lo"),
+                      cell(result, "compare_ci95_hi", "bootstrap.compare.ci95.1", "interval", "compare_difference",
+                           "ci95_hi")]
+    return cells

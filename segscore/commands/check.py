@@ -25,3 +25,10 @@ def compute(args, *, progress=None, argv=None) -> dict:
     result = compliance.check(wp, args.scan_um, regions)
     write_outputs(args, result)
     return result
+
+
+def headline(result: dict) -> list:
+    """Prize pre-check (``segscore check``): compliant or not, and the number of violations."""
+    from segscore.commands._headline import cell, count
+
+    return [cell(result, "compliant", "compliant"), count(result, "violations")]

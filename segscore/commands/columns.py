@@ -24,3 +24,20 @@ def compute(args, *, progress=None, argv=None) -> dict:
                            seed=args.seed, tile_rows=args.tile_rows, threads=args.threads)
     write_outputs(args, result)
     return result
+
+
+COLUMNS_FLOORS = ("constant_0_5", "papyrus_mask", "uniform_random")
+
+
+def headline(result: dict) -> list:
+    """Column target (``segscore columns``): column-vs-gutter AUC (per column and per pixel) and
+    the mean line-period peak, each beside the target's floors."""
+    from segscore.commands._headline import with_floors
+
+    floors = tuple(result["floors"]) if isinstance(result.get("floors"), dict) and result["floors"] \
+        else COLUMNS_FLOORS
+    cells = []
+    for key in ("col_gutter_auc", "col_gutter_pixel_auc", "line_period_peak_mean"):
+        cells += with_floors(result, key, key, floors,
+                             missing_floors="no floors in this result (scored with --no-floors)")
+    return cells

@@ -106,3 +106,15 @@ def compute(args, *, progress=None, argv=None) -> dict:
                 reference_radii=getattr(args, "reference_radii", False))
     write_outputs(args, row, csv_rows=[csv_row(row)])
     return row
+
+
+CURVE_KEYS = ("dice", "cldice", "betti0_error", "erl_frac", "traceable_frac", "conductance_frac")
+
+
+def headline(result: dict) -> list:
+    """Curvilinear (``segscore curve``): Dice, clDice, the Betti-0 error, ERL as a share of the
+    reference's, the traceable share of the reference's length and the Kirchhoff conductance
+    share. No floors."""
+    from segscore.commands._headline import cell
+
+    return [cell(result, k, k) for k in CURVE_KEYS]

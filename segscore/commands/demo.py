@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from segscore.commands.auc import headline  # noqa: F401 - the demo's result is an auc result
+
 
 def add_arguments(p) -> None:
     from segscore.commands._options import add_output_options, nonnegative_int

@@ -44,3 +44,21 @@ def compute(args, *, progress=None, argv=None) -> dict:
     if plot:
         figures.draw_after(plot, lambda: figures.fiber_erl(card), "fibers")
     return card
+
+
+def headline(result: dict) -> list:
+    """Fibers (``segscore fibers``): ERL and merge-penalized ERL, each beside the
+    connected-components floor and the oracle (the card's top-level ``oracle`` row; a card
+    written before it moved there keeps it at ``floors.oracle``)."""
+    from segscore.commands._headline import cell
+
+    cells = []
+    old = not isinstance(result.get("oracle"), dict) and isinstance((result.get("floors") or {}).get("oracle"), dict)
+    where = "floors.oracle" if old else "oracle"
+    for key in ("erl", "erl_merge_penalized"):
+        cells += [cell(result, key, f"metrics.{key}"),
+                  cell(result, f"{key} [connected_components]", f"floors.floor_connected_components.{key}", "floor",
+                       key, "connected_components", missing="the target has no connected-components floor"),
+                  cell(result, f"{key} [oracle]", f"{where}.{key}", "oracle", key, "oracle",
+                       missing="the target has no oracle row")]
+    return cells

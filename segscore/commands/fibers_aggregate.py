@@ -17,3 +17,11 @@ def compute(args, *, progress=None, argv=None) -> dict:
     out = aggregate_fiber_scores(load_cards(args.cards), names=args.cards)
     write_outputs(args, out)
     return out
+
+
+def headline(result: dict) -> list:
+    """``segscore fibers-aggregate``: the mean ERLs over the cards, their number and size class."""
+    from segscore.commands._headline import cell
+
+    return [cell(result, "erl_mean", "erl_mean"), cell(result, "erl_merge_penalized_mean", "erl_merge_penalized_mean"),
+            cell(result, "n", "n", "setting"), cell(result, "size_class", "size_class", "setting")]

@@ -53,3 +53,22 @@ def compute(args, *, progress=None, argv=None) -> dict:
     with_warnings(result, result.get("digest_problems"))
     write_outputs(args, result)
     return result
+
+
+HOLDOUT_KEYS = ("f1", "ap_mean", "dice_per_object")
+
+
+def headline(result: dict) -> list:
+    """Held-out set (``segscore holdout``): the pooled F1, mean AP and per-object Dice of the
+    predictions, each beside the baseline's (``--baseline``) as its control; with ``--verify``,
+    the number of digest problems."""
+    from segscore.commands._headline import cell, count
+
+    if "finetuned" not in result:
+        return [count(result, "problems")]
+    cells = []
+    for k in HOLDOUT_KEYS:
+        cells += [cell(result, k, f"finetuned.{k}"),
+                  cell(result, f"{k} [vanilla]", f"vanilla.{k}", "control", k, "vanilla",
+                       missing="no --baseline predictions given")]
+    return cells

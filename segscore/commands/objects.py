@@ -79,3 +79,17 @@ def compute(args, *, progress=None, argv=None) -> dict:
     if plot:
         figures.draw_after(plot, lambda: figures.objects_ap(result), "objects")
     return result
+
+
+OBJECTS_KEYS = ("f1", "precision", "recall", "ap_0.5", "ap_mean", "pq", "dice_per_object")
+
+
+def headline(result: dict) -> list:
+    """Objects (``segscore objects``): the matching IoU, F1, precision, recall at it, the
+    segmentation AP (TP/(TP+FP+FN), not the PR area) at IoU 0.5 and its mean over the sweep,
+    PQ when present and per-object Dice. A scorecard has no floors."""
+    from segscore.commands._headline import cell
+
+    cells = [cell(result, "match_iou", "match_iou", "setting")]
+    cells += [cell(result, k, k) for k in OBJECTS_KEYS if k != "pq" or "pq" in result]
+    return cells

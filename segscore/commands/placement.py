@@ -32,3 +32,13 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                     evidence_threshold=args.threshold, threads=args.threads)
     write_outputs(args, result)
     return result
+
+
+def headline(result: dict) -> list:
+    """Placement probe (``segscore placement``): the peak's offset beside the gate it must be
+    within, whether it passed, and the peak and zero-shift NCC."""
+    from segscore.commands._headline import cell
+
+    return [cell(result, "offset_px", "offset_px"), cell(result, "gate_px", "gate_px", "setting", "offset_px"),
+            cell(result, "passed", "passed"), cell(result, "peak_ncc", "peak_ncc"),
+            cell(result, "ncc_at_zero", "ncc_at_zero", "control", "peak_ncc", "zero shift")]

@@ -44,3 +44,21 @@ def compute(args, *, progress=None, argv=None) -> dict:
     if plot:
         figures.draw_after(plot, lambda: figures.target_curves(result, curves), "target")
     return result
+
+
+TARGET_FLOORS = ("all_positive", "constant_0_5", "uniform_random")
+
+
+def headline(result: dict) -> list:
+    """Ink target (``segscore target``): the F1 at the validated threshold (``val_f1``, else
+    the F1 field the result has), ``ap_prevalence_lift`` and ``roc_auc``, each beside the three
+    trivial predictors' floors (``all_positive``, ``constant_0_5``, ``uniform_random``)."""
+    from segscore.commands._headline import with_floors
+
+    metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
+    f1 = next((k for k in ("val_f1", "f1_at_0.5", "best_f1_any_threshold") if k in metrics), "val_f1")
+    cells = []
+    for key in (f1, "ap_prevalence_lift", "roc_auc"):
+        cells += with_floors(result, key, key, TARGET_FLOORS,
+                             missing_floors="no floors in this result (scored with --no-floors)")
+    return cells

@@ -94,7 +94,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, whole_number
 from segscore.io.results import as_result
 from segscore.io.budget import load_json
 
@@ -105,7 +105,7 @@ __all__ = ["audit", "audit_from_cases", "load_cost_fn", "UserCost", "resolve_lad
 from segscore.curvilinear.ladders import (  # noqa: F401  (re-exported)
     OPERATORS, COUNTING, DEFAULT_SEVERITIES, STUDY_SEVERITIES, DEFAULT_SEEDS, STUDY_SEEDS, DEFAULT_N_BOOT,
     STUDY_N_BOOT, COSTS, GRAPH_COSTS, BUILTIN_COSTS, COST_LABELS, ERL_METRICS, SEVERITY_RANGE, MIN_UNITS,
-    MIN_CASES, _levels, resolve_ladder, _whole, _plan)
+    MIN_CASES, _levels, resolve_ladder, _plan)
 
 from segscore.curvilinear.costfns import SIDED, UserCost, load_cost_fn  # noqa: E402,F401  (re-exported)
 
@@ -651,11 +651,11 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
         raise ScoreError(f"prune_px {prune_px!r}: must be a length in voxels from 0 to 1e6")
     lad = resolve_ladder(ladder, severities=severities, radius_scales=radius_scales, boundary_fracs=boundary_fracs,
                          seeds=seeds, n_boot=n_boot)
-    min_units = _whole(min_units, "min_units", 0)
-    min_cases = _whole(min_cases, "min_cases", 0)
+    min_units = whole_number(min_units, "min_units", 0)
+    min_cases = whole_number(min_cases, "min_cases", 0)
     for name, v in (("threads", threads), ("processes", processes)):
         if v is not None:
-            _whole(v, name, 1)
+            whole_number(v, name, 1)
     if processes is not None and scheduler is not None:
         raise ScoreError("processes and scheduler: give one (processes starts a local cluster, scheduler uses yours)")
     if scheduler is not None and threads is not None:
@@ -758,9 +758,9 @@ def audit_from_cases(cases, *, costs=None, min_units=MIN_UNITS, min_cases=MIN_CA
     if n_boot is None:
         nb = (ladder or {}).get("n_boot")
         n_boot = nb if isinstance(nb, int) and not isinstance(nb, bool) and nb >= 1 else DEFAULT_N_BOOT
-    n_boot = _whole(n_boot, "n_boot", 1)
-    min_units = _whole(min_units, "min_units", 0)
-    min_cases = _whole(min_cases, "min_cases", 0)
+    n_boot = whole_number(n_boot, "n_boot", 1)
+    min_units = whole_number(min_units, "min_units", 0)
+    min_cases = whole_number(min_cases, "min_cases", 0)
     floors = []
     floor_values = floor_units = None
     rf = doc.get("redraw_floor")

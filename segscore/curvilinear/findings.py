@@ -68,7 +68,7 @@ from pathlib import Path
 
 import numpy as np
 
-from segscore.errors import InputFileError, ScoreError
+from segscore.errors import InputFileError, ScoreError, whole_number
 
 __all__ = ["findings_from_cases", "cell_statistics", "read_cases", "label_cell", "spearman_rho", "cluster_interval",
            "CaseTable", "OPERATORS", "COSTS", "METRIC_ORDER", "LOWER_IS_BETTER", "LABELS",
@@ -356,11 +356,6 @@ def _names(value, name):
     return out
 
 
-def _whole(v, name, lo):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise ScoreError(f"{name} {v!r}: must be a whole number >= {lo}")
-    return int(v)
-
 
 def _join(units, limit=6):
     names = [str(u).rsplit("/", 1)[-1] for u in units]
@@ -377,10 +372,10 @@ class _Resolved:
 
     def __init__(self, cases, costs, metrics, min_units, min_cases, n_boot, seed, directions, origin):
         t = _Table(cases, getattr(cases, "source", None) or origin)
-        min_units = _whole(min_units, "min_units", 0)
-        min_cases = _whole(min_cases, "min_cases", 0)
-        n_boot = _whole(n_boot, "n_boot", 1)
-        seed = _whole(seed, "seed", 0)
+        min_units = whole_number(min_units, "min_units", 0)
+        min_cases = whole_number(min_cases, "min_cases", 0)
+        n_boot = whole_number(n_boot, "n_boot", 1)
+        seed = whole_number(seed, "seed", 0)
         lower = set(LOWER_IS_BETTER)
         higher = set(HIGHER_IS_BETTER)
         for m, d in (directions or {}).items():
@@ -595,8 +590,8 @@ def cell_statistics(cases, *, costs=None, metrics=None, n_boot=N_BOOT, seed=0, d
     ``cells``. Each cell depends on its own cases and the seed alone, so the parts may run in any
     process and the findings are those of one call."""
     r = _Resolved(cases, costs, metrics, MIN_UNITS, MIN_CASES, n_boot, seed, directions, "cell_statistics")
-    parts = _whole(parts, "parts", 1)
-    part = _whole(part, "part", 0)
+    parts = whole_number(parts, "parts", 1)
+    part = whole_number(part, "part", 0)
     if part >= parts:
         raise ScoreError(f"part {part} of {parts}: expected 0 <= part < parts")
     picks_cache: dict[int, np.ndarray] = {}

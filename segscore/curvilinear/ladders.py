@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, whole_number
 
 OPERATORS = ("break", "bridge", "truncate", "radius", "boundary")
 COUNTING = ("break", "bridge", "truncate")
@@ -122,18 +122,13 @@ def resolve_ladder(ladder="default", *, severities=None, radius_scales=None, bou
     if n_boot is None:
         n_boot = STUDY_N_BOOT if ladder == "study" else DEFAULT_N_BOOT
     else:
-        n_boot = _whole(n_boot, "n_boot", 1)
+        n_boot = whole_number(n_boot, "n_boot", 1)
         custom = True
     if not any(sev.values()):
         raise ScoreError("severities: every operator's ladder is empty; give at least one level")
     return {"name": ladder + (" (modified)" if custom else ""), "severities": sev, "seeds": seed_list,
             "n_boot": n_boot}
 
-
-def _whole(v, name, lo):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-        raise ScoreError(f"{name} {v!r}: must be a whole number >= {lo}")
-    return int(v)
 
 
 def _plan(ladder):

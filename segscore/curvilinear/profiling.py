@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, whole_number
 from segscore.io.results import as_result
 
 __all__ = ["profile", "prepare_profile", "prepare_signature", "signature", "format_profile", "ProfileReference", "SIGNATURE_FIELDS",
@@ -191,11 +191,6 @@ def _check_shape(pred, pr: ProfileReference, name: str) -> None:
                          "resample one onto the other's grid")
 
 
-def _whole(v, name: str, lo: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise ScoreError(f"{name}: must be a whole number >= {lo}, got {v!r}")
-    return int(v)
-
 
 def prepare_signature(gt, *, prune_px: float = 5, name: str | None = None) -> ProfileReference:
     """The reference's own signature terms (no calibration table): enough for :func:`signature`.
@@ -249,11 +244,11 @@ def prepare_profile(gt, *, prune_px: float = 5, seed: int = 0, seeds: int = 3, c
     ``reference=`` to profile further predictions against it.
 
     ``threads`` (default 1) runs the realisations on that many threads. The operators spend most
-    of their time in SciPy's feature transform and NumPy, which hold the GIL, so on two cores two
-    threads were no faster (682²: 2.0 s with one, 2.2 s with two; 2046²: 17.7 s and 17.3 s)."""
-    seed = _whole(seed, "seed", 0)
-    seeds = _whole(seeds, "seeds", 1)
-    threads = 1 if threads is None else _whole(threads, "threads", 1)
+    of their time in SciPy's feature transform and NumPy, which hold the GIL, so more threads
+    gain little (benchmarks/README.md)."""
+    seed = whole_number(seed, "seed", 0)
+    seeds = whole_number(seeds, "seeds", 1)
+    threads = 1 if threads is None else whole_number(threads, "threads", 1)
     cal = _check_calibration(calibration)
     pr = prepare_signature(gt, prune_px=prune_px, name=name)
     _calibrate(pr, seed, seeds, cal, threads)
@@ -456,9 +451,9 @@ def profile(gt, preds, *, prune_px: float = 5, seed: int = 0, seeds: int = 3, na
     """
     if reference is None:
         pr = prepare_signature(gt, prune_px=prune_px)  # every input is read and checked before the work
-        seed = _whole(seed, "seed", 0)
-        seeds = _whole(seeds, "seeds", 1)
-        threads = 1 if threads is None else _whole(threads, "threads", 1)
+        seed = whole_number(seed, "seed", 0)
+        seeds = whole_number(seeds, "seeds", 1)
+        threads = 1 if threads is None else whole_number(threads, "threads", 1)
         cal = _check_calibration(calibration)
     else:
         pr = reference

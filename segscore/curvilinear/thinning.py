@@ -71,7 +71,7 @@ def _thins_alike(ours, skeletonize, shapes, per_shape, seed) -> bool:
 @functools.lru_cache(maxsize=None)
 def _skimage_version() -> str:
     """The installed scikit-image's version, read once per process (reading a package's
-    metadata parses its METADATA file: 2 ms, which every skeleton of an audit paid)."""
+    metadata parses its METADATA file, which every skeleton would pay again)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -34,8 +34,8 @@ from segscore.errors import ScoreError
 #: the environment variable that sets the budget (bytes, or ``2G``, ``512M``, ...)
 ENV = "SEGSCORE_READ_BUDGET"
 #: the share of the memory available that one read may take by default: an eighth, as a command
-#: works on what it reads (a mask read whole becomes labels, a skeleton, distances: a 2 GB grey
-#: PNG took 19 GB in `segscore curve`), and a machine is often shared
+#: works on what it reads (a mask read whole becomes labels, a skeleton, distances: several times
+#: its size; benchmarks/README.md), and a machine is often shared
 DEFAULT_FRACTION = 0.125
 #: what a parsed JSON document may take per byte of its text (a list of small numbers or empty
 #: objects: 20 to 40 bytes of Python objects per byte of text); the text limit is the budget over this

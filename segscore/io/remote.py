@@ -222,8 +222,8 @@ def _missing(url: str, what: str) -> ScoreError:
     return ScoreError(f"{url}: reading {what} needs the 'remote' extra; {INSTALL}")
 
 
-def _filesystem(url: str, scheme: str, timeout: float):
-    """An asynchronous fsspec filesystem for ``scheme`` with the timeout set."""
+def _filesystem(url: str, scheme: str, timeout: float, *, asynchronous: bool = True):
+    """An fsspec filesystem for ``scheme`` with the timeout set (asynchronous, as zarr's store needs)."""
     try:
         import fsspec  # noqa: F401
     except ImportError:
@@ -237,13 +237,13 @@ def _filesystem(url: str, scheme: str, timeout: float):
 
         limits = aiohttp.ClientTimeout(total=_deadline(timeout), connect=timeout, sock_connect=timeout,
                                        sock_read=timeout)
-        return HTTPFileSystem(asynchronous=True, client_kwargs={"timeout": limits, "trust_env": True})
+        return HTTPFileSystem(asynchronous=asynchronous, client_kwargs={"timeout": limits, "trust_env": True})
     try:
         import s3fs
     except ImportError:
         raise _missing(url, "s3:// URLs (s3fs)") from None
     options = {"anon": not (os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE")),
-               "asynchronous": True,
+               "asynchronous": asynchronous,
                "config_kwargs": {"connect_timeout": timeout, "read_timeout": timeout,
                                  "retries": {"max_attempts": 2, "mode": "standard"}}}
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
@@ -277,12 +277,10 @@ def _keys(group) -> list[str] | None:
         return None
 
 
-def _not_found(store, url: str) -> ScoreError:
+def _not_found(url: str) -> ScoreError:
     """The refusal for a URL with no zarr metadata under it: nothing there, or not a store."""
-    from zarr.core.sync import sync
-
-    try:
-        there = bool(sync(store.fs._exists(store.path)))
+    try:  # asked through a synchronous filesystem: the store's is bound to zarr's event loop
+        there = bool(_filesystem(url, _URL.match(url).group(1).lower(), http_timeout(), asynchronous=False).exists(url))
     except Exception:  # noqa: BLE001 - the probe only refines the message
         there = False
     if there:
@@ -311,7 +309,9 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     from segscore.io.sources import ZarrSource
     from segscore.io.zarr_store import capped
 
-    path = url if scheme in ("http", "https") else fs._strip_protocol(url)
+    from fsspec.core import strip_protocol
+
+    path = url if scheme in ("http", "https") else strip_protocol(url)
     guarded = __getattr__("GuardedStore")(fs=fs, path=path, read_only=True)
     store = capped(guarded, url)
     try:
@@ -321,7 +321,7 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     except RemoteFetchError as exc:
         raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
     except (FileNotFoundError, NodeNotFoundError, KeyError):
-        raise _not_found(guarded, url) from None
+        raise _not_found(url) from None
     except ScoreError:
         raise
     except Exception:  # noqa: BLE001 - zarr-python could not parse what the server sent

@@ -55,7 +55,7 @@ class _NonFinite(Exception):
 
 def _plain(obj):
     # the common types first, and the path of a bad value built only when there is one (on the
-    # way out of the recursion): a 4,836-row per-object table went from 0.24 to 0.02 s (measured 2026-12-01)
+    # way out of the recursion): a large per-object table is walked in one cheap pass
     t = type(obj)
     if t is str or t is int or t is bool or obj is None:
         return obj

@@ -200,7 +200,7 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
     k = int(pair_t.size)
     pooled = definition == "panoptica"
     out = np.empty((k, 9 if pooled else 8), np.float64)
-    # the whole-foreground surfaces (np.compress: 7 ms where a boolean index took 36 ms, 1.2M rows)
+    # the whole-foreground surfaces (np.compress: faster than a boolean index on long coordinate lists)
     ft = np.compress(voxels["t_fg"].astype(bool, copy=False), voxels["t_coords"], axis=0)
     fp = np.compress(voxels["p_fg"].astype(bool, copy=False), voxels["p_coords"], axis=0)
     pixel = {key: None for key in _PIXEL}

@@ -303,7 +303,8 @@ def test_bad_folders_and_damaged_lines_are_one_line_errors(batch, cli, tmp_path)
 
 def test_every_command_has_a_loadable_headline():
     from segscore.batch import report as report_function
-    from segscore.batch.report import Cell, ROLES, scalars_headline
+    from segscore.batch.report import Cell, ROLES
+    from segscore.commands._headline import scalars_headline
     from segscore.families import COMMANDS
 
     assert callable(report_function) and report_function is report

@@ -273,3 +273,33 @@ def test_an_unusable_out_folder_refuses_before_any_job(ws, tmp_path, cli):
     (tmp_path / "file").write_text("")
     code, out, err = cli("batch", manifest, "--out", tmp_path / "file" / "out")
     assert code == 2 and "file" in err and len(err.strip().splitlines()) == 1
+
+
+def test_audit_and_profile_jobs_give_the_single_commands_json(tmp_path, cli, monkeypatch):
+    """audit and profile are batch commands: a job's row holds what `segscore audit|profile ... --json`
+    prints (an audit re-read from its cases too), and an audit job's --csv lands in its job folder."""
+    from segscore.curvilinear.masks import save_mask
+    from tests.curvilinear.helpers import vessel_tree
+
+    monkeypatch.chdir(tmp_path)  # the single commands see the manifest's relative paths
+    for i in range(3):
+        save_mask(vessel_tree((48, 48), seed=i, depth=3, r0=3.0), tmp_path / f"gt{i}.png")
+    pred = vessel_tree((48, 48), seed=0, depth=3, r0=3.0)
+    pred[20:23] = False
+    save_mask(pred, tmp_path / "pred.png")
+    small = "gt0.png gt1.png gt2.png --prune-px 3 --severities 0.2 --radius-scales 0.85 --boundary-fracs 0.05"
+    code, _, err = cli("audit", *small.split(), "--n-boot", "20", "--include-cases", "--json-out", "cases.json",
+                       "--quiet")
+    assert code == 0, err
+    jobs = [f"audit {small} --n-boot 20 --csv cells.csv", "audit --cases cases.json --n-boot 30",
+            "profile pred.png --gt gt0.png --prune-px 3 --seeds 1"]
+    res = run(jobs, out=tmp_path / "out", threads=2)
+    assert not res.errors, res.errors
+    for row, job in zip(res.rows, jobs):
+        code, single, err = cli(*shlex.split(job.replace("cells.csv", "direct.csv")), "--json")
+        assert code == 0, err
+        assert row["status"] == "scored" and row["family"] == "curvilinear" and row["job"] == job
+        assert row["result"] == json.loads(single), job
+    assert res.rows[1]["result"]["n_boot"] == 30 and res.rows[2]["result"]["mean"]
+    written = tmp_path / "out" / "outputs" / res.rows[0]["id"] / "cells.csv"
+    assert written.read_text() == (tmp_path / "direct.csv").read_text() and not (tmp_path / "cells.csv").exists()

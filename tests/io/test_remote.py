@@ -316,6 +316,8 @@ def _auc(served, labels, *extra):
 def test_a_store_that_is_not_there(cli, served):
     url = served[1]
     one_line_error(*cli(*_auc(served, f"{url}/v3/nothing.zarr")), f"{url}/v3/nothing.zarr: no zarr store there")
+    # a page with no zarr metadata under it (the server lists the folder): there, but not a store
+    one_line_error(*cli(*_auc(served, f"{url}/v3")), f"{url}/v3: not a zarr store (there is a page or file there")
 
 
 @pytest.mark.parametrize("fmt", [2, 3])
