@@ -7,7 +7,7 @@ gives, restricted to labelled pixels.
 
 A boundary pixel of one image is matched at tolerance ``t`` when a boundary pixel of the
 other image lies within Chebyshev distance ``t`` (a square / cube of side ``2t+1``, as a
-binary dilation with that footprint). :func:`boundary_distance_counts` returns, for each
+binary dilation with that footprint). :func:`nearest_counts` counts, for each
 image, how many of its boundary pixels have their nearest other-image boundary pixel at
 distance 0, 1, ..., T, or farther; every tolerance up to T is a cumulative sum of that.
 
@@ -160,25 +160,3 @@ def nearest_counts(src, other, T, hist, lo, hi, axis):
         if within == total:
             return
     hist[T + 1] += total - within
-
-
-@jit
-def boundary_distance_counts(truth_edge, pred_edge, T, pred_hist, truth_hist):
-    """Histograms of nearest-boundary Chebyshev distances, both ways.
-
-    Parameters
-    ----------
-    truth_edge, pred_edge : (A, B, C) uint8 boundary masks (from :func:`boundary_mask`)
-    T : int >= 0, the largest tolerance
-    pred_hist : (T+2,) int64, zeroed: ``pred_hist[d]`` = predicted boundary pixels whose
-        nearest truth boundary pixel is at distance ``d`` (``d = T+1``: farther or none)
-    truth_hist : (T+2,) int64, zeroed: the same for truth boundary pixels against the prediction
-
-    Notes
-    -----
-    Shapes are not checked. Cost is proportional to the boundary pixels times the ring
-    sizes searched, which stop at the first hit.
-    """
-    A = pred_edge.shape[0]
-    nearest_counts(pred_edge, truth_edge, T, pred_hist, 0, A, 0)
-    nearest_counts(truth_edge, pred_edge, T, truth_hist, 0, A, 0)

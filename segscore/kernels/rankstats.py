@@ -72,31 +72,6 @@ def _weighted_pearson_of_ranks(rx, ry, w, total):
 
 
 @jit
-def average_ranks(x, out):
-    """Average ranks (1-based, ties averaged) of ``x``.
-
-    Parameters
-    ----------
-    x : (n,) float64
-    out : (n,) float64
-        Filled with the rank of each element.
-
-    Returns
-    -------
-    distinct : int
-        Number of distinct values.
-
-    Notes
-    -----
-    Does not check for NaN (NaN compares unequal to itself: each NaN is its own tie block, in
-    the place the sort puts it).
-    """
-    order = np.argsort(x, kind="mergesort")
-    w = np.ones(x.shape[0])
-    return _weighted_ranks(order, x, w, out)
-
-
-@jit
 def spearman(x, y):
     """Spearman's ρ of ``x`` and ``y``, ties by average rank.
 

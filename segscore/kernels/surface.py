@@ -647,18 +647,11 @@ def _virtual_index(n, q):
 
 
 @jit
-def percentile_sorted(d, q):
-    """numpy's ``np.percentile(d, q)`` (method "linear") of an ascending ``d`` (n >= 1,),
-    with numpy's arithmetic: virtual index ``(n - 1) * (q / 100)``, and the interpolation
-    ``b - (b - a) * (1 - g)`` when its weight ``g >= 0.5``, ``a + (b - a) * g`` otherwise."""
-    i, j, g = _virtual_index(d.shape[0], q)
-    return _lerp(d[i], d[j], g)
-
-
-@jit
 def percentile(d, q):
-    """:func:`percentile_sorted` of an unsorted ``d`` (n >= 1,), by selection (``d`` is
-    reordered in place)."""
+    """numpy's ``np.percentile(d, q)`` (method "linear") of ``d`` (n >= 1,), by selection
+    (``d`` is reordered in place), with numpy's arithmetic: virtual index ``(n - 1) * (q / 100)``,
+    and the interpolation ``b - (b - a) * (1 - g)`` when its weight ``g >= 0.5``, ``a + (b - a) * g``
+    otherwise."""
     n = d.shape[0]
     i, j, g = _virtual_index(n, q)
     a = _kth(d, i)

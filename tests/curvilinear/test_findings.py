@@ -19,7 +19,7 @@ from scipy import stats
 from segscore.curvilinear.findings import (CASE_TABLE_FORMAT, CaseTable, cluster_interval, findings_from_cases,
                                            label_cell, read_cases, spearman_rho)
 from segscore.errors import InputFileError, ScoreError
-from segscore.kernels.rankstats import average_ranks, cluster_bootstrap_spearman, spearman
+from segscore.kernels.rankstats import cluster_bootstrap_spearman, spearman
 from tests.test_result_contract import check_contract
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "curvicost"
@@ -39,18 +39,6 @@ def scipy_rho(x, y):
 # ------------------------------------------------------------------------------------------
 # kernels
 # ------------------------------------------------------------------------------------------
-
-def test_average_ranks_are_scipys_on_tied_empty_one_and_constant_input():
-    rng = np.random.default_rng(0)
-    inputs = [np.empty(0), np.array([3.5]), np.full(7, 2.0), np.arange(6.0)[::-1]]
-    inputs += [rng.integers(0, k, n).astype(float) for k, n in [(2, 9), (3, 30), (10, 50), (50, 40)]]
-    inputs.append(rng.normal(size=25).round(1))
-    for x in inputs:
-        out = np.empty(x.size)
-        distinct = average_ranks(np.ascontiguousarray(x), out)
-        assert np.array_equal(out, stats.rankdata(x)) if x.size else out.size == 0
-        assert distinct == np.unique(x).size
-
 
 def test_spearman_is_scipys_on_random_tied_data():
     rng = np.random.default_rng(1)

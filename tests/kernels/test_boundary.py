@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import ndimage as ndi
 
-from segscore.kernels.boundary import boundary_distance_counts, boundary_mask
+from segscore.kernels.boundary import boundary_mask, nearest_counts
 
 
 def oracle_edge(m):
@@ -27,7 +27,8 @@ def test_boundary_and_tolerances_match_scipy(seed):
     assert (nt, npred) == (ot.sum(), op.sum())
     T = 3
     ph, th = np.zeros(T + 2, np.int64), np.zeros(T + 2, np.int64)
-    boundary_distance_counts(te, pe, T, ph, th)
+    nearest_counts(pe, te, T, ph, 0, te.shape[0], 0)
+    nearest_counts(te, pe, T, th, 0, te.shape[0], 0)
     assert ph.sum() == op.sum() and th.sum() == ot.sum()
     for tol in range(T + 1):
         fp = np.ones((2 * tol + 1,) * nd, bool)
