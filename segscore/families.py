@@ -13,6 +13,7 @@ the registry is free.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 
 
@@ -75,8 +76,11 @@ class Command:
 
     @property
     def cli(self) -> str:
-        """The module of ``segscore NAME``."""
-        return "segscore.cli." + self.name.replace("-", "_")
+        """The module of ``segscore NAME``: ``segscore.cli.NAME`` where the command prints more
+        than its result (its own ``run(args)``), else its compute module, which the CLI runs
+        plainly (:func:`segscore.cli._common.run_plain`)."""
+        module = "segscore.cli." + self.name.replace("-", "_")
+        return module if importlib.util.find_spec(module) else self.compute.split(":")[0]
 
     def load(self, what: str):
         if what == "headline":

@@ -68,6 +68,14 @@ def warn(args, messages) -> None:
         _say(args, f"warning: {m}")
 
 
+def run_plain(module, args) -> int:
+    """``segscore NAME`` of a command whose compute module ``module`` says all: its result, with
+    progress on a terminal, printed as ``module.text(result)`` (or the JSON with ``--json``)."""
+    result = module.compute(args, progress=progress_printer(args, args.command))
+    show(args, result, module.text(result))
+    return 0
+
+
 def run_command(func, args) -> int:
     """Run a subcommand, turning refusals into exit 2 and violations into exit 3."""
     from segscore.commands._errors import refusal

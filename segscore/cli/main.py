@@ -5,8 +5,10 @@ runs it. Exit codes (DESIGN.md, "Conventions"): 0 scored (a null metric inside i
 2 bad input or usage, one line on stderr naming the file and the fix; 3 a check that ran
 and found a violation; 1 only for a crash, which is a bug.
 
-A subcommand module defines ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int``; it imports its heavy dependencies inside ``run``.
+Each command is declared once in :data:`segscore.families.REGISTRY`. Its compute module
+(``segscore.commands.NAME``) defines ``add_arguments(parser)``, ``compute(args)`` and ``text(result)``,
+which the CLI prints; a command that prints more has a module ``segscore.cli.NAME`` with its own
+``run(args) -> int``. Heavy dependencies are imported inside the functions.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def main(argv=None) -> int:
     if not getattr(args, "_module", None):
         parser.print_help(sys.stderr)
         return 2
-    from segscore.cli._common import run_command
+    from segscore.cli._common import run_command, run_plain
 
     module = importlib.import_module(args._module)
 
@@ -103,7 +105,9 @@ def main(argv=None) -> int:
         from segscore.commands._options import check_paths
 
         check_paths(args)  # no pipe or device read, no input overwritten: before anything runs
-        return module.run(args)
+        if hasattr(module, "run"):
+            return module.run(args)
+        return run_plain(module, args)
 
     return run_command(checked_run, args)
 

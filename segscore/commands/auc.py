@@ -98,3 +98,10 @@ def headline(result: dict) -> list:
                       cell(result, "compare_ci95_hi", "bootstrap.compare.ci95.1", "interval", "compare_difference",
                            "ci95_hi")]
     return cells
+
+
+def text(result: dict) -> str:
+    """The result as ``segscore auc`` prints it."""
+    from segscore.ink import auc
+
+    return auc.format_result(result)

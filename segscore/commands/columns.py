@@ -41,3 +41,10 @@ def headline(result: dict) -> list:
         cells += with_floors(result, key, key, floors,
                              missing_floors="no floors in this result (scored with --no-floors)")
     return cells
+
+
+def text(result: dict) -> str:
+    """The result as ``segscore columns`` prints it."""
+    from segscore.columns import format_columns
+
+    return format_columns(result)

@@ -62,3 +62,10 @@ def headline(result: dict) -> list:
                   cell(result, f"{key} [oracle]", f"{where}.{key}", "oracle", key, "oracle",
                        missing="the target has no oracle row")]
     return cells
+
+
+def text(result: dict) -> str:
+    """The result as ``segscore fibers`` prints it."""
+    from segscore.fibers.card import format_card
+
+    return format_card(result)

@@ -25,3 +25,13 @@ def headline(result: dict) -> list:
 
     return [cell(result, "erl_mean", "erl_mean"), cell(result, "erl_merge_penalized_mean", "erl_merge_penalized_mean"),
             cell(result, "n", "n", "setting"), cell(result, "size_class", "size_class", "setting")]
+
+
+def text(out: dict) -> str:
+    """The result as ``segscore fibers-aggregate`` prints it."""
+    tol = "tolerance not stated" if out["tolerance"] is None else f"tolerance {out['tolerance']:g} voxels"
+    line = (f"{out['n']} card(s), size class {out['size_class']}^3, {tol}: "
+            f"mean ERL {out['erl_mean']:.2f}, mean merge-penalized ERL {out['erl_merge_penalized_mean']:.2f}")
+    if out.get("n_null_erl"):
+        line += f"\nnote: {out['n_null_erl']} card(s) covered nothing (ERL null); counted as 0 in the means"
+    return line

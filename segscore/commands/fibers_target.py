@@ -33,3 +33,10 @@ def compute(args, *, progress=None, argv=None) -> dict:
                           shape=args.shape, force=args.force)
     write_outputs(args, result)
     return result
+
+
+def text(result: dict) -> str:
+    """The result as ``segscore fibers-target`` prints it."""
+    from segscore.fibers.build import format_summary
+
+    return format_summary(result)

@@ -42,3 +42,10 @@ def headline(result: dict) -> list:
     return [cell(result, "offset_px", "offset_px"), cell(result, "gate_px", "gate_px", "setting", "offset_px"),
             cell(result, "passed", "passed"), cell(result, "peak_ncc", "peak_ncc"),
             cell(result, "ncc_at_zero", "ncc_at_zero", "control", "peak_ncc", "zero shift")]
+
+
+def text(result: dict) -> str:
+    """The result as ``segscore placement`` prints it."""
+    from segscore.ink import placement
+
+    return placement.format_probe(result)

@@ -62,3 +62,10 @@ def headline(result: dict) -> list:
         cells += with_floors(result, key, key, TARGET_FLOORS,
                              missing_floors="no floors in this result (scored with --no-floors)")
     return cells
+
+
+def text(result: dict) -> str:
+    """The result as ``segscore target`` prints it."""
+    from segscore.ink import targets
+
+    return targets.format_scorecard(result)
