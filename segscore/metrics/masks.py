@@ -74,12 +74,15 @@ def check_connectivity(connectivity, ndim: int, error=MaskOptionError, what: str
 
 
 def components(mask, connectivity: int) -> np.ndarray:
-    """Instance labels (uint32, 0 = background) of a binary or semantic mask: the connected
-    components of each non-zero value (see the module docstring for the numbering).
+    """Instance labels (int32, int64 beyond 2**31 voxels; 0 = background) of a binary or semantic
+    mask: the connected components of each non-zero value (see the module docstring for the
+    numbering).
 
-    ``mask``: a 2D or 3D array of non-negative integers or bools (any layout). Memory: the
-    labels (4 bytes per voxel) and, per class, a bool mask and an int32 labelling of the class's
-    bounding box.
+    ``mask``: a 2D or 3D array of non-negative integers or bools (any layout). Memory beyond the
+    mask: the labels (4 bytes per voxel) and the labeller's scratch (4 bytes per foreground voxel);
+    a binary integer mask adds 1 byte per voxel; a semantic one 8 bytes per voxel while its classes
+    and their bounding boxes are found, then per class a bool mask and an int32 labelling of the
+    class's bounding box.
     """
     from scipy import ndimage
 
@@ -88,39 +91,42 @@ def components(mask, connectivity: int) -> np.ndarray:
     a = np.asarray(mask)
     rank = check_connectivity(connectivity, a.ndim)
     vol = a[None] if a.ndim == 2 else a
-    out = np.zeros(vol.shape, np.uint32)
+    big = vol.size >= 2 ** 31
+    out = np.zeros(vol.shape, np.int64 if big else np.int32)
+    whole = tuple(slice(0, n) for n in vol.shape)
     if a.dtype == np.bool_:
-        values, boxes = [True], [tuple(slice(0, n) for n in vol.shape)]
+        values, boxes = [True], [whole]
     else:
-        if a.size and vol.min() < 0:
-            raise MaskOptionError("components: the mask holds negative values; give class values >= 0")
         if vol.dtype.kind not in "iu":
             raise MaskOptionError(f"components: the mask holds {vol.dtype} values; give integer class values")
-        work = vol
-        # the classes and their bounding boxes: one pass over the volume (find_objects on the
-        # compacted class indices)
-        values = np.unique(work)
+        if a.size and vol.min() < 0:
+            raise MaskOptionError("components: the mask holds negative values; give class values >= 0")
+        values = np.unique(vol)
         values = values[values != 0]
-        if values.size == 0:
-            return out[0] if a.ndim == 2 else out
-    if a.dtype != np.bool_ and values.size == 1:  # a binary mask: no boxes to find
-        boxes = [tuple(slice(0, n) for n in vol.shape)]
-    elif a.dtype != np.bool_:
-        index = np.searchsorted(values, work) + 1
-        index[work == 0] = 0
-        boxes = ndimage.find_objects(index)
-        del index
+        if values.size == 1:  # a binary mask: no boxes to find
+            boxes = [whole]
+        elif values.size:  # the classes' bounding boxes: find_objects on the compacted class indices
+            index = np.searchsorted(values, vol) + 1
+            index[vol == 0] = 0
+            boxes = ndimage.find_objects(index)
+            del index
+        else:
+            boxes = []
     n = 0
     for v, box in zip(values, boxes):
         if box is None:
             continue
         sub = vol[box] if a.dtype == np.bool_ else (vol[box] == v)
-        lab = np.zeros(sub.shape, np.int32)
-        parent = np.empty(int(np.count_nonzero(sub)) + 1, np.int64)
-        m = label_components(np.ascontiguousarray(sub).view(np.uint8), lab, parent, rank)
+        sub = np.ascontiguousarray(sub).view(np.uint8)
+        count = int(np.count_nonzero(sub))
+        parent = np.empty(count + 1, np.int64 if count >= 2 ** 31 - 1 else np.int32)
+        if len(values) == 1:  # the whole volume: straight into the output
+            n = label_components(sub, out, parent, rank)
+            continue
+        lab = np.zeros(sub.shape, out.dtype)
+        m = label_components(sub, lab, parent, rank)
         if m:
-            target = out[box]
             on = lab != 0
-            target[on] = lab[on].astype(np.uint32) + np.uint32(n)
+            out[box][on] = lab[on] + n
             n += m
     return out[0] if a.ndim == 2 else out
