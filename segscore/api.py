@@ -301,8 +301,10 @@ def objects(truth=None, pred=None, **options):
     """``segscore objects TRUTH PRED [options] --json``: the object scorecard of a predicted label
     image. ``truth``, ``pred``: label images (files or 2D/3D integer arrays, 0 = background).
     Options: ``iou``, ``tolerances``, ``minimum_overlap``, ``count_background``, ``surface``,
-    ``spacing``, ``nsd_tolerance``, ``per_object`` (a CSV path), ``tile_rows``, ``threads``,
-    ``json_out``, ``plot``. ``plot()`` draws AP against the IoU threshold."""
+    ``spacing``, ``nsd_tolerance``, ``per_object`` (a CSV path), ``components`` (6|18|26, 4|8 in
+    2D: binary or semantic masks to instances, per class value), ``ignore_label``, ``ignore_mask``
+    (an array or a path), ``tile_rows``, ``threads``, ``json_out``, ``plot``. ``plot()`` draws AP
+    against the IoU threshold."""
     result, _ = _run("objects", {"truth": truth, "prediction": pred}, options)
 
     def draw():
@@ -332,8 +334,8 @@ def holdout(truth=None, pred=None, **options):
 def curve(truth=None, pred=None, **options):
     """``segscore curve PRED --gt TRUTH [options] --json``: overlap/topology metrics beside the
     functional costs of a curvilinear mask. ``truth``, ``pred``: binary masks (files or 2D/3D
-    arrays). Options: ``prune_px``, ``spacing``, ``prune_length``, ``all_metrics``, ``json_out``,
-    ``csv``. No figure."""
+    arrays). Options: ``prune_px``, ``spacing``, ``prune_length``, ``all_metrics``, ``ignore_label``,
+    ``ignore_mask`` (an array or a path), ``json_out``, ``csv``. No figure."""
     result, _ = _run("curve", {"prediction": pred, "gt": truth}, options)
     return _with_figure(result, _no_figure("curve", ""))
 

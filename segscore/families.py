@@ -145,7 +145,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
              ("prediction", "target"), aliases=("score-columns",),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE))),
     _command("objects", "objects", "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary "
-             "F1, splits/merges)", ("truth", "prediction"), ("--json-out", "--per-object", "--plot")),
+             "F1, splits/merges)", ("truth", "prediction", "ignore_mask"), ("--json-out", "--per-object", "--plot")),
     _command("holdout", "objects", "score predictions on a versioned held-out set (scorecard table, CSV), or --verify "
              "its digests", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"), exit_3="--verify found a missing or altered truth mask",
              without=(("--plot", "plot a field with `segscore objects TRUTH PRED --plot`"), ("--threads", "its fields are scored one after another, each with the engine's default threads"), ("--tile-rows", "each field is scored with the engine's default tiles"))),
@@ -158,7 +158,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
              "fiber mask", ("nml", "mask"), ("--json-out", "--out"),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", _WHOLE))),
     _command("curve", "curvilinear", "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and "
-             "Kirchhoff conductance", ("prediction", "gt"), ("--json-out", "--csv"),
+             "Kirchhoff conductance", ("prediction", "gt", "ignore_mask"), ("--json-out", "--csv"),
              without=(("--plot", _NO_FIGURE), ("--threads", "the skeleton and graph are built whole, in one thread"), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
     _command("perturb", "curvilinear", "curvilinear masks: apply one typed error operator (break, bridge, truncate, "
              "radius, boundary)", ("mask",), ("-o", "--json-out"),

@@ -61,6 +61,14 @@ def add_arguments(p) -> None:
     p.add_argument("--reference-radii", action="store_true",
                    help="also report the topology-only conductance, the prediction's radii read from the reference "
                         "(conductance_refradii_frac, conductance_refradii_twosided), as curvicost's --reference-radii")
+    from segscore.commands._options import number
+
+    p.add_argument("--ignore-label", type=number(float), metavar="V",
+                   help="voxels where the reference equals V are background in both masks before anything else "
+                        "(the reference may then hold 0, V and one foreground value; default: none ignored)")
+    p.add_argument("--ignore-mask", metavar="FILE",
+                   help="a mask on the reference's grid: its non-zero voxels are background in both masks, instead "
+                        "of --ignore-label")
     add_output_options(p, csv=True, json_path="prediction")
     p.add_argument("--quiet", action="store_true",
                    help="print nothing but errors (no text report, no warnings on stderr; the files of --json "
@@ -86,11 +94,30 @@ def compute(args, *, progress=None, argv=None) -> dict:
     settle_json(args)
     if args.prediction is None:
         raise ScoreError("no prediction: give the predicted mask, e.g. `segscore curve PRED.png --gt GT.png`")
-    (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask"),  # decoded side by side
-                                            lambda: load_mask(args.prediction, what="prediction mask")], threads=2)
+    ignore_label, ignore_mask = getattr(args, "ignore_label", None), getattr(args, "ignore_mask", None)
+    raw = ignore_label is not None or ignore_mask is not None  # checked binary once the ignored voxels are 0
+    (gt, vox), (pred, pvox) = side_by_side([lambda: load_mask(args.gt, what="reference mask", raw=raw),  # decoded side by side
+                                            lambda: load_mask(args.prediction, what="prediction mask", raw=raw)],
+                                           threads=2)
     from segscore.io.readers import input_name
 
     gt_name, pred_name = input_name(args.gt, "reference mask"), input_name(args.prediction, "prediction mask")
+    said = []
+    if raw:
+        from segscore.curvilinear.masks import as_binary
+        from segscore.metrics.masks import ignore_region, ignored_warning, zero_ignored
+
+        if gt.shape != pred.shape:
+            raise ScoreError(f"{pred_name}: shape {pred.shape} differs from the reference {gt_name}'s {gt.shape}; "
+                             "resample one onto the other's grid")
+        mask = load_mask(ignore_mask, what="ignore mask", raw=True)[0] if ignore_mask is not None else None
+        if ignore_label is not None and float(ignore_label).is_integer():
+            ignore_label = int(ignore_label)
+        region = ignore_region(gt, ignore_label=ignore_label, ignore_mask=mask,
+                               mask_name=input_name(ignore_mask, "ignore mask"))
+        gt = as_binary(zero_ignored(gt, region), gt_name)
+        pred = as_binary(zero_ignored(pred, region), pred_name)
+        said = ignored_warning(int(np.count_nonzero(region)) if region is not None else 0, ignore_label, ignore_mask)
     if not np.any(gt):
         raise ScoreError(f"{gt_name}: the reference mask is empty; a reference needs at least one foreground voxel")
     if gt.shape != pred.shape:
@@ -104,6 +131,8 @@ def compute(args, *, progress=None, argv=None) -> dict:
                 all_metrics=getattr(args, "all_metrics", True), spacing=spacing,
                 prune_length=getattr(args, "prune_length", None), with_erl=not getattr(args, "no_erl", False),
                 reference_radii=getattr(args, "reference_radii", False))
+    if said:
+        row["warnings"] = list(row.get("warnings") or []) + said
     write_outputs(args, row, csv_rows=[csv_row(row)])
     return row
 

@@ -41,6 +41,16 @@ def add_arguments(p) -> None:
     p.add_argument("--minimum-overlap", type=share, default=0.1,
                    help="share of a truth object that counts toward a split or merge (default 0.1)")
     add_scorecard_options(p)
+    p.add_argument("--components", type=int, choices=(4, 6, 8, 18, 26), metavar="N",
+                   help="the images are binary or semantic masks: score the connected components of each class "
+                        "value as instances (6, 18 or 26 in 3D; 4 or 8 in 2D; touching regions of different "
+                        "classes are different instances); both images are then read whole")
+    p.add_argument("--ignore-label", type=number(float), metavar="V",
+                   help="voxels where the truth equals V are background in both images, before anything else "
+                        "(default: none ignored); both images are then read whole")
+    p.add_argument("--ignore-mask", metavar="FILE",
+                   help="a mask on the truth's grid: its non-zero voxels are background in both images, instead "
+                        "of --ignore-label")
     p.add_argument("--per-object", metavar="FILE.csv",
                    help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
                         "Dice, split, merged; hd95 and assd with --surface)")
@@ -49,6 +59,10 @@ def add_arguments(p) -> None:
 
     add_plot_option(p, "AP (TP/(TP+FP+FN)) against the IoU threshold")
     add_engine_options(p)
+
+
+def _whole(v):
+    return int(v) if v is not None and float(v).is_integer() else v
 
 
 def compute(args, *, progress=None, argv=None) -> dict:
@@ -67,7 +81,10 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                 count_background=getattr(args, "count_background", False),
                                 surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
                                 nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object),
-                                distance_definition=getattr(args, "distance_definition", None))
+                                distance_definition=getattr(args, "distance_definition", None),
+                                components=getattr(args, "components", None),
+                                ignore_label=_whole(getattr(args, "ignore_label", None)),
+                                ignore_mask=getattr(args, "ignore_mask", None))
     rows = result.pop("per_object", None)
     if per_object:
         from segscore.io.results import write_csv

@@ -59,9 +59,11 @@ def _few(vals) -> str:
     return "{" + ", ".join(str(x) for x in v) + (", ...}" if len(vals) > 4 else "}")
 
 
-def load_mask(path, *, what: str = "mask"):
+def load_mask(path, *, what: str = "mask", raw: bool = False):
     """(bool mask, voxel size or None) from a PNG, TIFF, NIfTI, .npy or zarr file (read by
-    :func:`segscore.io.readers.open_labels`, the label-image reader every family uses)."""
+    :func:`segscore.io.readers.open_labels`, the label-image reader every family uses); with
+    ``raw``, the values as read (not yet checked binary: ``curve --ignore-label`` first zeroes the
+    ignored voxels, then checks)."""
     from segscore.io.readers import open_labels
 
     with open_labels(path, what=what, ndims=(2, 3), grey_rgb=True) as src:
@@ -71,7 +73,7 @@ def load_mask(path, *, what: str = "mask"):
             vox = getattr(src.base, "voxel_size", None)
     from segscore.io.readers import input_name
 
-    mask = as_binary(arr, input_name(path, what))
+    mask = arr if raw else as_binary(arr, input_name(path, what))
     if vox is not None:
         vox = tuple(float(v) for v in vox[: mask.ndim])
     return mask, vox

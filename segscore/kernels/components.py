@@ -5,7 +5,8 @@ offsets and offset balls.
   is the smallest member of its set and a parent is always smaller than its child; ``find``
   halves the path on the way.
 - The labeller numbers components 1.. in C order of each component's first voxel, as
-  ``scipy.ndimage.label`` with a full structuring element does (26-connected in 3D, 8 in 2D).
+  ``scipy.ndimage.label`` does with a full structuring element (26-connected in 3D, 8 in 2D) or,
+  by ``rank``, the 18- or 6-connected one (4 in 2D).
   One raster scan (:func:`_scan`: a voxel takes the provisional label of its
   already-scanned neighbours, joining theirs; or a new one) and one resolution
   (:func:`_resolve`) serve a whole volume (:func:`label_components`) and a set of voxels of a
@@ -39,18 +40,21 @@ def ball_offsets(radius: float) -> np.ndarray:
     return np.stack([dz[keep][order], dy[keep][order], dx[keep][order]], axis=1).astype(np.int64)
 
 
-def neighbour_offsets(padded_shape) -> tuple[np.ndarray, np.ndarray]:
+def neighbour_offsets(padded_shape, rank: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Flat offsets of the 3**ndim - 1 neighbours (lexicographic) and their Euclidean lengths.
 
     For a C-order array of shape ``padded_shape``; the negative offsets (the first half) are
-    the neighbours a raster scan has already visited.
+    the neighbours a raster scan has already visited. ``rank`` keeps only the neighbours at most
+    that many unit steps away along different axes (``scipy.ndimage.generate_binary_structure``'s
+    connectivity: in 3D 1 is the 6-neighbourhood, 2 the 18-, 3 or None all 26).
     """
     ndim = len(padded_shape)
     strides = np.ones(ndim, dtype=np.int64)
     for i in range(ndim - 2, -1, -1):
         strides[i] = strides[i + 1] * padded_shape[i + 1]
     grid = np.indices((3,) * ndim).reshape(ndim, -1).T - 1
-    grid = grid[np.any(grid != 0, axis=1)]
+    steps = np.count_nonzero(grid, axis=1)
+    grid = grid[(steps > 0) & (steps <= (ndim if rank is None else int(rank)))]
     return (grid @ strides).astype(np.int64), np.sqrt((grid.astype(np.float64) ** 2).sum(axis=1))
 
 
@@ -240,15 +244,17 @@ def _label_planes(mask, out, parent, offsets):
     return m
 
 
-def label_components(mask, out, parent):
-    """Connected components of a volume, 26-connected (a 2D image as ``(1, Y, X)``: 8).
+def label_components(mask, out, parent, rank: int = 3):
+    """Connected components of a volume, 26-connected (a 2D image as ``(1, Y, X)``: 8), or with
+    ``rank`` 2: 18-connected (an image: 8), 1: 6-connected (an image: 4) -- the neighbours at most
+    ``rank`` unit steps away along different axes, ``scipy.ndimage.generate_binary_structure(3, rank)``.
 
     Parameters
     ----------
     mask : (Z, Y, X) uint8 (any layout), non-zero on the voxels to label.
     out : (Z, Y, X) int32 (any layout), filled: 0 off the mask, else the component 1..n,
-        numbered in C order of each component's first voxel (``scipy.ndimage.label`` with a
-        full 3x3x3 structure).
+        numbered in C order of each component's first voxel (``scipy.ndimage.label`` with that
+        structure; the tests pin it for every rank).
     parent : int32 or int64 scratch of at least ``count_nonzero(mask) + 1`` entries.
 
     Returns the number of components.
@@ -258,8 +264,10 @@ def label_components(mask, out, parent):
     Does not check shapes or the size of ``parent``. Scratch beyond ``parent``: two padded
     planes of int32 and one plane of int64.
     """
+    if rank not in (1, 2, 3):
+        raise ValueError(f"rank {rank!r}: give 1, 2 or 3")
     _, ny, nx = mask.shape
-    return _label_planes(mask, out, parent, neighbour_offsets((2, ny + 2, nx + 2))[0])
+    return _label_planes(mask, out, parent, neighbour_offsets((2, ny + 2, nx + 2), rank)[0])
 
 
 @jit

@@ -595,7 +595,8 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
                        minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None, tile_rows=None,
                        executor=None, threads=None, progress=None, count_background: bool = False,
                        surface: bool = False, spacing=None, nsd_tolerance: float = 1.0,
-                       per_object: bool = False, distance_definition=None) -> dict:
+                       per_object: bool = False, distance_definition=None, components=None,
+                       ignore_label=None, ignore_mask=None) -> dict:
     """Every segmentation metric of the scorecard on one 2D or 3D field (one streamed pass for
     the contingency table and the boundary counts). ``truth`` is the ground truth; both may
     be arrays (NumPy, memory-mapped, zarr, dask) or paths (TIFF, ``.npy``, PNG, NIfTI, zarr).
@@ -634,6 +635,16 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     them; :func:`segscore.objects.surface_distances` reads its paths' as this does). The result then
     records ``spacing`` with ``spacing_source`` (``given``, ``nifti``, ``ome-zarr``, ``tiff``,
     ``imagej``, or ``default`` for 1 per axis) and ``spacing_unit`` as the file states it.
+
+    ``ignore_label`` (a value of the truth) or ``ignore_mask`` (an array or path on the truth's
+    grid, true = ignore; it wins over the label): those voxels are background (0) in both images
+    before anything else (:mod:`segscore.metrics.masks`, as ``surfaces`` does; the default here
+    ignores nothing). ``components`` (6, 18 or 26 in 3D; 4 or 8 in 2D): both images are binary or
+    semantic masks, turned into instances by connected components of each class value (two
+    touching regions of different classes are different instances). With any of the three, both
+    images are read whole first (their own dtype plus 4 bytes per voxel each for the labels, and
+    8 bytes per voxel for a moment while a semantic mask's classes are found); ``tile_rows`` then
+    tiles the arrays and still changes no result.
     """
     from segscore.io.spacing import Spacing, read_spacing
 
@@ -651,6 +662,10 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
             spacing = record.values
     if surface and record is None:
         record = Spacing((), "default", None)
+    said = []
+    if components is not None or ignore_label is not None or ignore_mask is not None:
+        truth, pred, said = prepare_masks(truth, pred, components=components, ignore_label=ignore_label,
+                                          ignore_mask=ignore_mask)
     sums, parts = _field_parts(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
                                boundary_tolerances=boundary_tolerances, minimum_overlap=minimum_overlap,
                                table=table, tile_rows=tile_rows, executor=executor, threads=threads,
@@ -671,7 +686,48 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
         out["per_object"] = per_object_rows(parts["table"], parts["match"], minimum_overlap=minimum_overlap,
                                             spacing=parts["spacing"], per_pair=parts["per_pair"])
         out["notes"] = notes
+    if said:
+        out["warnings"] = said
     return out
+
+
+def prepare_masks(truth, pred, *, components=None, ignore_label=None, ignore_mask=None) -> tuple:
+    """``(truth, pred, warnings)``: both images read whole, the ignore region set to 0 in both
+    (:func:`segscore.metrics.masks.ignore_region`), then, with ``components``, each turned into
+    instances (:func:`segscore.metrics.masks.components`). See :func:`score_segmentation`."""
+    from segscore.io.readers import input_name, open_labels
+    from segscore.metrics.masks import check_connectivity, ignore_region, ignored_warning, zero_ignored
+    from segscore.metrics.masks import components as label
+    from segscore.objects.table import as_labels
+
+    with open_labels(truth, name="truth") as ts, open_labels(pred, name="prediction") as ps:
+        if ts.shape != ps.shape:
+            raise ScoreError(f"{ps.name} {ps.shape} and {ts.name} {ts.shape} are different shapes; "
+                             "score a prediction on its truth's grid")
+        names = (ts.name, ps.name)
+        if components is not None:
+            check_connectivity(components, len(ts.shape))  # before reading
+        t, p = ts.read_all(), ps.read_all()
+    said = []
+    if ignore_label is not None or ignore_mask is not None:
+        mask_name = input_name(ignore_mask, "ignore mask")
+        if ignore_mask is not None:
+            with open_labels(ignore_mask, what="ignore mask", name="<ignore mask>") as ms:
+                if ms.shape != t.shape:
+                    raise ScoreError(f"{mask_name}: shape {ms.shape} differs from the truth {names[0]}'s {t.shape}; "
+                                     "give the ignore mask on the truth's grid")
+                mask = ms.read_all()
+        else:
+            mask = None
+        region = ignore_region(t, ignore_label=ignore_label, ignore_mask=mask, mask_name=mask_name)
+        t, p = zero_ignored(t, region), zero_ignored(p, region)
+        said += ignored_warning(int(np.count_nonzero(region)) if region is not None else 0, ignore_label,
+                                ignore_mask)
+    if components is not None:
+        t = label(as_labels(t, names[0]), components)
+        p = label(as_labels(p, names[1]), components)
+        said.append(f"instances are the {components}-connected components of each class of both images")
+    return t, p, said
 
 
 #: columns of :func:`per_object_rows` (``hd95`` and ``assd`` only with surface distances)

@@ -80,17 +80,11 @@ def binarize(x, *, threshold=None, ignore=None) -> np.ndarray:
 
 
 def ignore_mask_of(truth, *, ignore_label=2, ignore_mask=None):
-    """The voxels to ignore (the explicit mask wins over the label), or None."""
-    if ignore_mask is not None:
-        m = np.asarray(ignore_mask)
-        if m.shape != np.shape(truth):
-            raise SurfacesInputError(f"ignore mask of shape {m.shape} differs from the labels' {np.shape(truth)}; "
-                                     "give a mask on the labels' grid")
-        return m.astype(bool)
-    if ignore_label is None:
-        return None
-    m = np.asarray(truth) == ignore_label
-    return m if m.any() else None
+    """The voxels to ignore (the explicit mask wins over the label), or None
+    (:func:`segscore.metrics.masks.ignore_region`, shared with ``objects`` and ``curve``)."""
+    from segscore.metrics.masks import ignore_region
+
+    return ignore_region(truth, ignore_label=ignore_label, ignore_mask=ignore_mask, error=SurfacesInputError)
 
 
 # ---- step 3
@@ -182,17 +176,13 @@ def toposcore(counts, topo_weights=DEFAULT_TOPO_WEIGHTS, notes=None):
 
 
 def _labels(fg: np.ndarray, connectivity: int) -> np.ndarray:
-    if connectivity == 26:
-        from segscore.kernels.components import label_components
+    from segscore.kernels.components import label_components
+    from segscore.metrics.masks import CONNECTIVITIES
 
-        out = np.zeros(fg.shape, np.int32)
-        parent = np.empty(int(np.count_nonzero(fg)) + 1, np.int32)
-        label_components(fg.view(np.uint8), out, parent)
-        return out
-    from scipy import ndimage
-
-    structure = ndimage.generate_binary_structure(3, 1 if connectivity == 6 else 2)
-    return ndimage.label(fg, structure=structure, output=np.int32)[0]
+    out = np.zeros(fg.shape, np.int32)
+    parent = np.empty(int(np.count_nonzero(fg)) + 1, np.int32)
+    label_components(fg.view(np.uint8), out, parent, CONNECTIVITIES[3][connectivity])
+    return out
 
 
 def _xlogx(counts) -> float:

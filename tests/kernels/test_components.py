@@ -70,6 +70,48 @@ def test_label_components_of_an_image_is_8_connected(seed):
     np.testing.assert_array_equal(out[0], want)
 
 
+@pytest.mark.parametrize("rank", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(30))
+def test_label_components_by_rank_matches_scipy(rank, seed):
+    """6-, 18- and 26-connected volumes (4- and 8-connected images as one slice) equal
+    scipy.ndimage.label with generate_binary_structure(ndim, rank), numbering included."""
+    rng = np.random.default_rng(300 + seed)
+    shape = tuple(int(v) for v in rng.integers(0, 10, 3))
+    if seed % 3 == 0:
+        shape = (1,) + shape[1:]  # an image
+    mask = _random_mask(rng, shape)
+    if seed % 5 == 0 and mask.size:
+        mask = mask[:, ::-1, ::2]  # non-contiguous
+    out = np.empty(mask.shape, np.int32)
+    parent = np.empty(int(np.count_nonzero(mask)) + 1, np.int64)
+    n = C.label_components(mask.view(np.uint8), out, parent, rank)
+    want, n_want = ndimage.label(mask, structure=ndimage.generate_binary_structure(3, rank))
+    assert n == n_want
+    np.testing.assert_array_equal(out, want)
+    if shape[0] == 1 and mask.size:
+        want2, _ = ndimage.label(mask[0], structure=ndimage.generate_binary_structure(2, min(rank, 2)))
+        np.testing.assert_array_equal(out[0], want2)
+
+
+def test_label_components_refuses_a_bad_rank():
+    with pytest.raises(ValueError, match="rank"):
+        C.label_components(np.ones((1, 2, 2), np.uint8), np.empty((1, 2, 2), np.int32), np.empty(5, np.int32), 0)
+
+
+def test_neighbour_offsets_by_rank_are_the_scipy_structure():
+    for ndim in (2, 3):
+        shape = (5,) * ndim
+        for rank in range(1, ndim + 1):
+            offsets, lengths = C.neighbour_offsets(shape, rank)
+            st = ndimage.generate_binary_structure(ndim, rank)
+            st[(1,) * ndim] = False
+            strides = np.array([5 ** (ndim - 1 - i) for i in range(ndim)])
+            want = sorted(((np.argwhere(st) - 1) @ strides).tolist())
+            assert sorted(offsets.tolist()) == want
+            assert np.allclose(sorted(lengths), sorted(np.sqrt(((np.argwhere(st) - 1) ** 2).sum(1))))
+        assert np.array_equal(C.neighbour_offsets(shape, ndim)[0], C.neighbour_offsets(shape)[0])
+
+
 def _label_set(mask, subset=None, strided=False):
     """label_subset on ``mask`` padded and flattened (the set: ``subset`` of its voxels)."""
     pad = np.pad(mask.view(np.uint8), 1)

@@ -110,3 +110,32 @@ def test_shape_mismatch_exits_2(tmp_path, capsys):
     np.save(tmp_path / "g.npy", np.zeros((4, 4, 5), np.uint8))
     assert main(["surfaces", str(tmp_path / "p.npy"), str(tmp_path / "g.npy")]) == 2
     assert "differs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["nifti", "zarr"])
+def test_nifti_and_zarr_inputs_give_the_npy_numbers(tmp_path, capsys, fmt):
+    """Issue 30: surfaces reads TIFF, npy, NIfTI and zarr; the same arrays in NIfTI or zarr give
+    exactly the npy input's result."""
+    p, g = _pair(5)
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "g.npy", g)
+    if fmt == "nifti":
+        import nibabel
+
+        for name, a in (("p", p), ("g", g)):
+            nibabel.save(nibabel.Nifti1Image(a, np.eye(4)), tmp_path / f"{name}.nii.gz")
+        paths = [tmp_path / "p.nii.gz", tmp_path / "g.nii.gz"]
+    else:
+        import zarr
+
+        for name, a in (("p", p), ("g", g)):
+            z = zarr.create_array(str(tmp_path / f"{name}.zarr"), shape=a.shape, dtype=a.dtype, chunks=(4, 5, 6),
+                                  zarr_format=3)
+            z[:] = a
+        paths = [tmp_path / "p.zarr", tmp_path / "g.zarr"]
+    assert main(["surfaces", str(tmp_path / "p.npy"), str(tmp_path / "g.npy"), "--json"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert main(["surfaces", *map(str, paths), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got == want
+    assert want["ignored_voxels"] > 0 and 0 < want["leaderboard"] < 1 and want["voi_total"] > 0
