@@ -166,8 +166,11 @@ CASE_NAMES = ["auc", "auc-bootstrap", "demo", "target", "placement", "check", "c
               "audit", "audit-processes", "profile", "profile-3d", "surfaces", "surfaces-tiles"]
 
 
-def test_every_registered_command_has_a_case():
-    names = {n.split("-3d")[0] for n in CASE_NAMES} | {"batch", "report"}
+def test_every_registered_command_has_a_case(corpus):
+    root, p = corpus
+    cases = _cases(p, root / "unused")
+    assert sorted(cases) == sorted(CASE_NAMES)
+    names = {argv[0] for argv in cases.values()} | {"batch", "report"}  # (test_batch_results_and_report)
     missing = sorted(set(REGISTRY) - names - set(NOT_COVERED))
     assert not missing, f"commands without a golden case: {missing} (add one to tests/test_golden.py)"
 
