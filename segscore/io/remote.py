@@ -14,6 +14,11 @@ http(s), a deadline of the store's own, one timeout later, for s3). ``s3://`` is
 ``AWS_ACCESS_KEY_ID`` or ``AWS_PROFILE`` is set; ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``
 names another endpoint.
 
+Sizes: over http(s) an answer is read through aiohttp's stream, never more than the most its key
+can take (a chunk: any encoding of its declared size; a metadata document: 64 MB; the bound comes
+from :mod:`segscore.io.zarr_store`): a larger ``Content-Length`` is refused before the body is read,
+a body without one (chunked) one byte past the bound.
+
 Refusals are one line naming the URL and the fix: an :class:`~segscore.errors.InputFileError`
 when the store or the level is not there or the server cannot be reached, a
 :class:`~segscore.errors.ScoreError` when the URL is not a zarr store. A chunk the server does
@@ -151,6 +156,69 @@ def _late(deadline: float) -> tuple[str, str]:
             f"(now {deadline:g} s)")
 
 
+class _TooLong(Exception):
+    """An answer longer than the most its key may take (the message says how it showed)."""
+
+
+#: bytes read from the socket at a time by :func:`_bounded_fetch`
+READ_BLOCK = 1 << 16
+
+
+def _key_url(path: str, key: str) -> str:
+    return f"{path.rstrip('/')}/{key}" if path else key
+
+
+def _range_header(byte_range) -> str:
+    from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+
+    if isinstance(byte_range, RangeByteRequest):
+        return f"bytes={byte_range.start}-{byte_range.end - 1}"
+    if isinstance(byte_range, OffsetByteRequest):
+        return f"bytes={byte_range.offset}-"
+    if isinstance(byte_range, SuffixByteRequest):
+        return f"bytes=-{byte_range.suffix}"
+    raise ValueError(f"unexpected byte range {byte_range!r}")
+
+
+def _slice_whole(body: bytes, byte_range) -> bytes:
+    """The range of a whole object (a server that ignored the Range header answered 200)."""
+    from zarr.abc.store import OffsetByteRequest, RangeByteRequest
+
+    if isinstance(byte_range, RangeByteRequest):
+        return body[byte_range.start:byte_range.end]
+    if isinstance(byte_range, OffsetByteRequest):
+        return body[byte_range.offset:]
+    return body[len(body) - byte_range.suffix:] if byte_range.suffix else b""
+
+
+async def _bounded_fetch(fs, url: str, byte_range, limit: int) -> bytes | None:
+    """The body at ``url`` (None for HTTP 404), read through ``fs``'s aiohttp session (its timeouts
+    apply) without ever holding more than ``limit`` bytes of it; raises :class:`_TooLong`."""
+    session = await fs.set_session()
+    options = dict(fs.kwargs)
+    headers = dict(options.pop("headers", None) or {})
+    headers["Accept-Encoding"] = "identity"  # the length declared is the length read
+    if byte_range is not None:
+        headers["Range"] = _range_header(byte_range)
+    async with session.get(fs.encode_url(url), headers=headers, **options) as r:
+        if r.status == 404:
+            return None
+        r.raise_for_status()
+        declared = r.content_length
+        if declared is not None and declared > limit:
+            r.close()  # nothing of the body is read
+            raise _TooLong(f"the server declares {declared:,} bytes (Content-Length), more than any encoding of it "
+                           f"takes ({limit:,})")
+        body = bytearray()
+        async for block in r.content.iter_chunked(READ_BLOCK):
+            body += block
+            if len(body) > limit:
+                r.close()
+                raise _TooLong(f"the server sent more than {limit:,} bytes, the most any encoding of it takes")
+        whole = byte_range is not None and r.status == 200
+    return _slice_whole(bytes(body), byte_range) if whole else bytes(body)
+
+
 def _make_store_class():
     """zarr's FsspecStore, whose fetches name the URL and key when they fail or outlast the deadline."""
     from zarr.storage import FsspecStore
@@ -185,10 +253,34 @@ def _make_store_class():
                     from None
             except Exception as exc:  # noqa: BLE001 - every transport failure is the same refusal
                 raise RemoteFetchError(self.url, key, *_why(exc)) from None
+            self._note_html(key, value)
+            return value
+
+        def _note_html(self, key, value) -> None:
             if value is not None and key.rsplit("/", 1)[-1] in _METADATA:
                 head = value.to_bytes()[:256].lstrip().lower()
                 if head.startswith((b"<!doctype html", b"<html", b"<head", b"<?xml")):
                     self.saw_html = True
+
+        async def get_bounded(self, key, prototype, byte_range=None, *, limit: int):
+            """:meth:`get`, reading at most ``limit`` bytes of the answer (http and https): an answer
+            whose Content-Length is larger is refused before its body is read, one that sends more
+            (chunked, or with no length) is refused at ``limit + 1`` bytes. The capped store
+            (:mod:`segscore.io.zarr_store`) calls this with the most any encoding of the key takes.
+            Over s3 it is :meth:`get` (the answer's length is the object's)."""
+            if self._backstop() is not None:
+                return await self.get(key, prototype, byte_range)
+            try:
+                data = await _bounded_fetch(self.fs, _key_url(self.path, key), byte_range, limit)
+            except ScoreError:
+                raise
+            except _TooLong as exc:
+                raise RemoteFetchError(self.url, key, str(exc), "the store is corrupt or hostile: re-write the "
+                                       "store, or check the URL") from None
+            except Exception as exc:  # noqa: BLE001 - every transport failure is the same refusal
+                raise RemoteFetchError(self.url, key, *_why(exc)) from None
+            value = None if data is None else prototype.buffer.from_bytes(data)
+            self._note_html(key, value)
             return value
 
         async def get_partial_values(self, prototype, key_ranges):

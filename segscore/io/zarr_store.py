@@ -18,7 +18,9 @@
   line naming the chunk. Sharded arrays are checked inner chunk by inner chunk.
 - on a local disk, stats a key before reading it: a folder, FIFO or device where a chunk or a
   metadata document should be is refused (a FIFO would block the read), and so is a file larger
-  than any encoding of its chunk.
+  than any encoding of its chunk; over http(s), reads at most that many bytes of the server's
+  answer (a larger Content-Length is refused before the body is read, a longer body at one byte
+  past the bound: :meth:`segscore.io.remote.GuardedStore.get_bounded`).
 
 Not counted: an inner chunk a shard's index marks empty (the shard itself is a key; an absent
 shard is counted as one chunk). Reads done in another process (a distributed client as the
@@ -520,7 +522,7 @@ def _make_store_class():
             if last in METADATA:
                 if self._root is not None and not self._stat(key, MAX_METADATA_BYTES, "metadata"):
                     return None
-                value = await self.inner.get(key, prototype, byte_range)
+                value = await self._read(key, prototype, byte_range, MAX_METADATA_BYTES)
                 if value is not None and byte_range is None:
                     if len(value) > MAX_METADATA_BYTES:
                         raise ChunkRefused(f"{self.name}: metadata {key} holds over {MAX_METADATA_BYTES:,} "
@@ -535,12 +537,21 @@ def _make_store_class():
             if self._root is not None and not self._stat(key, plan.max_stored, "chunk"):
                 counts.absent.add(key)
                 return None
-            value = await self.inner.get(key, prototype, byte_range)
+            value = await self._read(key, prototype, byte_range, plan.max_stored)
             if value is None:
                 counts.absent.add(key)
                 return None
             self._check(key, value, plan, byte_range)
             return value
+
+        async def _read(self, key, prototype, byte_range, limit: int):
+            """The inner store's ``get``, bounded to ``limit`` bytes where the inner store can bound a
+            read as it is done (the remote store's ``get_bounded``: a server's answer); a local file
+            was bounded by :meth:`_stat` before it is read."""
+            bounded = getattr(self.inner, "get_bounded", None)
+            if bounded is None:
+                return await self.inner.get(key, prototype, byte_range)
+            return await bounded(key, prototype, byte_range, limit=limit)
 
         async def get_partial_values(self, prototype, key_ranges):
             import asyncio

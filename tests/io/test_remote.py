@@ -65,6 +65,31 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         except OSError:  # the client gave up
             pass
 
+    def _huge(self, declared: bool):
+        """A 200 answer of up to 10 GiB of zeros in 1 MiB blocks until the client hangs up: with its
+        length declared (``Content-Length``), or chunked with no length; ``state.sent`` counts the
+        bytes written."""
+        block = b"\0" * (1 << 20)
+        try:
+            if declared:
+                self.send_response(200)
+                self.send_header("Content-Length", str(10 << 30))
+            else:
+                self.protocol_version = "HTTP/1.1"  # chunked transfer is HTTP/1.1's
+                self.close_connection = True
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for _ in range(10 << 10):
+                if self.server.state.release.is_set():
+                    return
+                self.wfile.write(block if declared else b"%x\r\n%s\r\n" % (len(block), block))
+                self.server.state.sent += len(block)
+            if not declared:
+                self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the client hung up: what this answer is for
+            pass
+
     def do_GET(self):
         state = self.server.state
         state.requests.append(self.path)
@@ -83,6 +108,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
                 return self._stall()
             if state.chunks == "trickle":
                 return self._trickle()
+            if state.chunks in ("huge-declared", "huge-chunked"):
+                return self._huge(state.chunks == "huge-declared")
             self.send_error(500)
             return None
         return super().do_GET()
@@ -90,6 +117,11 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
 class Server(http.server.ThreadingHTTPServer):
     request_queue_size = 128  # zarr fetches a window's chunks at once; the default 5 drops SYNs (1 s retries)
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return  # a client that hung up mid-answer: the bounded reads do, on purpose
+        super().handle_error(request, client_address)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +153,7 @@ def served(tmp_path_factory):
         make_sample(root / name)
     os.remove(root / "demo_holed" / "labels" / "inklabels.zarr" / "2" / "c" / "1" / "1")  # one labels chunk
     server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
-    server.state = types.SimpleNamespace(requests=[], chunks=None, release=threading.Event())
+    server.state = types.SimpleNamespace(requests=[], chunks=None, release=threading.Event(), sent=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -264,13 +296,15 @@ def test_the_issues_example_a_deleted_labels_chunk_of_the_demo(cli, served):
 
 @pytest.mark.parametrize("bomb", ["zstd-5GiB-declared", "zstd-5GiB-blocks", "gzip-5GiB-members"])
 def test_a_decompression_bomb_over_http(cli, served, bomb):
-    """A 160 KB zstd (5 MB gzip) chunk declared 256 x 256 uint8 that decompresses to 5 GiB: refused
-    by its decoded size before zarr decompresses it, in one line naming the chunk."""
+    """A 160 KB zstd (5 MB gzip) chunk declared 256 x 256 uint8 that decompresses to 5 GiB: longer
+    than any encoding of a 64 KB chunk, it is refused by its Content-Length before its body is read
+    (as a local file is by its size), in one line naming the chunk."""
     url = served[1]
     start = time.monotonic()
     code, out, err = cli("objects", f"{url}/bombs/{bomb}.zarr", f"{url}/bombs/{bomb}.zarr")
     assert time.monotonic() - start < 30
-    one_line_error(code, out, err, f"{url}/bombs/{bomb}.zarr: chunk c/0/0 would decode to more than 65,536 bytes")
+    one_line_error(code, out, err, f"{url}/bombs/{bomb}.zarr: cannot fetch chunk c/0/0: the server declares ")
+    assert "bytes (Content-Length), more than any encoding of it takes (132,096)" in err
 
 
 def test_a_server_that_trickles_times_out(served, monkeypatch):
@@ -291,6 +325,60 @@ def test_a_server_that_trickles_times_out(served, monkeypatch):
     message = str(caught.value)
     assert message.startswith(f"{url}/v3/inklabels.zarr: cannot fetch chunk 2/c/0/0: the answer did not arrive "
                               f"within 4 s") and "SEGSCORE_HTTP_TIMEOUT" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("how", ["huge-declared", "huge-chunked"])
+def test_a_chunk_answer_longer_than_its_chunk_is_refused_reading_little(served, how):
+    """A server answering a 16 x 16 int32 chunk with 10 GiB (its Content-Length declared, or chunked
+    with no length): refused before the body is read, or one byte past the most any encoding of the
+    chunk takes; in one line naming the URL and the chunk, long before the request's deadline, the
+    process staying small."""
+    from tests.hostile import bombs
+
+    _, url, state, _ = served
+    array = f"{url}/truth.zarr/0"
+    baseline = bombs.run_measured(["objects", array, array, "--json"], timeout=60)  # the server well
+    assert baseline["code"] == 0, baseline["err"]
+    state.chunks, state.sent = how, 0
+    start = time.monotonic()
+    r = bombs.run_measured(["objects", array, array], timeout=60)
+    elapsed = time.monotonic() - start
+    line = bombs.refused_in_one_line(r, array, "cannot fetch chunk c/")
+    said = "the server declares 10,737,418,240 bytes (Content-Length)" if how == "huge-declared" \
+        else "the server sent more than 66,576 bytes"  # 16 x 16 x 4 bytes, zstd's worst case beyond
+    assert said in line and "any encoding of it takes" in line, line
+    assert elapsed < 8, elapsed  # the deadline (2 x SEGSCORE_HTTP_TIMEOUT=5) did not end it
+    assert r["peak"] < 300e6 and r["peak"] < baseline["peak"] + 64e6, (r["peak"], baseline["peak"])
+    assert state.sent < 256 << 20, state.sent  # the client hung up, it did not read on
+    print(f"{how}: {elapsed:.2f} s, peak {r['peak'] / 1e6:.0f} MB (well: {baseline['peak'] / 1e6:.0f} MB), "
+          f"server wrote {state.sent / 1e6:.0f} MB")
+
+
+def test_a_bounded_read_still_reads_what_fits(served):
+    """Chunks and metadata within their bounds read as before, whole or by byte range (a server
+    that ignores Range, as this one does, answers 200 with the whole object: the range is cut from it)."""
+    from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+    from zarr.buffer import default_buffer_prototype
+    from zarr.core.sync import sync
+
+    from segscore.io.readers import open_zarr
+    from segscore.io.remote import RemoteFetchError
+
+    root, url, _, _ = served
+    whole = (root / "truth.zarr" / "0" / "zarr.json").read_bytes()
+    store = open_zarr(f"{url}/truth.zarr/0").store.inner  # the remote store under the capped one
+
+    def run(key, byte_range, limit):
+        value = sync(store.get_bounded(key, default_buffer_prototype(), byte_range, limit=limit))
+        return None if value is None else value.to_bytes()
+
+    assert run("zarr.json", None, len(whole)) == whole
+    assert run("zarr.json", RangeByteRequest(3, 10), len(whole)) == whole[3:10]
+    assert run("zarr.json", OffsetByteRequest(5), len(whole)) == whole[5:]
+    assert run("zarr.json", SuffixByteRequest(4), len(whole)) == whole[-4:]
+    assert run("c/9/9", None, 100) is None  # absent: the fill value
+    with pytest.raises(RemoteFetchError, match=f"declares {len(whole):,} bytes .*takes \\({len(whole) - 1:,}\\)"):
+        run("zarr.json", None, len(whole) - 1)
 
 
 def test_a_remote_source_pickles(served):
