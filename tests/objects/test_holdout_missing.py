@@ -103,3 +103,14 @@ def test_cli_holdout_missing(holdout_set):
     assert "vanilla per-object means (--missing worst: no object left out)" in text.stdout
     line = next(ln for ln in text.stdout.splitlines() if ln.startswith("dice_per_object") and "2" in ln.split()[1])
     assert line.split() == ["dice_per_object", "2", f"{f['null']:.4f}", f"{f['worst']:.4f}"]
+
+
+def test_api_holdout_takes_missing(holdout_set):
+    from segscore import api
+    from segscore.errors import ScoreError
+
+    r = api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2", missing="worst")
+    assert r["missing"] == "worst" and r["means"]["finetuned"]["dice_per_object"]["n_left_out"] == 2
+    assert "means" not in api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2")
+    with pytest.raises(ScoreError, match="--missing: invalid choice"):
+        api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2", missing="foo")
