@@ -152,7 +152,7 @@ class Report:
     def means(self) -> list:
         """Each table's headline means under both ``--missing`` policies (:mod:`segscore.metrics.missing`),
         one dict per (table, group, column): ``command``, ``group_by`` (the table's first key
-        column when it has more than one, e.g. the model over its targets; None: the whole table),
+        column, e.g. the model over its targets; None where the rows are keyed by id: the whole table),
         ``group``, ``column``, ``n`` (rows), ``n_null`` (rows left out under ``null``),
         ``n_imputed`` (rows whose value changes under ``worst``), ``null`` and ``worst`` (the two
         means; None when nothing is left), ``mean`` (the one of :attr:`missing`) and
@@ -163,7 +163,7 @@ class Report:
         for t in self.tables:
             if not t.rows or "worst" not in t.rows[0]:
                 continue
-            group_by = t.keys[0] if len(t.keys) > 1 and t.keys[0] != "id" else None
+            group_by = t.keys[0] if t.keys and t.keys[0] != "id" else None
             groups: dict = {}
             for r in t.rows:
                 groups.setdefault(r["key"][0] if group_by else None, []).append(r)
@@ -190,7 +190,7 @@ class Report:
             return []
         both = any(m["n_null"] or m["n_imputed"] for m in means)
         by = means[0]["group_by"]
-        head = ([by] if by else []) + ["column", "n", "left out (null)"]
+        head = ([by] if by else []) + ["column", "n", "left out (null)", "imputed (worst)"]
         head += ["mean (null)", "mean (worst)"] if both else ["mean"]
         lines = ["", f"means{' by ' + by if by else ''} (--missing {self.missing}"
                      + ("; null: a null left out and counted; worst: a miss counted as the metric's worst value)"
@@ -199,7 +199,8 @@ class Report:
                                                                for i in range(len(head))) + "|"]
         why = []
         for m in means:
-            cells = ([_md(_key_text(m["group"]))] if by else []) + [_md(m["column"]), str(m["n"]), str(m["n_null"])]
+            cells = ([_md(_key_text(m["group"]))] if by else []) + [_md(m["column"]), str(m["n"]), str(m["n_null"]),
+                                                                   str(m["n_imputed"])]
             cells += [_text(m["null"]), _text(m["worst"])] if both else [_text(m["mean"])]
             lines.append("| " + " | ".join(cells) + " |")
             why += [f"- {w}" for w in m["not_imputable"] if f"- {w}" not in why]

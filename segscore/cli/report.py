@@ -20,8 +20,8 @@ def add_arguments(p) -> None:
     p.add_argument("--by", metavar="TAG[,TAG...]",
                    help="tag columns keying the rows, in this order (default: every tag column present); rows "
                         "with equal keys are told apart by the other tags, then the id")
-    add_missing_option(p, "each table's headline means (per model where the rows are keyed by model then "
-                          "target) under this policy, beside the other's when a case was left out")
+    add_missing_option(p, "each table's headline means (one per value of its first key column, e.g. per model "
+                          "over its targets) under this policy, beside the other's when a case was left out")
     add_output_options(p, csv=True)
     from segscore.figures import add_plot_option
 

@@ -79,12 +79,12 @@ def test_the_policy_picks_the_mean_and_both_are_printed_side_by_side(board):
             assert m["mean"] == m[p]
     text = board["worst"].to_markdown()
     assert "means by model (--missing worst; null: a null left out" in text
-    assert "| model | column | n | left out (null) | mean (null) | mean (worst) |" in text
+    assert "| model | column | n | left out (null) | imputed (worst) | mean (null) | mean (worst) |" in text
     d = board["worst"].to_dict()
     assert d["missing"] == "worst" and d["means"] == board["worst"].means()
     line = next(ln for ln in text.splitlines() if ln.startswith("| k2 | dice_per_object |"))
     m = means_of(board["worst"], "dice_per_object")["k2"]
-    assert line == f"| k2 | dice_per_object | {N} | 2 | {m['null']:.4f} | {m['worst']:.4f} |"
+    assert line == f"| k2 | dice_per_object | {N} | 2 | 2 | {m['null']:.4f} | {m['worst']:.4f} |"
 
 
 def test_without_missing_the_report_is_unchanged(board):
