@@ -202,6 +202,8 @@ def verify_holdout(holdout: HoldoutSet) -> list:
 def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
     """Score ``(truth, prediction)`` label arrays per field, pooled from counts (module docstring).
 
+    Compatibility entry point (spacr's shape, label arrays): for files prefer :func:`segscore.api.holdout`.
+
     ``pairs`` may be any iterable (a generator keeps one field in memory at a time) of
     ``(truth, prediction)`` or ``(truth, prediction, spacing)``: a field's own voxel spacing
     (one number per axis) overrides ``spacing`` for its surface distances, which are then pooled
@@ -268,7 +270,9 @@ def worst_means(score: HoldoutScore, missing: str = "worst") -> dict:
 def score_model_on_holdout(holdout: HoldoutSet, predict, *, read_mask=None, **kwargs) -> HoldoutScore:
     """Run ``predict`` (image path -> label array; injected, so no model is imported here) over
     the set's fields and score it against the truth masks (read with ``read_mask``, default
-    segscore's readers). The set's name and version travel with the score."""
+    segscore's readers). The set's name and version travel with the score.
+
+    Compatibility entry point (spacr's shape): for a folder of predictions prefer :func:`segscore.api.holdout`."""
     read_mask = read_mask or read_labels
     pairs = ((read_mask(holdout.path_to(f.truth)), predict(holdout.path_to(f.image))) for f in holdout.fields)
     return score_holdout(pairs, name=holdout.name, version=holdout.version, **kwargs)

@@ -604,6 +604,8 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     matched, reported as ``match_iou``. Engine options (``tile_rows``, ``executor``,
     ``threads``, ``progress``): see :func:`segscore.engine.reduce`; none changes a result.
 
+    Compatibility entry point (spacr's and scikit-image's shape): prefer :func:`segscore.api.objects`.
+
     ``surface=True`` adds surface distances in physical units (definitions:
     :mod:`segscore.objects.surface`): ``hd95_per_object``, ``assd_per_object``,
     ``nsd_per_object`` (means over the pairs matched at ``threshold``, each with a ``_sd``,
