@@ -69,7 +69,7 @@ def holdout_set(tmp_path):
         np.save(tmp_path / "truth" / f"f{i}.npy", t)
         fields.append({"image": f"img/f{i}.npy", "truth": f"truth/f{i}.npy", "sha256": ""})
     (tmp_path / "set.json").write_text(json.dumps({"name": "s", "version": "1", "fields": fields}))
-    for k in (0, 2):
+    for k in (0, 2, N):
         d = tmp_path / f"k{k}"
         d.mkdir()
         for i, (_, p) in enumerate(pairs(k)):
@@ -114,3 +114,15 @@ def test_api_holdout_takes_missing(holdout_set):
     assert "means" not in api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2")
     with pytest.raises(ScoreError, match="--missing: invalid choice"):
         api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2", missing="foo")
+
+
+def test_holdout_missing_keeps_the_result_contract(holdout_set):
+    from tests.test_result_contract import check_contract
+
+    got = run(holdout_set / "set.json", "--predictions", holdout_set / f"k{N}", "--missing", "null", "--json")
+    assert got.returncode == 0, got.stderr
+    d = json.loads(got.stdout)
+    notes = check_contract(d)  # every null (the all-missed set's matched-pair means) has its note
+    e = d["means"]["finetuned"]["dice_per_object"]
+    assert e["null"] is None and e["mean"] is None and e["worst"] == 0.0 and e["n_left_out"] == N
+    assert "means.finetuned.dice_per_object.null" in notes and "means.finetuned.dice_per_object.mean" in notes
