@@ -321,7 +321,9 @@ def holdout(truth=None, pred=None, **options):
     of predicted label images (paths only: a held-out set is files). With ``verify=True`` and no
     ``pred``: the digests' check (``problems`` not empty where the CLI exits 3). Options:
     ``baseline``, ``verify``, ``iou``, ``tolerances``, ``count_background``, ``surface``,
-    ``spacing``, ``nsd_tolerance``, ``json_out``, ``csv``. No figure."""
+    ``spacing``, ``nsd_tolerance``, ``missing`` (``"null"`` or ``"worst"``: adds the per-object
+    means under both policies, ``segscore.objects.holdout.worst_means``), ``json_out``, ``csv``.
+    No figure. A batch's leaderboard means take ``missing=`` in ``segscore.batch.report``."""
     slots = {"manifest": truth}
     if pred is not None:
         if "predictions" in options:

@@ -94,7 +94,8 @@ class Report:
     ``rows`` (every scored job's row, table by table), ``failed`` (each refused or crashed
     job: ``id, command, family, tags, status, error``), ``by`` (the row-key tags), ``counts``."""
 
-    def __init__(self, tables, failed, *, by, source=None, total=None, skipped_lines=()):
+    def __init__(self, tables, failed, *, by, source=None, total=None, skipped_lines=(), missing=None):
+        self.missing = missing  # the --missing policy of the means (None: no means asked)
         self.skipped_lines = list(skipped_lines)  # line numbers of torn lines read past (as the store does)
         self.tables = list(tables)
         self.failed = list(failed)
@@ -122,9 +123,72 @@ class Report:
 
     def to_dict(self) -> dict:
         """The report as plain JSON-able data (what ``segscore report --json`` prints)."""
-        return {"source": None if self.source is None else str(self.source), "by": list(self.by),
-                "counts": self.counts, "tables": [t.to_dict() for t in self.tables],
-                "failed": [dict(f) for f in self.failed]}
+        out = {"source": None if self.source is None else str(self.source), "by": list(self.by),
+               "counts": self.counts, "tables": [t.to_dict() for t in self.tables],
+               "failed": [dict(f) for f in self.failed]}
+        if self.missing is not None:
+            out["missing"] = self.missing
+            out["means"] = self.means()
+        return out
+
+    def means(self) -> list:
+        """Each table's headline means under both ``--missing`` policies (:mod:`segscore.metrics.missing`),
+        one dict per (table, group, column): ``command``, ``group_by`` (the table's first key
+        column, e.g. the model over its targets; None where the rows are keyed by id: the whole table),
+        ``group``, ``column``, ``n`` (rows), ``n_null`` (rows left out under ``null``),
+        ``n_imputed`` (rows whose value changes under ``worst``), ``null`` and ``worst`` (the two
+        means; None when nothing is left), ``mean`` (the one of :attr:`missing`) and
+        ``not_imputable`` (why a miss stays null under ``worst``: a metric with no worst value)."""
+        from segscore.metrics.missing import mean
+
+        out = []
+        for t in self.tables:
+            if not t.rows or "worst" not in t.rows[0]:
+                continue
+            group_by = t.keys[0] if t.keys and t.keys[0] != "id" else None
+            groups: dict = {}
+            for r in t.rows:
+                groups.setdefault(r["key"][0] if group_by else None, []).append(r)
+            for g, rows in groups.items():
+                for name in t.headlines():
+                    have = [r for r in rows if name in r["values"]]
+                    if not have:
+                        continue
+                    nulls = [r["values"][name] for r in have]
+                    worsts = [r["worst"].get(name) for r in have]
+                    m = {"null": mean(nulls), "worst": mean(worsts)}
+                    out.append({"command": t.command, "group_by": group_by, "group": g, "column": name,
+                                "n": len(have), "n_null": sum(v is None for v in nulls),
+                                "n_imputed": sum(bool(r["imputed"].get(name)) for r in have),
+                                "null": m["null"], "worst": m["worst"], "mean": m[self.missing or "null"],
+                                "not_imputable": sorted({r["not_imputable"][name] for r in have
+                                                         if name in r["not_imputable"]})})
+        return out
+
+    def _means_markdown(self, command: str) -> list:
+        """The means section of one table: side by side under both policies where any case was left out."""
+        means = [m for m in self.means() if m["command"] == command]
+        if not means:
+            return []
+        both = any(m["n_null"] or m["n_imputed"] for m in means)
+        by = means[0]["group_by"]
+        head = ([by] if by else []) + ["column", "n", "left out (null)", "imputed (worst)"]
+        head += ["mean (null)", "mean (worst)"] if both else ["mean"]
+        lines = ["", f"means{' by ' + by if by else ''} (--missing {self.missing}"
+                     + ("; null: a null left out and counted; worst: a miss counted as the metric's worst value)"
+                        if both else ": no case left out)"), "",
+                 "| " + " | ".join(head) + " |", "|" + "|".join("---" if i < (2 if by else 1) else "---:"
+                                                               for i in range(len(head))) + "|"]
+        why = []
+        for m in means:
+            cells = ([_md(_key_text(m["group"]))] if by else []) + [_md(m["column"]), str(m["n"]), str(m["n_null"]),
+                                                                   str(m["n_imputed"])]
+            cells += [_text(m["null"]), _text(m["worst"])] if both else [_text(m["mean"])]
+            lines.append("| " + " | ".join(cells) + " |")
+            why += [f"- {w}" for w in m["not_imputable"] if f"- {w}" not in why]
+        if why:
+            lines += ["", "not imputed under worst (left out):", *why]
+        return lines
 
     def to_markdown(self) -> str:
         """A markdown section per command, its null values' reasons under it, then the jobs
@@ -149,6 +213,8 @@ class Report:
                 notes += [f"- {_label(r)}: {why}" for why in r.get("remarks") or ()]
             if notes:
                 lines += ["", "notes (" + NULL + " is null):", *notes]
+            if self.missing is not None:
+                lines += self._means_markdown(t.command)
             lines.append("")
         if self.failed:
             lines.append(f"## not scored: {len(self.failed)} of {self.total} jobs "
@@ -355,12 +421,22 @@ def command_of(row: dict):
 # the report
 
 
-def report(source, *, by=None) -> Report:
+def report(source, *, by=None, missing=None) -> Report:
     """The leaderboard of a batch: ``source`` a results folder (``segscore batch --out DIR``),
     its ``results.jsonl``, a ``BatchResult`` or a list of batch rows; ``by`` the tag columns
     that key the rows (a list, or one comma-separated string; default: every tag column present).
-    Refuses (:class:`ReportError`, a ``ScoreError``) a missing folder, a damaged line and a
-    ``by`` column no row carries. Layout: the module docstring."""
+    ``missing`` (``"null"`` or ``"worst"``; default None: no means): add each table's headline
+    means (:meth:`Report.means`) under that policy, beside the other one's where a case was left
+    out (:mod:`segscore.metrics.missing`). Refuses (:class:`ReportError`, a ``ScoreError``) a
+    missing folder, a damaged line, a ``by`` column no row carries and another ``missing``.
+    Layout: the module docstring."""
+    if missing is not None:
+        from segscore.metrics.missing import check_policy
+
+        try:
+            missing = check_policy(missing)
+        except ScoreError as exc:
+            raise ReportError(str(exc)) from None
     rows, jsonl, skipped_lines = read_rows(source)
     tags_seen: list = []
     for r in rows:
@@ -400,8 +476,11 @@ def report(source, *, by=None) -> Report:
         for c in cells:
             if c.name not in {col.name for col in t.columns}:
                 _insert_column(t.columns, Column(c.name, c.role, c.of, c.ref))
-        t.rows.append({"id": r["id"], "command": name, "family": family, "tags": tags, "key": [],
-                       "values": values, "notes": notes, "remarks": _row_notes(result)})
+        row = {"id": r["id"], "command": name, "family": family, "tags": tags, "key": [],
+               "values": values, "notes": notes, "remarks": _row_notes(result)}
+        if missing is not None:
+            row["worst"], row["imputed"], row["not_imputable"] = _worst_cells(cells, result)
+        t.rows.append(row)
     from segscore.families import COMMANDS
 
     rank = {name: i for i, name in enumerate(COMMANDS)}
@@ -409,7 +488,36 @@ def report(source, *, by=None) -> Report:
     for t in ordered:
         _key_table(t, by)
     return Report(ordered, failed, by=by, source=None if jsonl is None else jsonl.parent, total=len(rows),
-                  skipped_lines=skipped_lines)
+                  skipped_lines=skipped_lines, missing=missing)
+
+
+def _worst_cells(cells, result: dict) -> tuple:
+    """A row's headline values under ``--missing worst``: ``({column: value}, {column: number of
+    cases or objects imputed}, {column: why a miss stays null})``. A null whose case is a miss
+    (one side empty) counts as the metric's worst value; a per-object mean counts its unmatched
+    objects at the worst value; both empty, and any other null, stay null (left out)."""
+    from segscore.metrics.missing import PER_OBJECT, is_miss, per_object_worst, worst_number
+
+    values, imputed, why_not = {}, {}, {}
+    for c in cells:
+        if c.role != "headline":
+            continue
+        container = result
+        if c.path and c.path.endswith("." + c.name):
+            found, present = _get(result, c.path[:-len(c.name) - 1])
+            container = found if present and isinstance(found, dict) else result
+        value, n, why = c.value, 0, None
+        if c.name in PER_OBJECT and isinstance(container, dict) and "true_positives" in container:
+            value, n, why = per_object_worst(c.name, container, result)
+        elif c.value is None and (is_miss(container) or (container is not result and is_miss(result))):
+            value, why = worst_number(c.name, result)
+            n = int(value is not None)
+        values[c.name] = value
+        if n:
+            imputed[c.name] = n
+        if why:
+            why_not[c.name] = why
+    return values, imputed, why_not
 
 
 def _insert_column(columns: list, col: Column) -> None:

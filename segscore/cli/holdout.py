@@ -25,9 +25,38 @@ def format_table(result: dict) -> str:
     widths = [max(len(str(x[i])) for x in [header, *rows]) for i in range(len(header))]
     lines = [head, "  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines += _means_lines(result)
     for k, why in (result.get("notes") or {}).items():
-        lines.append(f"note: {k} is null: {why}")
+        if not k.startswith("means."):
+            lines.append(f"note: {k} is null: {why}")
     return "\n".join(lines)
+
+
+def _means_lines(result: dict) -> list:
+    """With ``--missing``: the per-object means under the chosen policy, beside the other's when an
+    object was left out (``segscore.objects.holdout.worst_means``)."""
+    means = result.get("means")
+    if not isinstance(means, dict):
+        return []
+    policy = result.get("missing")
+    out = []
+    for side, entries in means.items():
+        both = any(e["n_left_out"] for e in entries.values())
+        header = ("metric", "left out (null)", "mean (null)", "mean (worst)") if both else ("metric", "mean")
+        rows = [(k, str(e["n_left_out"]), _f(e["null"]) or "null", _f(e["worst"]) or "null") if both
+                else (k, _f(e["mean"]) or "null") for k, e in entries.items()]
+        widths = [max(len(str(x[i])) for x in [header, *rows]) for i in range(len(header))]
+        out.append(f"{side} per-object means (--missing {policy}"
+                   + ("; null: unmatched objects left out and counted; worst: each counted as the worst value)"
+                      if both else ": no object left out)"))
+        out.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        notes = result.get("notes") or {}
+        for k, e in entries.items():
+            why = notes.get(f"means.{side}.{k}.worst")
+            if why and e["worst"] is None:
+                out.append(f"not imputed: {why}")
+    return out
 
 
 def run(args) -> int:

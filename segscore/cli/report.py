@@ -2,7 +2,8 @@
 
 Markdown on stdout (one table per command, each headline beside its floors or control; the jobs
 that did not score listed below with their error lines), ``--json`` the same as JSON,
-``--csv FILE`` the same table as CSV. Exit 0 when the report was made, also when some jobs were
+``--csv FILE`` the same table as CSV; ``--missing null|worst`` adds each table's headline means
+(:meth:`segscore.batch.report.Report.means`). Exit 0 when the report was made, also when some jobs were
 refused or crashed (their count on stderr); 2 for a missing folder, a missing or damaged
 ``results.jsonl`` or an unknown ``--by`` column (one line on stderr naming it and the fix).
 """
@@ -12,13 +13,15 @@ from __future__ import annotations
 
 
 def add_arguments(p) -> None:
-    from segscore.commands._options import add_output_options
+    from segscore.commands._options import add_missing_option, add_output_options
 
     p.add_argument("results", metavar="RESULTS_DIR",
                    help="the --out folder of `segscore batch` (its results.jsonl; the latest row of each id)")
     p.add_argument("--by", metavar="TAG[,TAG...]",
                    help="tag columns keying the rows, in this order (default: every tag column present); rows "
                         "with equal keys are told apart by the other tags, then the id")
+    add_missing_option(p, "each table's headline means (one per value of its first key column, e.g. per model "
+                          "over its targets) under this policy, beside the other's when a case was left out")
     add_output_options(p, csv=True)
     from segscore.figures import add_plot_option
 
@@ -47,7 +50,7 @@ def run(args) -> int:
     from segscore.batch.report import report
     from segscore.cli._common import show, warn
 
-    rep = report(args.results, by=args.by)
+    rep = report(args.results, by=args.by, missing=getattr(args, "missing", None))
     fig = None
     if getattr(args, "plot", None):
         from segscore import figures

@@ -60,6 +60,19 @@ def add_output_options(parser, *, csv: bool = False, json_path: str | None = Non
         parser.add_argument("--csv", metavar="FILE", help="also write the result as CSV (a header and rows)")
 
 
+def add_missing_option(parser, what: str) -> None:
+    """``--missing null|worst``: the aggregation policy for misses (:mod:`segscore.metrics.missing`);
+    ``what``: what the option adds to the command's output. Default: not given (``null``'s output,
+    today's); another value is a usage error (exit 2)."""
+    from segscore.metrics.missing import POLICIES
+
+    parser.add_argument("--missing", choices=POLICIES, default=None,
+                        help=f"{what}; null: a miss is left out and counted; worst: a miss (truth present and "
+                             "prediction empty, or the reverse; both empty is not a miss) counts as the metric's "
+                             "worst value (Dice, F1 0; a distance the image diagonal; VOI none: not imputable), "
+                             "and each unmatched object counts in a per-object mean")
+
+
 def add_engine_options(parser, *, tile_rows: bool = True, threads_help: str | None = None) -> None:
     """``--tile-rows N`` (unless ``tile_rows`` is False) and ``--threads N`` (``--workers`` is a
     hidden alias of ``--threads``)."""

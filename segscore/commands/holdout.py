@@ -16,6 +16,10 @@ def add_arguments(p) -> None:
     from segscore.commands.objects import add_scorecard_options
 
     add_scorecard_options(p)
+    from segscore.commands._options import add_missing_option
+
+    add_missing_option(p, "the per-object means (iou_mean, dice_per_object, and with --surface the distances) "
+                          "under this policy, beside the other's when an object was left out")
     add_output_options(p, csv=True)
 
 
@@ -41,7 +45,8 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                    count_background=getattr(args, "count_background", False),
                                    surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
                                    nsd_tolerance=getattr(args, "nsd_tolerance", 1.0),
-                                   distance_definition=getattr(args, "distance_definition", None))
+                                   distance_definition=getattr(args, "distance_definition", None),
+                                   missing=getattr(args, "missing", None))
     if args.csv:  # the CSV is the scorecard table
         rows = result.get("rows") or [
             {"metric": k, "finetuned": v, "vanilla": None, "delta": None, "holdout": result["holdout"],

@@ -291,6 +291,8 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
           reference_radii: bool = False, betti: bool = True) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
 
+    Compatibility entry point (curvicost's signature, arrays only): prefer :func:`segscore.api.curve`.
+
     Parameters
     ----------
     gt, pred : array-like, binary (see :func:`segscore.curvilinear.masks.as_binary`).

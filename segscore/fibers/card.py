@@ -79,6 +79,8 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
                  prediction_name: str | None = None) -> dict:
     """Score ``labels`` (path or array) or the floor ``floor`` against a fiber target.
 
+    Compatibility entry point (ScrollGT's score-fibers shape, target first): prefer :func:`segscore.api.fibers`.
+
     ``target`` is a target directory or a :class:`FiberTarget`. Floors are read from
     meta.json unless ``recompute_floors`` is true or none are published. Exactly one of
     ``labels`` and ``floor`` is required.

@@ -57,6 +57,8 @@ def _round(x, nd=4):
 def auc_scores(ink_scores, background_scores):
     """Mann-Whitney AUC with ties counted half, exact on 65,536 integer levels.
 
+    Compatibility entry point (kit's ``auc_scores(ink, background)``): prefer :func:`segscore.api.auc` for a map.
+
     int64 scores within 0..65535 are taken as levels; any other scores are quantized together
     first (the map rules of :mod:`segscore.ink.quantize`). Returns the unrounded float, or
     None when a class is empty. Raises ScoreError for NaN or infinite scores.
@@ -251,6 +253,8 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
                 threads=None, workers=None):
     """AUC of a 2D map against same-shape boolean ``ink`` and ``mask`` already on its grid.
 
+    Compatibility entry point (kit's signature, prediction first): prefer :func:`segscore.api.auc`.
+
     Returns ``{"auc", "ink_px", "background_px", "zero_px_in_mask", "zero_px_counted",
     "inner", "notes"}``; ``auc`` is rounded to 4 decimals, or None when a class is empty (then
     ``notes["auc"]`` says which). Any of the
@@ -344,6 +348,8 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
                 keep_zero=False, inner=0, bootstrap=0, block_px=BLOCK_PX, compare=None, seed=0, *,
                 tile_rows=None, executor=None, threads=None, progress=None, workers=None, return_draws=False):
     """Score a map file (and its control, and a compared map) against a segment's labels.
+
+    Compatibility entry point (kit's published signature, prediction first): prefer :func:`segscore.api.auc`.
 
     ``prediction``, ``control`` and ``compare`` are 2D maps (TIFF, ``.npy``, PNG, zarr, or
     arrays); ``labels`` and ``mask`` are the segment's ``inklabels.zarr`` and

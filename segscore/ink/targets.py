@@ -427,6 +427,8 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     :class:`Target`). Returns ``{"target", "prediction", "registration", "scoring_enabled",
     "metrics", "floors"}``.
 
+    Compatibility entry point (ScrollGT's shape, prediction first): prefer :func:`segscore.api.target`.
+
     ``return_curves=True`` returns ``(result, curves)`` instead, ``result`` unchanged and
     ``curves`` ``{"prediction": points, "floors": {name: points}}`` (``floors`` empty without
     floors), each ``points`` the ROC and precision-recall curves of

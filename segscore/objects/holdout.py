@@ -76,6 +76,10 @@ class HoldoutScore:
     version: str
     metrics: dict
     per_field: tuple = field(default=())
+    #: the per-object means under ``--missing worst`` (:func:`worst_means`): ``{metric: (sum, count,
+    #: n_imputed)}`` pooled over the fields, each unmatched object at the metric's worst value (a
+    #: distance: its own field's diagonal); None for a metric that cannot be imputed
+    worst_sums: dict = field(default_factory=dict)
 
     @property
     def n_fields(self) -> int:
@@ -198,30 +202,77 @@ def verify_holdout(holdout: HoldoutSet) -> list:
 def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
     """Score ``(truth, prediction)`` label arrays per field, pooled from counts (module docstring).
 
+    Compatibility entry point (spacr's shape, label arrays): for files prefer :func:`segscore.api.holdout`.
+
     ``pairs`` may be any iterable (a generator keeps one field in memory at a time) of
     ``(truth, prediction)`` or ``(truth, prediction, spacing)``: a field's own voxel spacing
     (one number per axis) overrides ``spacing`` for its surface distances, which are then pooled
     in physical units. ``kwargs`` are :func:`segscore.objects.score_segmentation`'s options.
     """
-    from segscore.objects.metrics import add_sums, field_sums, metrics_from_sums
+    from segscore.metrics.missing import PER_OBJECT, diagonal, worst_sum
+    from segscore.objects.metrics import _field_parts, add_sums, metrics_from_sums
 
-    pooled, per_field = None, []
+    pooled, per_field, worst = None, [], {}
     for pair in pairs:
         truth, pred = pair[0], pair[1]
         field_kwargs = kwargs if len(pair) < 3 else {**kwargs, "spacing": pair[2]}
-        s = field_sums(truth, pred, **field_kwargs)
-        per_field.append(metrics_from_sums(s))
+        s, parts = _field_parts(truth, pred, **field_kwargs)
+        m = metrics_from_sums(s)
+        per_field.append(m)
         pooled = s if pooled is None else add_sums(pooled, s)
+        diag = diagonal(parts["shape"], parts["spacing"]) if parts["shape"] is not None else None
+        for key in PER_OBJECT:  # --missing worst: each unmatched object at the worst value, this field's diagonal
+            if key in m:
+                ws = worst_sum(key, m, diag)
+                prev = worst.get(key, (0.0, 0, 0))
+                worst[key] = None if ws is None or prev is None else \
+                    (prev[0] + ws[0], prev[1] + ws[1], prev[2] + m["false_negatives"] + m["false_positives"])
     if pooled is None:
         raise ScoreError(f"held-out set {name}@{version} has no fields to score")
     metrics = {"n_fields": len(per_field), **metrics_from_sums(pooled)}
-    return HoldoutScore(str(name), str(version), metrics, tuple(per_field))
+    return HoldoutScore(str(name), str(version), metrics, tuple(per_field), worst)
+
+
+def worst_means(score: HoldoutScore, missing: str = "worst") -> dict:
+    """The per-object means of ``score`` under both ``--missing`` policies (:mod:`segscore.metrics.missing`):
+    ``{metric: {"mean", "null", "worst", "n_left_out", "notes"}}``: ``null`` the pooled mean over
+    matched pairs (the scorecard's value), ``worst`` the mean over every object of the set, each
+    unmatched one (a false negative or positive) at the metric's worst value; ``n_left_out`` the
+    unmatched objects ``null`` leaves out; ``mean`` the one ``missing`` picks; ``notes`` why a
+    value is null. The pooled counts (precision, recall, F1, AP) count every miss already."""
+    from segscore.metrics.missing import check_policy, worst_of
+
+    policy = check_policy(missing)
+    out = {}
+    for key, acc in score.worst_sums.items():
+        null = score.metrics.get(key)
+        left = int(score.metrics.get("false_negatives", 0)) + int(score.metrics.get("false_positives", 0))
+        notes = {}
+        if acc is None:
+            w = worst_of(key)
+            worst = None
+            notes["worst"] = (f"{key}: {w}" if isinstance(w, str) and w.startswith("none")
+                              else f"{key}: its worst value is the image diagonal, unknown for a field")
+        else:
+            worst = acc[0] / acc[1] if acc[1] else None
+            if worst is None:
+                notes["worst"] = "neither image of any field has an object (both empty is not a miss)"
+        if null is None:
+            notes["null"] = str((score.metrics.get("notes") or {}).get(key, "no matched pairs at the match IoU"))
+        entry = {"mean": worst if policy == "worst" else null, "null": null, "worst": worst, "n_left_out": left}
+        if entry["mean"] is None:
+            notes["mean"] = notes.get(policy, "null")
+        entry["notes"] = notes
+        out[key] = entry
+    return out
 
 
 def score_model_on_holdout(holdout: HoldoutSet, predict, *, read_mask=None, **kwargs) -> HoldoutScore:
     """Run ``predict`` (image path -> label array; injected, so no model is imported here) over
     the set's fields and score it against the truth masks (read with ``read_mask``, default
-    segscore's readers). The set's name and version travel with the score."""
+    segscore's readers). The set's name and version travel with the score.
+
+    Compatibility entry point (spacr's shape): for a folder of predictions prefer :func:`segscore.api.holdout`."""
     read_mask = read_mask or read_labels
     pairs = ((read_mask(holdout.path_to(f.truth)), predict(holdout.path_to(f.image))) for f in holdout.fields)
     return score_holdout(pairs, name=holdout.name, version=holdout.version, **kwargs)
@@ -470,7 +521,7 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
 
 
 @as_result
-def score_holdout_files(manifest, predictions, *, baseline=None, **kwargs) -> dict:
+def score_holdout_files(manifest, predictions, *, baseline=None, missing=None, **kwargs) -> dict:
     """Score a folder of predictions (and optionally a baseline folder) on a manifest's set.
 
     Returns ``{"holdout", "holdout_version", "n_fields", "digest_problems", "finetuned",
@@ -478,8 +529,14 @@ def score_holdout_files(manifest, predictions, *, baseline=None, **kwargs) -> di
     ``vanilla`` ones and ``rows`` only with a baseline). ``notes`` explains the pooled nulls
     (``finetuned.f1``); each ``per_field`` row carries ``reason`` ({metric: why it is null} for
     that field) and each table row ``reason`` (why its finetuned or vanilla value is null, or
-    None); ``n_left_out`` counts, per metric, the fields whose own value is null.
+    None); ``n_left_out`` counts, per metric, the fields whose own value is null. ``missing``
+    (``"null"`` or ``"worst"``; default None: not added) adds ``missing`` and ``means``
+    (``{"finetuned": worst_means(...), "vanilla": ...}``: the per-object means under both policies).
     """
+    if missing is not None:
+        from segscore.metrics.missing import check_policy
+
+        missing = check_policy(missing)
     from segscore.io.results import lift_notes
 
     hs = load_holdout(manifest)
@@ -497,4 +554,9 @@ def score_holdout_files(manifest, predictions, *, baseline=None, **kwargs) -> di
         out["vanilla"] = van.metrics
         out["vanilla_n_left_out"] = van.n_left_out
         out["rows"] = scorecard_rows(fine, van)
+    if missing is not None:
+        out["missing"] = missing
+        out["means"] = {"finetuned": worst_means(fine, missing)}
+        if baseline is not None:
+            out["means"]["vanilla"] = worst_means(van, missing)
     return lift_notes(out)

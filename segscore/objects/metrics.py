@@ -14,7 +14,8 @@ prediction)``), with the truth's background left out unless ``count_background``
 with ``surface=True`` the surface distances in physical units ``hd95_per_object,
 assd_per_object, nsd_per_object`` (each with ``_sd``), ``hd_pixel, hd95_pixel, assd_pixel,
 nsd_pixel, nsd_tolerance, spacing`` (:mod:`segscore.objects.surface`); with ``per_object=True``
-the rows ``per_object`` (:func:`per_object_rows`); and ``notes`` ({metric: why it is null}). A
+the rows ``per_object`` (:func:`per_object_rows`); ``shape`` (the images' shape: with ``spacing``,
+the image diagonal a distance counts as under ``--missing worst``, :mod:`segscore.metrics.missing`); and ``notes`` ({metric: why it is null}). A
 ratio that does not exist (an empty truth or prediction, nothing matched) is None with a note,
 never 0 or NaN.
 """
@@ -604,6 +605,8 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     matched, reported as ``match_iou``. Engine options (``tile_rows``, ``executor``,
     ``threads``, ``progress``): see :func:`segscore.engine.reduce`; none changes a result.
 
+    Compatibility entry point (spacr's and scikit-image's shape): prefer :func:`segscore.api.objects`.
+
     ``surface=True`` adds surface distances in physical units (definitions:
     :mod:`segscore.objects.surface`): ``hd95_per_object``, ``assd_per_object``,
     ``nsd_per_object`` (means over the pairs matched at ``threshold``, each with a ``_sd``,
@@ -672,6 +675,10 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
                                progress=progress, count_background=count_background, surface=surface,
                                spacing=spacing, nsd_tolerance=nsd_tolerance, distance_definition=distance_definition)
     out = metrics_from_sums(sums)
+    if parts["shape"] is not None:  # the image diagonal, a distance's worst value (segscore.metrics.missing)
+        notes = out.pop("notes")
+        out["shape"] = [int(n) for n in parts["shape"]]
+        out["notes"] = notes
     if parts["spacing"] is not None and "spacing" not in out:
         notes = out.pop("notes")
         out["spacing"] = list(parts["spacing"])

@@ -53,7 +53,8 @@ def brute_boundary(truth, pred, tol):
 def test_scorecard_against_brute_force(case):
     truth, pred = synthetic_pair(**case)
     s = score_segmentation(truth, pred)
-    assert list(s) == KEYS + ["notes", "warnings"] and s["notes"] == {} and s["warnings"] == []
+    assert list(s) == KEYS + ["shape", "notes", "warnings"] and s["notes"] == {} and s["warnings"] == []
+    assert s["shape"] == list(truth.shape)  # the image diagonal a distance counts as under --missing worst
     b = brute(truth, pred)
     for k, v in b.items():
         assert s[k] == pytest.approx(v, rel=1e-12), k
