@@ -41,7 +41,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from segscore.commands._headline import Cell  # noqa: F401 - a headline's cell, defined beside the headlines
+from segscore.commands._headline import Cell, value_at  # noqa: F401 - Cell: a headline's cell, defined beside the headlines
 from segscore.errors import InputFileError, ScoreError
 
 #: what a cell is: a headline number, or what a headline is read beside
@@ -504,7 +504,7 @@ def _worst_cells(cells, result: dict) -> tuple:
             continue
         container = result
         if c.path and c.path.endswith("." + c.name):
-            found, present = _get(result, c.path[:-len(c.name) - 1])
+            found, present = value_at(result, c.path[:-len(c.name) - 1])
             container = found if present and isinstance(found, dict) else result
         value, n, why = c.value, 0, None
         if c.name in PER_OBJECT and isinstance(container, dict) and "true_positives" in container:
