@@ -165,6 +165,7 @@ class ZarrSource(Source):
         try:
             return np.asarray(self.array[window])
         except ScoreError:
+            self._settle()
             raise
         except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
             raise budget.out_of_memory(self.name) from None
@@ -174,6 +175,14 @@ class ZarrSource(Source):
             box = ", ".join(f"{s.start}:{s.stop}" for s in window)
             raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read; "
                              f"the store or file is truncated or corrupt: restore it") from None
+
+    def _settle(self) -> None:
+        """After a failed read of a remote store: wait for the fetches still in flight
+        (:func:`segscore.io.remote.settle`)."""
+        if self.store is not None and "://" in self.name:
+            from segscore.io.remote import settle
+
+            settle()
 
     def absent_chunks(self) -> tuple[int, int]:
         """``(absent, read)``: how many distinct chunks this process has read from the array so far,
