@@ -36,6 +36,7 @@ import asyncio
 import math
 import os
 import re
+import time
 
 from segscore.errors import InputFileError, ScoreError
 
@@ -237,17 +238,10 @@ def settle() -> None:
     the one-line refusal."""
     if not _Flights.running:
         return
-    from zarr.core.sync import sync
-
-    sync(_quiet(_deadline()))
-
-
-async def _quiet(limit: float) -> None:
-    loop = asyncio.get_running_loop()
-    end, quiet = loop.time() + limit, 0
-    while loop.time() < end and quiet < QUIET_TURNS:
-        quiet = quiet + 1 if _Flights.running == 0 else 0
-        await asyncio.sleep(0.01)
+    end, quiet = time.monotonic() + _deadline(), 0
+    while quiet < QUIET_TURNS and time.monotonic() < end:  # the fetches run on zarr's own loop thread
+        quiet = 0 if _Flights.running else quiet + 1
+        time.sleep(0.01)
 
 
 def _make_store_class():
