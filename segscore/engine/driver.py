@@ -31,7 +31,7 @@ from typing import Callable
 
 from segscore.engine.executor import reduce_windows
 from segscore.engine.plan import DEFAULT_WINDOW_PX, plan_bands
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, whole_number
 
 EXECUTORS = ("threads", "synchronous", "dask")
 
@@ -73,8 +73,7 @@ def check_options(*, tile_rows=None, halo=0, executor=None, threads=None, progre
             continue
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < low:
             raise ScoreError(f"{name} {value!r}: must be a whole number >= {low} (--{name.replace('_', '-')})")
-    if isinstance(halo, bool) or not isinstance(halo, numbers.Integral) or int(halo) < 0:
-        raise ScoreError(f"halo {halo!r}: must be a whole number >= 0")
+    whole_number(halo, "halo", 0)
     opts = {"tile_rows": tile_rows, "executor": executor, "threads": threads}
     if progress is not None:
         opts["progress"] = progress
