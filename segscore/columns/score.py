@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segscore.engine import check_options
+from segscore.engine.plan import EXACT_BAND_PX, MAP_BAND_PX, plan_bands
 from segscore.errors import ScoreError
 from segscore.io.results import as_result
 
@@ -44,7 +46,6 @@ COLUMN_FLOORS = {
     "papyrus_mask": "the target's own valid mask (1 on papyrus, 0 elsewhere)",
     "uniform_random": "numpy.random.default_rng(seed).random(extent shape) as float32 (as ScrollGT draws it)",
 }
-_BAND_PX = 1 << 21
 REPORT_COLUMNS = ("col_gutter_auc", "col_gutter_pixel_auc", "line_period_peak_mean", "n_text_cols", "n_gutters",
                   "traces_mean_ratio")
 
@@ -149,14 +150,6 @@ def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi):
     return best
 
 
-def _engine(tile_rows, executor, threads, band_rows, workers) -> dict:
-    from segscore.engine import check_options, resolve_aliases
-
-    tile_rows, threads = resolve_aliases(tile_rows=tile_rows, threads=threads, band_rows=band_rows, workers=workers)
-    check_options(tile_rows=tile_rows, executor=executor, threads=threads)
-    return {"tile_rows": tile_rows, "executor": executor, "threads": threads}
-
-
 def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_rows=None, executor=None,
                 threads=None, check_range=True):
     from segscore.engine import reduce
@@ -178,12 +171,12 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
         hi_row = min(max(b[1] for b in boxes) - oy, h)
     else:
         lo_row = hi_row = 0
-    rows = tile_rows or max(1, _BAND_PX // max(w, 1))
-    windows = [(slice(a, min(a + rows, hi_row)), slice(0, w)) for a in range(lo_row, hi_row, rows)]
+    windows = plan_bands((slice(lo_row, hi_row), slice(0, w)), tile_rows=tile_rows, target_px=MAP_BAND_PX)
 
-    def task(tile):
-        r0, r1 = tile.window[0].start, tile.window[0].stop
-        values = kernel_array(read_band(r0, r1))
+    def read(window):
+        return [kernel_array(read_band(window[0].start, window[0].stop))]
+
+    def task(tile, values):
         lo, hi, bad = np.inf, -np.inf, 0
         if check_range and kind == "float":
             occ = np.zeros((3, 65536), np.uint8)
@@ -193,7 +186,7 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
         rs = np.zeros((k, maxh))
         rc = np.zeros((k, maxh), np.int64)
         hist = np.zeros((2, 65536), np.int64)
-        box_rows(values, oy + r0, ox, valid_a, boxes_a, kinds_a, passthrough, vdiv, rs, rc, hist)
+        box_rows(values, oy + tile.window[0].start, ox, valid_a, boxes_a, kinds_a, passthrough, vdiv, rs, rc, hist)
         return [rs, rc, hist, (float(lo), float(hi), int(bad))]
 
     def merge(a, b):
@@ -203,7 +196,7 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
         (lo, hi, bad), (lo2, hi2, bad2) = a[3], b[3]
         return [a[0], a[1], a[2], (min(lo, lo2), max(hi, hi2), bad + bad2)]
 
-    total = reduce([], task, merge, windows=windows, executor=executor, threads=threads)
+    total = reduce(read, task, merge, windows=windows, executor=executor, threads=threads)
     if total is None:
         return np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64), (np.inf, -np.inf, 0)
     return total
@@ -223,8 +216,7 @@ def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, tile_rows=No
         hi_row = min(max(b[1] for b, _ in picked) - oy, h)
     else:
         lo_row = hi_row = 0
-    rows = tile_rows or max(1, (1 << 18) // max(w, 1))
-    windows = [(slice(a, min(a + rows, hi_row)), slice(0, w)) for a in range(lo_row, hi_row, rows)]
+    windows = plan_bands((slice(lo_row, hi_row), slice(0, w)), tile_rows=tile_rows, target_px=EXACT_BAND_PX)
 
     def read(window):
         r0, r1 = window[0].start, window[0].stop
@@ -360,7 +352,7 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     oy, ox = origin
     h, w = shape
     scored, gutters, excluded = plan or _plan(tgt, origin, shape)
-    engine = _engine(tile_rows, executor, threads, band_rows, workers)
+    engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
     kinds = np.array([1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters), np.int64)
     # uniform_random is the one floor to read; a constant map p has row sums p x row counts (the
@@ -397,7 +389,7 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
     from segscore.io.readers import open_map
 
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
-    engine = _engine(tile_rows, executor, threads, band_rows, workers)
+    engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     with open_map(png_or_path(prediction), what="prediction", name=name) as src:
         origin = _origin_and_shape(tgt, src.shape, origin, src.name)
         plan = _plan(tgt, origin, src.shape)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["reduce", "Tile", "check_options", "plan_bands", "resolve_aliases", "side_by_side"]
+__all__ = ["reduce", "Tile", "check_options", "plan_bands", "side_by_side"]
 
 #: each public name and the module it lives in
-_WHERE = {"reduce": "driver", "Tile": "driver", "check_options": "driver", "plan_bands": "driver",
-          "resolve_aliases": "driver", "side_by_side": "executor"}
+_WHERE = {"reduce": "driver", "Tile": "driver", "check_options": "driver", "plan_bands": "plan",
+          "side_by_side": "executor"}
 
 
 def __getattr__(name):

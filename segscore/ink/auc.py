@@ -24,6 +24,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from segscore.engine import check_options
 from segscore.io.grid import IndexedView
 from segscore.io.sources import as_source
 from segscore.errors import ScoreError, VerifyError  # noqa: F401  (VerifyError: kit's name)
@@ -230,14 +231,6 @@ def _public(card):
     return {k: v for k, v in card.items() if k != "auc_exact"}
 
 
-def _engine_opts(tile_rows=None, executor=None, threads=None, progress=None, workers=None):
-    from segscore.engine import check_options, resolve_aliases
-
-    tile_rows, threads = resolve_aliases(tile_rows=tile_rows, threads=threads, workers=workers)
-    check_options(tile_rows=tile_rows, executor=executor, threads=threads)
-    return {"tile_rows": tile_rows, "executor": executor, "threads": threads, "progress": progress}
-
-
 def _default_executor(arrays, executor):
     if executor is None and any(type(a).__module__.startswith("dask") for a in arrays):
         return "dask"
@@ -274,7 +267,8 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
         inner = _check_inner(inner, src.shape)
         cards, _, _, _ = _run([src], ["the map"], IndexedView.identity([lab, msk]), keep_zero=keep_zero,
                            inner=inner, draws=0, block_px=None, seed=0, paired=False,
-                           engine=_engine_opts(tile_rows, executor, threads, workers=workers))
+                           engine=check_options(tile_rows=tile_rows, executor=executor, threads=threads,
+                                                  workers=workers))
     return _public(cards[0])
 
 
@@ -315,8 +309,8 @@ def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0,
         inner = _check_inner(inner, src.shape)
         _, boot, _, arrays = _run(sources, names, IndexedView.identity([lab, msk]), keep_zero=keep_zero,
                                   inner=inner, draws=int(draws), block_px=int(block_px), seed=int(seed),
-                                  paired=other is not None, engine=_engine_opts(tile_rows, executor, threads,
-                                                                                workers=workers))
+                                  paired=other is not None, engine=check_options(tile_rows=tile_rows, executor=executor,
+                                                                                 threads=threads, workers=workers))
     return (boot, arrays) if return_draws else boot
 
 
@@ -386,8 +380,8 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
             and os.path.exists(control) and same_file(prediction, control):
         raise ScoreError(f"control {control} is the map itself; give the reverse-depth map as the control")
     level = str(level)
-    engine = _engine_opts(tile_rows, _default_executor((prediction, control, compare), executor), threads,
-                          progress, workers=workers)
+    engine = check_options(tile_rows=tile_rows, executor=_default_executor((prediction, control, compare), executor),
+                           threads=threads, progress=progress, workers=workers)
     with ExitStack() as stack:
         src = stack.enter_context(_open_map(prediction, "map"))
         if surface_shape is None:

@@ -98,12 +98,10 @@ def probe(prediction, label, mask=None, *, radius: int = DEFAULT_RADIUS, gate_px
 
     The cross-correlation is global by nature (FFTs of the whole map, about 40 bytes a pixel):
     it is not tiled. ``threads`` (older name ``workers``) sets the FFT threads."""
-    from segscore.engine import check_options, resolve_aliases
+    from segscore.engine import check_options
     from segscore.engine.executor import default_workers
 
-    _, threads = resolve_aliases(threads=threads, workers=workers)
-    check_options(threads=threads)
-    workers = threads or default_workers()
+    workers = check_options(threads=threads, workers=workers)["threads"] or default_workers()
     a = _as_prob(prediction)
     lab = np.asarray(label)
     if a.ndim != 2 or a.shape != lab.shape:

@@ -14,13 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from segscore.engine import reduce
+from segscore.engine.plan import ink_sub_bands, ink_windows, plan_bands
 from segscore.io.grid import IndexedView
-from segscore.engine.plan import DEFAULT_WINDOW_PX, aligned_bands, bands, rows_for_pixels
-
-#: pixels of a window: its labels are read once (a few bytes per pixel)
-LABEL_WINDOW_PX = 1 << 23
-#: pixels of a sub-band of a window: the maps are read and reduced in these
-SUB_WINDOW_PX = 1 << 20
 from segscore.io.sources import Source
 from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, kernel_array, needs_stats, quantizer_for, tile_stats
 from segscore.kernels.blocks import BOOT_BINS
@@ -80,27 +75,11 @@ def quantizers(sources: list[Source], names: list[str], spec: ScanSpec) -> list[
     need = [i for i, s in enumerate(sources) if needs_stats(s.dtype)]
     stats: dict[int, MapStats] = {}
     if need:
-        shape = sources[0].shape
-        region = (slice(0, shape[0]), slice(0, shape[1]))
-        windows = bands(region, spec.tile_rows or rows_for_pixels(region, DEFAULT_WINDOW_PX))
-
-        def task(tile):
-            return [tile_stats(sources[i].read(tile.window)) for i in need]
-
-        merged = reduce([], task, _merge_stats, windows=windows, executor=spec.executor, threads=spec.threads)
+        merged = reduce([sources[i] for i in need], lambda tile, *maps: [tile_stats(m) for m in maps], _merge_stats,
+                        windows=plan_bands(sources[0].shape, tile_rows=spec.tile_rows), executor=spec.executor,
+                        threads=spec.threads)
         stats = dict(zip(need, merged or [MapStats() for _ in need]))
     return [quantizer_for(s.dtype, stats.get(i), name=names[i]) for i, s in enumerate(sources)]
-
-
-def plan(shape, view: IndexedView, spec: ScanSpec):
-    """The windows of one pass: the map inside its inner margin, in chunk-aligned bands."""
-    h, w = shape
-    m = spec.inner
-    region = (slice(m, h - m), slice(m, w - m))
-    if spec.tile_rows:
-        return bands(region, spec.tile_rows)
-    max_rows = rows_for_pixels(region, LABEL_WINDOW_PX)
-    return aligned_bands(region, view.row_boundaries(), max_rows)
 
 
 def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: ScanSpec) -> ScanResult:
@@ -116,28 +95,22 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
     boot_maps = ([0, n - 1] if spec.paired else [0]) if boot else []
     # The task closes over plain values only (not ``spec``, which holds the executor and the
     # progress callback), so a distributed scheduler can pickle it.
-    keep_zero, block_px, paired = spec.keep_zero, spec.block_px, spec.paired
+    keep_zero, block_px, paired, tile_rows, width = spec.keep_zero, spec.block_px, spec.paired, spec.tile_rows, shape[1]
 
-    sub_rows = spec.tile_rows or rows_for_pixels((slice(0, 1), slice(0, shape[1])), SUB_WINDOW_PX)
-    # with blocks, sub-bands end on block rows, so a block is split only where a window ends
-    block_rows = np.arange(0, shape[0], block_px) if boot and not spec.tile_rows else np.empty(0, np.int64)
-
-    def sub_bands(window):
-        return aligned_bands(window, block_rows, max(sub_rows, block_px or 1) if block_rows.size else sub_rows)
-
-    def task(tile):
-        window = tile.window
-        # labels once per window (a whole chunk row of the store where the plan aligns to them),
-        # the maps in sub-bands, so map buffers stay small while labels are decoded once
-        planes, ridx, cidx = view.read(window)
-        ink, sup = planes
+    def read(window):  # a window's labels as codes (bit 0 ink, bit 1 supervised)
+        (ink, sup), ridx, cidx = view.read(window)
         codes = (np.asarray(sup) > 0).view(np.uint8) << 1
         codes |= (np.asarray(ink) > 0).view(np.uint8)
-        del planes, ink, sup
+        return codes, ridx, cidx
+
+    def task(tile, codes, ridx, cidx):
+        # labels once per window (a whole chunk row of the store where the plan aligns to them),
+        # the maps in sub-bands, so map buffers stay small while labels are decoded once
+        window = tile.window
         hist = np.zeros((n, 2, N_LEVELS), np.int64)
         zeros = np.zeros(n, np.int64)
         entries = []
-        for sub in sub_bands(window):
+        for sub in ink_sub_bands(window, width, tile_rows=tile_rows, block_px=block_px):
             sub_ridx = ridx[sub[0].start - window[0].start: sub[0].stop - window[0].start]
             levels = {}
             hh, ww = sub[0].stop - sub[0].start, sub[1].stop - sub[1].start
@@ -164,8 +137,8 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
         a["entries"].extend(b["entries"])
         return a
 
-    windows = plan(shape, view, spec)
-    total = reduce([], task, merge, windows=windows, executor=spec.executor, threads=spec.threads,
+    windows = ink_windows(shape, spec.inner, view.row_boundaries(), spec.tile_rows)
+    total = reduce(read, task, merge, windows=windows, executor=spec.executor, threads=spec.threads,
                    progress=spec.progress)
     if total is None:  # nothing inside the inner margin
         return ScanResult(np.zeros((n, 2, N_LEVELS), np.int64), np.zeros(n, np.int64))

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segscore.engine import check_options
+from segscore.engine.plan import EXACT_BAND_PX, MAP_BAND_PX, plan_bands
 from segscore.errors import InputFileError, ScoreError
 from segscore.ink.cards import EXACT_THRESHOLDS, card_from_exact, card_from_histograms, constant_card, p_levels_for
 
@@ -39,10 +41,6 @@ __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors"
 #: values this far outside [0, 1] are clipped (ScrollGT's tolerance); farther is refused
 RANGE_SLACK = 1e-6
 FLOOR_NAMES = ("all_positive", "constant_0_5", "uniform_random")
-#: pixels per streamed band
-_BAND_PX = 1 << 21
-#: pixels per band of the exact float passes (each pass reads the map again)
-_EXACT_BAND_PX = 1 << 18
 
 SCORECARD_COLUMNS = ("val_f1", "f1_at_0.5", "average_precision", "ap_prevalence_lift", "precision", "recall",
                      "positive_rate", "roc_auc")
@@ -146,19 +144,10 @@ def _scale_note(kind: str) -> dict:
             "quantized": False}
 
 
-def _engine(tile_rows, executor, threads, band_rows, workers):
-    from segscore.engine import check_options, resolve_aliases
-
-    tile_rows, threads = resolve_aliases(tile_rows=tile_rows, threads=threads, band_rows=band_rows, workers=workers)
-    check_options(tile_rows=tile_rows, executor=executor, threads=threads)
-    return {"tile_rows": tile_rows, "executor": executor, "threads": threads}
-
-
-def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None,
-                band_px=_BAND_PX):
+def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None):
     """Stream an 8- or 16-bit map ``read_band(r0, r1)`` against ``codes``: (ink hist, bg hist, lo,
     hi, n_nonfinite), its values the levels (the range is the dtype's: nothing to check)."""
-    from segscore.engine import plan_bands, reduce
+    from segscore.engine import reduce
     from segscore.ink.quantize import kernel_array
     from segscore.kernels.levels import class_histograms
 
@@ -169,35 +158,33 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
     cidx = np.arange(w, dtype=np.int64)
     empty = np.zeros((0, 0), np.int32)
 
-    def task(tile):
-        r0, r1 = tile.window[0].start, tile.window[0].stop
-        values = kernel_array(read_band(r0, r1))
+    def read(window):
+        r0, r1 = window[0].start, window[0].stop
+        return kernel_array(read_band(r0, r1)), codes[r0:r1]
+
+    def task(tile, values, band_codes):
         hist = np.zeros((2, 65536), np.int64)
-        ridx = np.arange(r1 - r0, dtype=np.int64)
-        class_histograms(values, True, 0.0, 65535.0, True, codes[r0:r1], ridx, cidx,
-                         hist[0], hist[1], empty)
+        ridx = np.arange(len(band_codes), dtype=np.int64)
+        class_histograms(values, True, 0.0, 65535.0, True, band_codes, ridx, cidx, hist[0], hist[1], empty)
         return [hist, np.inf, -np.inf, 0]
 
     def merge(a, b):
         a[0] += b[0]
         return [a[0], min(a[1], b[1]), max(a[2], b[2]), a[3] + b[3]]
 
-    windows = plan_bands((h, w), tile_rows=tile_rows or max(1, band_px // max(w, 1)))
-    total = reduce([], task, merge, windows=windows, executor=executor, threads=threads)
-    hist, lo, hi, bad = total
+    windows = plan_bands((h, w), tile_rows=tile_rows, target_px=MAP_BAND_PX)
+    hist, lo, hi, bad = reduce(read, task, merge, windows=windows, executor=executor, threads=threads)
     return hist[0, :n_levels], hist[1, :n_levels], lo, hi, bad
 
 
 def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
-                keep_rows=False, band_px=_EXACT_BAND_PX):
+                keep_rows=False):
     """Rank ``read_band(r0, r1)`` exactly against ``codes``: a
     :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
     every pixel of the map, scored or not, after the first pass)."""
-    from segscore.engine import plan_bands
     from segscore.metrics.exact import rank_exact
 
-    h, w = codes.shape
-    windows = plan_bands((h, w), tile_rows=tile_rows or max(1, band_px // max(w, 1)))
+    windows = plan_bands(codes.shape, tile_rows=tile_rows, target_px=EXACT_BAND_PX)
 
     def read(window):
         r0, r1 = window[0].start, window[0].stop
@@ -252,7 +239,7 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", til
     and ``workers`` are the older names of ``tile_rows`` and ``threads``)."""
     from segscore.io.readers import open_map
 
-    engine = _engine(tile_rows, executor, threads, band_rows, workers)
+    engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     label = np.asarray(label)
     codes = (label > 0.5).view(np.uint8).copy() if label.dtype != bool else label.view(np.uint8).copy()
     if mask is None:
@@ -278,8 +265,8 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", til
 def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=None, threads=None, band_rows=None,
                   workers=None) -> dict:
     """The three floors of a target whose ``codes`` (bit 0 ink, bit 1 scored) are given."""
-    return _floors_and_histograms(codes, seed=seed, engine=_engine(tile_rows, executor, threads, band_rows,
-                                                                   workers))[0]
+    engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
+    return _floors_and_histograms(codes, seed=seed, engine=engine)[0]
 
 
 def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False):
@@ -446,7 +433,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     """
     from segscore.io.readers import open_map
 
-    engine = _engine(tile_rows, executor, threads, band_rows, workers)
+    engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     warming = _prewarm()
     tgt = target if isinstance(target, Target) else load_target(target)
     meta = tgt.meta

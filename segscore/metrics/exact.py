@@ -196,10 +196,8 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     below = np.searchsorted(thr, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
     windows = list(windows)
 
-    def first(tile):
-        got = read(tile.window)
-        raw, cls = got[0], got[1]
-        lo, hi, bad = _raw_stats(got[2] if len(got) > 2 else raw)
+    def first(tile, raw, cls, whole=None):
+        lo, hi, bad = _raw_stats(raw if whole is None else whole)
         pos = np.zeros(N_BUCKETS, np.int64)
         neg = np.zeros(N_BUCKETS, np.int64)
         kmin = np.full(N_BUCKETS, _MAXU, np.uint64)
@@ -221,12 +219,10 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
 
     engine = {"executor": executor, "threads": threads}
     local = executor is None or isinstance(executor, str) and executor in ("threads", "synchronous")
-    total = reduce([], first, merge_first, windows=windows, **engine)
+    total = reduce(read, first, merge_first, windows=windows, **engine)
     if total is None:
-        total = first_empty = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64),
-                               np.full(N_BUCKETS, _MAXU, np.uint64), np.zeros(N_BUCKETS, np.uint64),
-                               np.zeros((2, nt + 1), np.int64), math.inf, -math.inf, 0]
-        del first_empty
+        total = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, _MAXU, np.uint64),
+                 np.zeros(N_BUCKETS, np.uint64), np.zeros((2, nt + 1), np.int64), math.inf, -math.inf, 0]
     pos, neg, kmin, kmax, tcount, lo, hi, bad = total
     if check is not None:
         check(lo, hi, bad)
@@ -282,8 +278,8 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
         n_sub = max(nxt, 1)
         index = _bucket_index(rlo, rhi)
 
-        def later(tile, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub, index=index):
-            raw, cls = read(tile.window)[:2]
+        def later(tile, raw, cls, *_, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub,
+                  index=index):
             p, keys = keys_of(raw)
             sp = np.zeros(n_sub, np.int64)
             sn = np.zeros(n_sub, np.int64)
@@ -318,7 +314,7 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
                 drain(x[4])
             return x
 
-        got = reduce([], later, merge_later, windows=windows, **engine)
+        got = reduce(read, later, merge_later, windows=windows, **engine)
         out.passes += 1
         sp, sn, smin, smax, parts = got
         if take.size:

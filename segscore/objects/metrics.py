@@ -169,10 +169,6 @@ def boundary_f1(truth, pred, tolerances=DEFAULT_BOUNDARY_TOLERANCES) -> dict:
 
 # ---------------------------------------------------------------- the whole scorecard
 
-#: elements of a tile's owned band when a label image is read from a file (~96 MB of uint32)
-TILE_PX = 3 << 23
-
-
 def _check_tolerances(tolerances) -> list[int]:
     tols = [int(x) for x in tolerances]
     if any(x < 0 for x in tols) or any(x != y for x, y in zip(tols, tolerances)):
@@ -247,11 +243,6 @@ def _boundary_counts(t, p, tolerances) -> dict:
     return _boundary_totals([_boundary_tile(t, p, slice(0, t.shape[0]), tols)], tols)
 
 
-#: images of at least this many voxels are cut into a band per thread even when one tile would do,
-#: so the threads share the work; smaller ones stay one tile (the halos would cost more)
-BANDS_MIN_VOXELS = 1 << 23
-
-
 def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES, contingency=True,
                 tile_rows=None, executor=None, threads=None, progress=None, surface: bool = False,
                 details: dict | None = None):
@@ -268,7 +259,8 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
     surface voxels of every object of both images (:func:`segscore.objects.surface.collect`,
     about 21 bytes per surface voxel, gathered tile by tile: no image is held whole).
     """
-    from segscore.engine import reduce
+    from segscore.engine import check_options, reduce
+    from segscore.engine.plan import label_tiles
     from segscore.io.readers import open_labels
     from segscore.io.sources import ArraySource
     from segscore.kernels.contingency import contingency as table_of
@@ -282,20 +274,9 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
             raise ScoreError(f"{ps.name} {ps.shape} and {ts.name} {ts.shape} are different shapes; "
                              "score a prediction on its truth's grid")
         per_row = int(np.prod(ts.shape[1:], dtype=np.int64))  # pixels per position of axis 0
-        windows = None
-        auto = tile_rows is None
-        if tile_rows is None and isinstance(ts, ArraySource) and isinstance(ps, ArraySource) \
-                and executor in (None, "threads", "synchronous"):
-            windows = [tuple(slice(0, n) for n in ts.shape)]  # in memory already: one tile
-        elif tile_rows is None:  # bands of about TILE_PX elements, at least 4 halos deep
-            tile_rows = max(4 * halo, TILE_PX // max(per_row, 1), 1)
-        big = int(np.prod(ts.shape, dtype=np.int64)) >= BANDS_MIN_VOXELS
-        if (surface or big) and auto and executor in (None, "threads"):  # a band per thread at least
-            from segscore.engine.executor import default_workers
-
-            workers = int(threads or default_workers())
-            if workers > 1 and ts.shape[0] >= 8 * halo * workers:  # (results do not depend on the bands)
-                windows, tile_rows = None, min(tile_rows or ts.shape[0], -(-int(ts.shape[0]) // workers))
+        engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads)
+        windows = label_tiles(ts.shape, halo, in_memory=isinstance(ts, ArraySource) and isinstance(ps, ArraySource),
+                              spread=surface, **engine)
         names = (ts.name, ps.name)
         if surface and len(ts.shape) not in (2, 3):
             raise ScoreError(f"surface distances of shape {ts.shape}: expected 2D or 3D label images")
@@ -317,12 +298,7 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
             return {"tables": a["tables"] + b["tables"], "boundary": a["boundary"] + b["boundary"],
                     "surface": a["surface"] + b["surface"]}
 
-        if windows is not None:  # the driver adds no halo to explicit windows: the whole image needs none
-            out = reduce([ts, ps], chunk, combine, windows=windows, executor=executor, threads=threads,
-                         progress=progress)
-        else:
-            out = reduce([ts, ps], chunk, combine, tile_rows=tile_rows, halo=halo, executor=executor,
-                         threads=threads, progress=progress)
+        out = reduce([ts, ps], chunk, combine, windows=windows, halo=halo, progress=progress, **engine)
     out = out or {"tables": [], "boundary": [], "surface": []}
     if surface and details is not None:
         from segscore.objects.surface import collect
