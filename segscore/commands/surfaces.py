@@ -235,5 +235,34 @@ def _histograms(rows, out) -> list[str]:
     return paths
 
 
-def warnings(result: dict) -> list[str]:
-    return list(result.get("warnings", []))
+def _fmt(v) -> str:
+    return "null" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
+
+
+def text(r: dict) -> str:
+    """The result as ``segscore surfaces`` prints it."""
+    if "summary" in r:  # folder mode
+        lines = [f"{r['cases']} cases; per case: {r['per_case_csv']}", "field          mean     median   std      iqr"]
+        for f, s in r["summary"].items():
+            if s is None:
+                lines.append(f"{f:<13}  null")
+                continue
+            lines.append(f"{f:<13}  {s['mean']:.4f}   {s['median']:.4f}   {s['std']:.4f}   {s['iqr']:.4f}")
+        vt = r["summary"].get("voi_total") or {}
+        if "var_lower_5" in vt:
+            lines.append(f"voi_total 5% VaR/CVaR: lower {vt['var_lower_5']:.4f}/{vt['cvar_lower_5']:.4f}, "
+                         f"upper {vt['var_upper_5']:.4f}/{vt['cvar_upper_5']:.4f}")
+        return "\n".join(lines)
+    lines = [f"leaderboard   {_fmt(r['leaderboard'])}",
+             f"toposcore     {_fmt(r['toposcore'])}   (topoF1 {_fmt(r['topoF1_0'])} {_fmt(r['topoF1_1'])} "
+             f"{_fmt(r['topoF1_2'])}; {r['tiles']} tiles)",
+             f"surface_dice  {_fmt(r['surface_dice'])}   (tolerance {r['params']['tolerance']:g})",
+             f"voi_score     {_fmt(r['voi_score'])}   (total {_fmt(r['voi_total'])} = split {_fmt(r['voi_split'])} "
+             f"+ merge {_fmt(r['voi_merge'])})",
+             "", "dim  matched  pred  gt"]
+    for k in range(3):
+        d = r["topology"][f"dim{k}"]
+        lines.append(f"{k:>3}  {d['matched']:>7}  {d['pred']:>4}  {d['gt']:>3}")
+    for k, why in r["notes"].items():
+        lines.append(f"note: {k} is null: {why}")
+    return "\n".join(lines)

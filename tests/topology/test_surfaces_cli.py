@@ -54,6 +54,16 @@ def test_options_reach_the_score(tmp_path, capsys):
     assert got["params"]["topo_tiles"] == [1, 1, 1] and got["tiles"] == 1
 
 
+def test_each_warning_is_printed_once(tmp_path, capsys):
+    p, g = _pair(1)
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "g.npy", g)
+    assert main(["surfaces", str(tmp_path / "p.npy"), str(tmp_path / "g.npy"), "--spacing", "2", "1", "1"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == len(set(err)) == 2, err  # the spacing applied, the voxels ignored: each once
+    assert err[0].startswith("segscore surfaces: warning: spacing (2.0, 1.0, 1.0) applied"), err
+
+
 def test_ignore_mask_file(tmp_path, capsys):
     p, g = _pair(2)
     m = np.zeros(g.shape, np.uint8)
