@@ -40,3 +40,13 @@ def compute(args, *, progress=None, argv=None) -> dict:
     if args.json_out:
         write_json(args.json_out, info)
     return info
+
+
+def text(info: dict) -> str:
+    """The info as ``segscore perturb`` prints it: what was applied, where it went, its counts."""
+    said = ("input", "output", "operator", "severity", "seed", "prune_px", "notes", "warnings")
+    extras = ", ".join(f"{k} {v}" for k, v in info.items() if k not in said)
+    seed = f" (seed {info['seed']})" if "seed" in info else ""  # the operators that draw say their seed
+    lines = [f"{info['operator']} at {info['severity']:g}{seed} -> {info['output']}: {extras}"]
+    lines += [f"note: {k} is null: {why}" for k, why in info.get("notes", {}).items()]
+    return "\n".join(lines)
