@@ -203,3 +203,15 @@ def check_paths(args) -> None:
             if os.path.lexists(p):
                 inputs.append(p)
     check_outputs(inputs, outputs)
+
+
+def add_ignore_options(p, truth: str = "truth", note: str = "") -> None:
+    """``--ignore-label V`` and ``--ignore-mask FILE`` (none ignored by default): voxels the
+    ``truth`` marks so are background in both images before anything else (``note``: what else
+    the command does then)."""
+    p.add_argument("--ignore-label", type=number(float), metavar="V",
+                   help=f"voxels where the {truth} equals V are background in both images before anything else "
+                        f"(default: none ignored){note}")
+    p.add_argument("--ignore-mask", metavar="FILE",
+                   help=f"a mask on the {truth}'s grid: its non-zero voxels are background in both images, instead "
+                        f"of --ignore-label")

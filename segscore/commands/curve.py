@@ -61,14 +61,9 @@ def add_arguments(p) -> None:
     p.add_argument("--reference-radii", action="store_true",
                    help="also report the topology-only conductance, the prediction's radii read from the reference "
                         "(conductance_refradii_frac, conductance_refradii_twosided), as curvicost's --reference-radii")
-    from segscore.commands._options import number
+    from segscore.commands._options import add_ignore_options
 
-    p.add_argument("--ignore-label", type=number(float), metavar="V",
-                   help="voxels where the reference equals V are background in both masks before anything else "
-                        "(the reference may then hold 0, V and one foreground value; default: none ignored)")
-    p.add_argument("--ignore-mask", metavar="FILE",
-                   help="a mask on the reference's grid: its non-zero voxels are background in both masks, instead "
-                        "of --ignore-label")
+    add_ignore_options(p, "reference", note="; the reference may then hold 0, V and one foreground value")
     add_output_options(p, csv=True, json_path="prediction")
     p.add_argument("--quiet", action="store_true",
                    help="print nothing but errors (no text report, no warnings on stderr; the files of --json "

@@ -29,7 +29,7 @@ def add_scorecard_options(p) -> None:
 
 
 def add_arguments(p) -> None:
-    from segscore.commands._options import add_engine_options, add_output_options, number, share
+    from segscore.commands._options import add_engine_options, add_ignore_options, add_output_options, number, share
 
     p.add_argument("truth", help="the truth label image (TIFF, PNG, .npy, NIfTI or zarr: PATH.zarr or "
                    "PATH.zarr/KEY; 2D or 3D; 0 = background); read tile by tile")
@@ -45,12 +45,7 @@ def add_arguments(p) -> None:
                    help="the images are binary or semantic masks: score the connected components of each class "
                         "value as instances (6, 18 or 26 in 3D; 4 or 8 in 2D; touching regions of different "
                         "classes are different instances); both images are then read whole")
-    p.add_argument("--ignore-label", type=number(float), metavar="V",
-                   help="voxels where the truth equals V are background in both images, before anything else "
-                        "(default: none ignored); both images are then read whole")
-    p.add_argument("--ignore-mask", metavar="FILE",
-                   help="a mask on the truth's grid: its non-zero voxels are background in both images, instead "
-                        "of --ignore-label")
+    add_ignore_options(p, note="; both images are then read whole")
     p.add_argument("--per-object", metavar="FILE.csv",
                    help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
                         "Dice, split, merged; hd95 and assd with --surface)")

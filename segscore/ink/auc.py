@@ -258,18 +258,24 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
     executor = _default_executor((prediction, ink, mask), executor)
     with ExitStack() as stack:
         src = stack.enter_context(_open_map(prediction, "map", name="the map"))
-        lab = _open_level(ink, None, "ink labels")
-        msk = _open_level(mask, None, "mask")
-        for s, what in ((lab, "ink"), (msk, "mask")):
-            if s.shape != src.shape:
-                raise ScoreError(f"{s.name}: {what} shape {s.shape} differs from the map's {src.shape}; give "
-                                 f"{what} arrays of the map's shape")
+        lab, msk = _labels_of(ink, mask, src)
         inner = _check_inner(inner, src.shape)
         cards, _, _, _ = _run([src], ["the map"], IndexedView.identity([lab, msk]), keep_zero=keep_zero,
                            inner=inner, draws=0, block_px=None, seed=0, paired=False,
                            engine=check_options(tile_rows=tile_rows, executor=executor, threads=threads,
                                                   workers=workers))
     return _public(cards[0])
+
+
+def _labels_of(ink, mask, src):
+    """The ink labels and the mask as level sources, refused unless of the map ``src``'s shape."""
+    lab = _open_level(ink, None, "ink labels")
+    msk = _open_level(mask, None, "mask")
+    for s, what in ((lab, "ink"), (msk, "mask")):
+        if s.shape != src.shape:
+            raise ScoreError(f"{s.name}: {what} shape {s.shape} differs from the map's {src.shape}; give "
+                             f"{what} arrays of the map's shape")
+    return lab, msk
 
 
 def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0, other=None, keep_zero=False,
@@ -300,12 +306,7 @@ def block_bootstrap(prediction, ink, mask, draws=300, block_px=BLOCK_PX, seed=0,
             _same_shape(oth, src, "compared map")
             sources.append(oth)
             names.append("the compared map")
-        lab = _open_level(ink, None, "ink labels")
-        msk = _open_level(mask, None, "mask")
-        for s, what in ((lab, "ink"), (msk, "mask")):
-            if s.shape != src.shape:
-                raise ScoreError(f"{s.name}: {what} shape {s.shape} differs from the map's {src.shape}; give "
-                                 f"{what} arrays of the map's shape")
+        lab, msk = _labels_of(ink, mask, src)
         inner = _check_inner(inner, src.shape)
         _, boot, _, arrays = _run(sources, names, IndexedView.identity([lab, msk]), keep_zero=keep_zero,
                                   inner=inner, draws=int(draws), block_px=int(block_px), seed=int(seed),
