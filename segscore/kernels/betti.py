@@ -46,62 +46,6 @@ _OUT = np.int32(2147483647)  # the outside of the volume in the dual: older than
 
 
 @jit
-def edge_value(r, nx, ny, nz, e):
-    """Rank of edge ``e`` (``voxel * 3 + axis``), or -1 when it reaches past the border."""
-    t = e % 3
-    v = e // 3
-    if t == 0:
-        if v // (ny * nz) + 1 >= nx:
-            return -1
-        w = v + ny * nz
-    elif t == 1:
-        if (v // nz) % ny + 1 >= ny:
-            return -1
-        w = v + nz
-    else:
-        if v % nz + 1 >= nz:
-            return -1
-        w = v + 1
-    a = r[v]
-    b = r[w]
-    return a if a > b else b
-
-
-@jit
-def face_value(r, nx, ny, nz, f):
-    """Rank of square ``f`` (``voxel * 3 + normal axis``), or -1 past the border."""
-    t = f % 3
-    v = f // 3
-    x = v // (ny * nz)
-    y = (v // nz) % ny
-    z = v % nz
-    nyz = ny * nz
-    if t == 0:
-        if y + 1 >= ny or z + 1 >= nz:
-            return -1
-        da = nz
-        db = 1
-    elif t == 1:
-        if x + 1 >= nx or z + 1 >= nz:
-            return -1
-        da = nyz
-        db = 1
-    else:
-        if x + 1 >= nx or y + 1 >= ny:
-            return -1
-        da = nyz
-        db = nz
-    m = r[v]
-    if r[v + da] > m:
-        m = r[v + da]
-    if r[v + db] > m:
-        m = r[v + db]
-    if r[v + da + db] > m:
-        m = r[v + da + db]
-    return m
-
-
-@jit
 def face_cubes(f, nx, ny, nz):
     """The two cubes on either side of square ``f``, each named by its lowest voxel; the
     outside of the volume is ``nx * ny * nz`` (after every cube)."""
