@@ -7,20 +7,6 @@ import traceback
 
 from segscore.errors import CheckViolation
 
-# the argument types and option groups live in segscore.commands._options (the batch runner
-# parses jobs with them too); they stay importable from here
-from segscore.commands._options import (  # noqa: E402,F401
-    add_engine_options, add_floor_options, add_output_options, length_px, nonnegative_int, number, positive_int,
-    share)
-
-
-def emit(args, result, text: str | None = None, *, csv_rows=None) -> None:
-    """Print ``text`` (or the JSON with ``--json``) and write the requested files."""
-    from segscore.commands._options import write_outputs
-
-    write_outputs(args, result, csv_rows=csv_rows)
-    show(args, result, text)
-
 
 def show(args, result, text: str | None = None) -> None:
     """Print the result's ``warnings`` on stderr, then ``text``, or the JSON with ``--json`` (the
@@ -70,10 +56,15 @@ def warn(args, messages) -> None:
 
 def run_plain(module, args) -> int:
     """``segscore NAME`` of a command whose compute module ``module`` says all: its result, with
-    progress on a terminal, printed as ``module.text(result)`` (or the JSON with ``--json``)."""
+    progress on a terminal, printed as ``module.text(result)`` (or the JSON with ``--json``). A
+    check (a module with ``problems(result, args)``) then prints each problem it found on stderr and
+    exits 3."""
     result = module.compute(args, progress=progress_printer(args, args.command))
     show(args, result, module.text(result))
-    return 0
+    found = module.problems(result, args) if hasattr(module, "problems") else []
+    for problem in found:
+        fail(args, problem, 3)
+    return 3 if found else 0
 
 
 def run_command(func, args) -> int:

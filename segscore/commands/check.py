@@ -32,3 +32,15 @@ def headline(result: dict) -> list:
     from segscore.commands._headline import cell, count
 
     return [cell(result, "compliant", "compliant"), count(result, "violations")]
+
+
+def text(result: dict) -> str:
+    """The result as ``segscore check`` prints it."""
+    from segscore.ink import compliance
+
+    return compliance.format_check(result)
+
+
+def problems(result: dict, args) -> list:
+    """The violations found (the CLI prints each on stderr and exits 3)."""
+    return [] if result["compliant"] else list(result["violations"])
