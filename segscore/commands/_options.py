@@ -209,7 +209,7 @@ def add_ignore_options(p, truth: str = "truth", note: str = "") -> None:
     """``--ignore-label V`` and ``--ignore-mask FILE`` (none ignored by default): voxels the
     ``truth`` marks so are background in both images before anything else (``note``: what else
     the command does then)."""
-    p.add_argument("--ignore-label", type=number(float), metavar="V",
+    p.add_argument("--ignore-label", type=number(float, whole_float=True), metavar="V",
                    help=f"voxels where the {truth} equals V are background in both images before anything else "
                         f"(default: none ignored){note}")
     p.add_argument("--ignore-mask", metavar="FILE",

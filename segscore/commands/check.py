@@ -6,7 +6,7 @@ from __future__ import annotations
 def add_arguments(p) -> None:
     from segscore.commands._options import add_output_options, number
 
-    p.add_argument("--window-px", type=number(float, lo=0, hi=1e9, lo_open=True), required=True,
+    p.add_argument("--window-px", type=number(float, lo=0, hi=1e9, lo_open=True, whole_float=True), required=True,
                    help="side of the model's input window in pixels")
     p.add_argument("--scan-um", type=number(float, lo=0, hi=1e6, lo_open=True), required=True,
                    help="scan resolution in micrometres per pixel")
@@ -21,8 +21,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.ink import compliance
 
     regions = compliance.load_regions(args.regions_json) if args.regions_json else None
-    wp = int(args.window_px) if float(args.window_px).is_integer() else args.window_px
-    result = compliance.check(wp, args.scan_um, regions)
+    result = compliance.check(args.window_px, args.scan_um, regions)
     write_outputs(args, result)
     return result
 

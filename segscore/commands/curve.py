@@ -106,8 +106,6 @@ def compute(args, *, progress=None, argv=None) -> dict:
             raise ScoreError(f"{pred_name}: shape {pred.shape} differs from the reference {gt_name}'s {gt.shape}; "
                              "resample one onto the other's grid")
         mask = load_mask(ignore_mask, what="ignore mask", raw=True)[0] if ignore_mask is not None else None
-        if ignore_label is not None and float(ignore_label).is_integer():
-            ignore_label = int(ignore_label)
         region = ignore_region(gt, ignore_label=ignore_label, ignore_mask=mask,
                                mask_name=input_name(ignore_mask, "ignore mask"))
         gt = as_binary(zero_ignored(gt, region), gt_name)

@@ -56,10 +56,6 @@ def add_arguments(p) -> None:
     add_engine_options(p)
 
 
-def _whole(v):
-    return int(v) if v is not None and float(v).is_integer() else v
-
-
 def compute(args, *, progress=None, argv=None) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.objects.metrics import score_segmentation
@@ -78,7 +74,7 @@ def compute(args, *, progress=None, argv=None) -> dict:
                                 nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object),
                                 distance_definition=getattr(args, "distance_definition", None),
                                 components=getattr(args, "components", None),
-                                ignore_label=_whole(getattr(args, "ignore_label", None)),
+                                ignore_label=getattr(args, "ignore_label", None),
                                 ignore_mask=getattr(args, "ignore_mask", None))
     rows = result.pop("per_object", None)
     if per_object:

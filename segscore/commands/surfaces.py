@@ -24,7 +24,7 @@ def add_arguments(p) -> None:
     p.add_argument("--ignore-mask-dir", metavar="D", help="folder mode: ignore masks, by the same stems (optional)")
     p.add_argument("--out", metavar="DIR", help="folder mode: writes metrics_per_case.csv and summary.json here")
     p.add_argument("--plot", action="store_true", help="folder mode: also histograms of the scores (PNG)")
-    p.add_argument("--ignore-label", type=number(float), default=2, metavar="V",
+    p.add_argument("--ignore-label", type=number(float, whole_float=True), default=2, metavar="V",
                    help="label value to ignore (background in both volumes; default 2)")
     p.add_argument("--no-ignore-label", action="store_true", help="ignore no label value")
     p.add_argument("--ignore-mask", metavar="FILE", help="a mask of voxels to ignore, instead of --ignore-label")
@@ -53,15 +53,11 @@ def add_arguments(p) -> None:
 
 
 def _options(args) -> dict:
-    return dict(ignore_label=None if args.no_ignore_label else _whole(args.ignore_label),
+    return dict(ignore_label=None if args.no_ignore_label else args.ignore_label,
                 fg_threshold=args.fg_threshold, tolerance=args.tolerance, spacing=args.spacing,
                 voi_connectivity=args.voi_connectivity, voi_alpha=args.voi_alpha, voi_transform=args.voi_transform,
                 weights=tuple(args.weights), topo_weights=tuple(args.topo_weights), topo_tiles=tuple(args.topo_tiles),
                 threads=args.threads or min(8, os.cpu_count() or 1))
-
-
-def _whole(v):
-    return int(v) if v is not None and float(v).is_integer() else v
 
 
 def _read(path, what):
