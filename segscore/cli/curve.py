@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from segscore.commands.curve import add_arguments  # noqa: F401
+from segscore.commands._options import value_text as _fmt
 
 
 #: the text report's two columns, in curvicost 0.3.1's order (its ``_report``): a metric that is
@@ -14,14 +15,6 @@ _LEFT = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_erro
          "merged_frac", "erl_split", "node_recall", "apls", "junction_f1", "hd95")
 _RIGHT = ("traceable_frac", "traceable_single_frac", "conductance_twosided", "conductance_frac", "conductance_excess",
           "conductance_deficit", "conductance_refradii_twosided", "perfused_of_self")
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, float):
-        return f"{v:.4f}"
-    return str(v)
 
 
 def format_row(row: dict) -> str:

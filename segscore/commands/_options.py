@@ -215,3 +215,8 @@ def add_ignore_options(p, truth: str = "truth", note: str = "") -> None:
     p.add_argument("--ignore-mask", metavar="FILE",
                    help=f"a mask on the {truth}'s grid: its non-zero voxels are background in both images, instead "
                         f"of --ignore-label")
+
+
+def value_text(v, null: str = "null") -> str:
+    """A value as the text reports print it: a float to 4 decimals, None as ``null``."""
+    return null if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))

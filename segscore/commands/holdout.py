@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from segscore.commands._options import value_text
+
 
 def add_arguments(p) -> None:
     from segscore.commands._options import add_output_options, number, share
@@ -80,9 +82,7 @@ def headline(result: dict) -> list:
 
 
 def _f(v):
-    if v is None:
-        return ""
-    return f"{v:.4f}" if isinstance(v, float) else str(v)
+    return value_text(v, null="")
 
 
 def format_table(result: dict) -> str:

@@ -105,10 +105,7 @@ def headline(result: dict) -> list:
 
 def text(r: dict) -> str:
     """The result as ``segscore objects`` prints it."""
-    def f(v):
-        if v is None:
-            return "null"
-        return f"{v:.4f}" if isinstance(v, float) else str(v)
+    from segscore.commands._options import value_text as f
 
     lines = [f"objects: {r['n_truth']} truth, {r['n_pred']} predicted (count error {r['count_error']:+d})",
              f"at IoU {r['match_iou']:g}: TP {r['true_positives']}  FP {r['false_positives']}  "

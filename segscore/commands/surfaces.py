@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from segscore.commands._options import value_text as _fmt
+
 #: the per-case CSV columns of folder mode (then the per-dimension counts)
 CASE_COLUMNS = ("case", "leaderboard", "toposcore", "topoF1_0", "topoF1_1", "topoF1_2", "surface_dice",
                 "voi_score", "voi_total", "voi_split", "voi_merge")
@@ -229,10 +231,6 @@ def _histograms(rows, out) -> list[str]:
         plt.close(fig)
         paths.append(str(path))
     return paths
-
-
-def _fmt(v) -> str:
-    return "null" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
 
 
 def text(r: dict) -> str:

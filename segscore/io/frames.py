@@ -27,11 +27,5 @@ def to_frame(results, *, flat: bool = False):
 
     pd = _pandas()
     rows = [dict(r) if flat else flatten(jsonable(r)) for r in results]
-    columns: list[str] = []
-    seen = set()
-    for r in rows:
-        for k in r:
-            if k not in seen:
-                seen.add(k)
-                columns.append(k)
+    columns = list(dict.fromkeys(k for r in rows for k in r))  # first-seen order
     return pd.DataFrame.from_records(rows, columns=columns)
