@@ -28,7 +28,6 @@ import numbers
 from dataclasses import dataclass
 from typing import Callable
 
-
 from segscore.engine.executor import reduce_windows
 from segscore.engine.plan import DEFAULT_WINDOW_PX, plan_bands
 from segscore.errors import ScoreError, whole_number
