@@ -83,8 +83,6 @@ class Command:
         return module if importlib.util.find_spec(module) else self.compute.split(":")[0]
 
     def load(self, what: str):
-        if what == "headline":
-            return headline(self)
         module, attr = getattr(self, what).split(":")
         return getattr(importlib.import_module(module), attr)
 

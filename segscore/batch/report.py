@@ -136,7 +136,8 @@ class Report:
         one dict per (table, group, column): ``command``, ``group_by`` (the table's first key
         column, e.g. the model over its targets; None where the rows are keyed by id: the whole table),
         ``group``, ``column``, ``n`` (rows), ``n_null`` (rows left out under ``null``),
-        ``n_imputed`` (rows whose value changes under ``worst``), ``null`` and ``worst`` (the two
+        ``n_imputed`` (rows whose value changes under ``worst``; a per-object mean is each row's own,
+        imputed per row, where ``holdout`` pools every object of its fields), ``null`` and ``worst`` (the two
         means; None when nothing is left), ``mean`` (the one of :attr:`missing`) and
         ``not_imputable`` (why a miss stays null under ``worst``: a metric with no worst value)."""
         from segscore.metrics.missing import mean

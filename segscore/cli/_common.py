@@ -59,7 +59,7 @@ def run_plain(module, args) -> int:
     progress on a terminal, printed as ``module.text(result)`` (or the JSON with ``--json``). A
     check (a module with ``problems(result, args)``) then prints each problem it found on stderr and
     exits 3."""
-    result = module.compute(args, progress=progress_printer(args, args.command))
+    result = module.compute(args, progress=progress_printer(args, module.__name__.rsplit(".", 1)[-1].replace("_", "-")))
     show(args, result, module.text(result))
     found = module.problems(result, args) if hasattr(module, "problems") else []
     for problem in found:

@@ -171,7 +171,8 @@ class ZarrSource(Source):
             raise budget.out_of_memory(self.name) from None
         except KeyboardInterrupt:
             raise
-        except Exception as exc:  # noqa: BLE001 - a codec's or a store's failure mid-run
+        except Exception:  # noqa: BLE001 - a codec's or a store's failure mid-run
+            self._settle()
             box = ", ".join(f"{s.start}:{s.stop}" for s in window)
             raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read; "
                              f"the store or file is truncated or corrupt: restore it") from None

@@ -47,7 +47,7 @@ WORST: dict = {
     "voi_score": 0.0, "voi_total": _UNBOUNDED,
 }
 #: families of fields sharing a worst value
-WORST_PREFIXES = (("ap_", 0.0), ("boundary_", 0.0), ("nsd_", 0.0))
+WORST_PREFIXES = (("ap_0", 0.0), ("ap_1", 0.0), ("boundary_", 0.0), ("nsd_", 0.0))  # not ap_prevalence_lift
 #: per-object means: ``metric`` averaged over matched pairs; under ``worst`` every unmatched
 #: object (``false_negatives + false_positives``) counts the worst value too
 PER_OBJECT = ("iou_mean", "dice_per_object", "hd95_per_object", "assd_per_object", "nsd_per_object")
@@ -154,9 +154,10 @@ def per_object_worst(metric: str, metrics: dict, result: dict | None = None):
     w, why = worst_number(metric, result if result is not None else metrics)
     if w is None:
         return metrics.get(metric), 0, why
-    matched = metrics.get(metric)
-    total = (matched * tp if tp and matched is not None else 0.0) + w * missed
-    return total / (tp + missed), missed, None
+    if tp and metrics.get(metric) is None:  # matched pairs without their mean: no silent zeros
+        return None, 0, f"{metric}: the result has {tp} matched pair(s) but no mean of them"
+    summed, count = worst_sum(metric, metrics, w)
+    return summed / count, missed, None
 
 
 def worst_sum(metric: str, metrics: dict, diag=None):
@@ -171,7 +172,9 @@ def worst_sum(metric: str, metrics: dict, diag=None):
             return None
         w = diag
     matched = metrics.get(metric)
-    return (matched * tp if tp and matched is not None else 0.0) + float(w) * (fn + fp), tp + fn + fp
+    if tp and matched is None:
+        return None
+    return (matched * tp if tp else 0.0) + float(w) * (fn + fp), tp + fn + fp
 
 
 def mean(values) -> float | None:

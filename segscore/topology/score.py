@@ -176,13 +176,9 @@ def toposcore(counts, topo_weights=DEFAULT_TOPO_WEIGHTS, notes=None):
 
 
 def _labels(fg: np.ndarray, connectivity: int) -> np.ndarray:
-    from segscore.kernels.components import label_components
-    from segscore.metrics.masks import CONNECTIVITIES
+    from segscore.metrics.masks import components
 
-    out = np.zeros(fg.shape, np.int32)
-    parent = np.empty(int(np.count_nonzero(fg)) + 1, np.int32)
-    label_components(fg.view(np.uint8), out, parent, CONNECTIVITIES[3][connectivity])
-    return out
+    return components(fg, connectivity)
 
 
 def _xlogx(counts) -> float:
@@ -223,8 +219,9 @@ def voi(pred_fg: np.ndarray, gt_fg: np.ndarray, *, connectivity: int = 26, alpha
 def _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_weights, topo_tiles):
     if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
         raise SurfacesInputError(f"tolerance {tolerance!r}: give a finite number >= 0 (in the spacing's unit)")
-    if voi_connectivity not in (6, 18, 26):
-        raise SurfacesInputError(f"voi_connectivity {voi_connectivity!r}: give 6, 18 or 26")
+    from segscore.metrics.masks import check_connectivity
+
+    check_connectivity(voi_connectivity, 3, SurfacesInputError, "voi_connectivity")
     if not (math.isfinite(voi_alpha) and voi_alpha >= 0):
         raise SurfacesInputError(f"voi_alpha {voi_alpha!r}: give a finite number >= 0")
     if voi_transform not in VOI_TRANSFORMS:

@@ -305,12 +305,12 @@ def test_every_command_has_a_loadable_headline():
     from segscore.batch import report as report_function
     from segscore.batch.report import Cell, ROLES
     from segscore.commands._headline import scalars_headline
-    from segscore.families import COMMANDS
+    from segscore.families import COMMANDS, headline
 
     assert callable(report_function) and report_function is report
     named = {}
     for c in COMMANDS.values():
-        fn = c.load("headline")
+        fn = headline(c)
         assert callable(fn), c.name
         cells = fn({"notes": {}})  # an empty result: every cell null with a reason, never a crash
         assert all(isinstance(x, Cell) and x.role in ROLES and x.value is None and x.note for x in cells), c.name
