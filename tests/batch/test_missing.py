@@ -173,3 +173,16 @@ def test_cli_missing_worst_and_a_bad_value_exits_2(tmp_path):
     assert m[("k3", "dice_per_object")]["worst"] < m[("k0", "dice_per_object")]["worst"]
     assert m[("k3", "dice_per_object")]["null"] > m[("k0", "dice_per_object")]["null"]
     assert m[("k3", "dice_per_object")]["mean"] == m[("k3", "dice_per_object")]["worst"]
+
+
+def test_per_object_worst_is_the_pooled_ratio_and_never_reads_a_missing_mean_as_zero():
+    card = {"true_positives": 3, "false_negatives": 1, "false_positives": 1, "dice_per_object": 0.8,
+            "ap_prevalence_lift": None}
+    value, n, why = M.per_object_worst("dice_per_object", card)
+    assert (value, n, why) == (pytest.approx((0.8 * 3 + 0.0 * 2) / 5), 2, None)
+    assert M.worst_sum("dice_per_object", card) == (pytest.approx(2.4), 5)
+    card["dice_per_object"] = None  # matched pairs whose mean is absent: null with a reason, not 0
+    value, n, why = M.per_object_worst("dice_per_object", card)
+    assert value is None and n == 0 and "no mean" in why
+    assert M.worst_sum("dice_per_object", card) is None
+    assert M.worst_of("ap_prevalence_lift") is None and M.worst_of("ap_0.5") == 0.0
