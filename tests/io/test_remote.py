@@ -516,7 +516,10 @@ def test_s3_at_a_closed_endpoint(cli, served, monkeypatch):
     for name in ("AWS_ACCESS_KEY_ID", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     code, out, err = cli(*_auc(served, "s3://bucket/inklabels.zarr"))
-    one_line_error(code, out, err, "s3://bucket/inklabels.zarr: cannot be opened: cannot connect")
+    one_line_error(code, out, err, "s3://bucket/inklabels.zarr: cannot be opened: ")
+    # botocore retries a refused connection with back-off: on a loaded machine its retries can
+    # outlast the request's total deadline, which is then the reason given (still one line)
+    assert "cannot connect" in err or "did not arrive within" in err, err
 
 
 def test_opening_a_url_is_lazy_about_imports():
