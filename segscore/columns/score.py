@@ -37,8 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from segscore.engine import check_options
-from segscore.engine.plan import EXACT_BAND_PX, MAP_BAND_PX, plan_bands
+from segscore.engine.plan import plan_bands
 from segscore.errors import ScoreError
+from segscore.ink.targets import EXACT_BAND_PX, MAP_BAND_PX
 from segscore.io.results import as_result
 
 COLUMN_FLOORS = {

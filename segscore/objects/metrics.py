@@ -260,7 +260,7 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
     about 21 bytes per surface voxel, gathered tile by tile: no image is held whole).
     """
     from segscore.engine import check_options, reduce
-    from segscore.engine.plan import label_tiles
+    from segscore.objects.tiles import label_tiles
     from segscore.io.readers import open_labels
     from segscore.io.sources import ArraySource
     from segscore.kernels.contingency import contingency as table_of
