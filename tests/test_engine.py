@@ -71,3 +71,27 @@ def test_spread_rows_gives_each_thread_a_band_only_where_bands_stay_deep():
     assert spread_rows(64, 24, 4) is None  # bands of 16 rows, under 24 deep
     assert spread_rows(65, 8, 4) == 17
     assert spread_rows(64, 1, 1) is None
+
+
+def test_one_function_connects_to_a_cluster_and_refuses_a_silent_address_in_one_line():
+    """engine.executor.connect serves the batch runner and the audit alike (issue 35 item 6)."""
+    pytest.importorskip("distributed")
+    from segscore.engine.executor import connect
+
+    assert connect() == (None, None)
+    sentinel = object()
+    client, close = connect(scheduler=sentinel)
+    assert client is sentinel
+    close()  # a client you gave keeps running
+    with pytest.raises(ScoreError, match=r"^--scheduler tcp://127.0.0.1:9: cannot connect .*fix: ") as err:
+        connect(scheduler="tcp://127.0.0.1:9")
+    assert "\n" not in str(err.value)
+
+
+def test_the_thread_pool_is_capped_by_the_thread_budget():
+    from segscore.engine.executor import thread_budget, thread_pool
+
+    with thread_pool(3) as (pool, n):
+        assert n == 3 and pool.submit(lambda: 7).result() == 7
+    with thread_budget(2), thread_pool(5) as (_, n):
+        assert n == 2
