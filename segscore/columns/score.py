@@ -388,7 +388,9 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
     from segscore.ink.targets import map_kind, png_or_path, prediction_name
     from segscore.io.readers import open_map
+    from segscore.io.targets import refuse_target_as_prediction
 
+    refuse_target_as_prediction(prediction, "segscore columns PRED TARGET")
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
     engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     with open_map(png_or_path(prediction), what="prediction", name=name) as src:

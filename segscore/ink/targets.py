@@ -437,7 +437,10 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     """
     from segscore.io.readers import open_map
 
+    from segscore.io.targets import refuse_target_as_prediction
+
     engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
+    refuse_target_as_prediction(prediction, "segscore target PRED TARGET")
     warming = _prewarm()
     tgt = target if isinstance(target, Target) else load_target(target)
     meta = tgt.meta
