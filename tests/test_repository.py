@@ -127,7 +127,7 @@ def test_a_kernel_sees_an_edit_to_a_compiled_helper_in_another_kernel_file(tmp_p
 
     pkg = tmp_path / "segscore"
     (pkg / "kernels").mkdir(parents=True)
-    for rel in ("__init__.py", "cachedir.py", "kernels/__init__.py", "kernels/_jit.py"):
+    for rel in ("__init__.py", "_version.py", "cachedir.py", "kernels/__init__.py", "kernels/_jit.py"):
         shutil.copyfile(REPO / "segscore" / rel, pkg / rel)
     (pkg / "kernels" / "a.py").write_text(KERNEL_A)
     b = pkg / "kernels" / "b.py"

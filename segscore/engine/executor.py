@@ -10,8 +10,8 @@ same whichever executor ran it and however many threads it had.
 - ``"synchronous"``: one window at a time in the calling thread (debugging, profiling).
 - ``"dask"`` or a ``distributed.Client``: one dask task per window, merged by a tree of
   tasks. Sources must then be picklable (file-backed sources are). Warm the numba cache in
-  the calling process first (``segscore.engine.warm``) so workers load compiled kernels
-  instead of compiling them at once.
+  the calling process first (``segscore.warm``: each family's ``segscore.<family>.warmup.warm``)
+  so workers load compiled kernels instead of compiling them at once.
 """
 
 from __future__ import annotations
