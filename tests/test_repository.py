@@ -255,6 +255,24 @@ def test_io_has_no_import_circle():
     assert not cycles, cycles[:5]
 
 
+def test_the_engine_names_no_family():
+    """engine/ keeps generic planners and executors (issue 35 item 6): no function, constant,
+    argument or attribute it defines or reads is named for a family; a family's window shapes and
+    budgets live with the family (objects/tiles.py, ink/scan.py, ink/targets.py)."""
+    import ast
+
+    family = re.compile(r"ink|object|fiber|column|curv|topolog|surface|vessel|audit", re.IGNORECASE)
+    bad = []
+    for path in sorted((REPO / "segscore" / "engine").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = (node.name if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else node.id
+                    if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else node.attr
+                    if isinstance(node, ast.Attribute) else None)
+            if name and family.search(name):
+                bad.append(f"{path.name}:{node.lineno}: {name}")
+    assert not bad, bad
+
+
 def test_every_family_defines_its_own_warm_up():
     from segscore.families import FAMILIES
 
