@@ -286,7 +286,6 @@ def _frac(num, den, key, notes, why):
     return None
 
 
-@as_result
 def apply_ignore(gt, pred, *, ignore_label=None, ignore_mask=None, gt_name: str = "<reference mask>",
                  pred_name: str = "<prediction mask>") -> tuple:
     """``(gt, pred, warnings)``: masks read raw (:func:`segscore.curvilinear.masks.load_mask` with
@@ -294,7 +293,7 @@ def apply_ignore(gt, pred, *, ignore_label=None, ignore_mask=None, gt_name: str 
     reference equals ``ignore_label``, or ``ignore_mask``, an array or path, is true) set to 0 in
     both, then checked binary. ``warnings``: how many voxels were ignored, and a line when the
     prediction holds ``ignore_label`` and the reference none (the roles look swapped); that line is
-    the refusal (ScoreError) when the prediction is then not binary.""" 
+    the refusal (ScoreError) when the prediction is then not binary."""
     from segscore.curvilinear.masks import load_mask
     from segscore.io.readers import input_name
     from segscore.metrics.masks import ignore_region, ignored_warning, swapped_ignore_warning, zero_ignored
@@ -324,6 +323,7 @@ def apply_ignore(gt, pred, *, ignore_label=None, ignore_mask=None, gt_name: str 
     return gt, pred, said
 
 
+@as_result
 def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
           all_metrics: bool = False, spacing=None, prune_length=None, with_erl: bool = True,
           reference_radii: bool = False, betti: bool = True) -> dict:
