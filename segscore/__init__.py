@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from segscore._version import __version__
 
 _SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers",
                "families", "metrics", "figures", "batch", "api", "commands", "topology"}

@@ -33,15 +33,15 @@ class Family:
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("ink", ("auc", "demo", "target", "placement", "check"), "segscore.ink.auc:score_files",
-           "segscore.families:_warm_ink"),
-    Family("columns", ("columns",), "segscore.columns.score:score_columns", "segscore.families:_warm_columns"),
+           "segscore.ink.warmup:warm"),
+    Family("columns", ("columns",), "segscore.columns.score:score_columns", "segscore.columns.warmup:warm"),
     Family("objects", ("objects", "holdout"), "segscore.objects.metrics:score_segmentation",
-           "segscore.families:_warm_objects"),
+           "segscore.objects.warmup:warm"),
     Family("fibers", ("fibers", "fibers-aggregate", "fibers-target"), "segscore.fibers.card:score_fibers",
-           "segscore.families:_warm_fibers"),
+           "segscore.fibers.warmup:warm"),
     Family("curvilinear", ("curve", "perturb", "audit", "profile"), "segscore.curvilinear.scoring:score",
-           "segscore.families:_warm_curvilinear"),
-    Family("topology", ("surfaces",), "segscore.topology.score:surfaces", "segscore.families:_warm_topology"),
+           "segscore.curvilinear.warmup:warm"),
+    Family("topology", ("surfaces",), "segscore.topology.score:surfaces", "segscore.topology.warmup:warm"),
 )}
 
 
@@ -209,80 +209,3 @@ def warm(families=None) -> list[str]:
         family(name).load("warm")()
     return names
 
-
-# ------------------------------------------------------------------ each family's warm-up
-
-def _warm_ink() -> None:
-    import numpy as np
-
-    from segscore.ink import auc
-
-    rng = np.random.default_rng(0)
-    ink = rng.random((8, 8)) < 0.5
-    mask = np.ones((8, 8), bool)
-    for dtype in (np.uint8, np.uint16, np.float32, np.float64):
-        pred = (rng.random((8, 8)) * 200 + 1).astype(dtype)
-        auc.score_array(pred, ink, mask, executor="synchronous")
-    auc.block_bootstrap(pred, ink, mask, draws=20, block_px=4, other=pred, executor="synchronous")
-    from segscore.ink.targets import _warm_exact  # target's float maps: the exact ranking's kernels
-
-    _warm_exact()
-
-
-def _warm_columns() -> None:
-    import numpy as np
-
-    from segscore.columns.score import ColumnTarget, score_columns_array
-
-    col = {"col": 1, "gx0": 1, "gx1": 6, "text_band": [1, 11], "transcription": "text"}
-    tgt = ColumnTarget("<warm-up>", {"line_pitch_range": [2, 3]}, [col, dict(col, col=2, gx0=9, gx1=14)],
-                       np.ones((12, 16), np.uint8), (12, 16), "warm-up")
-    for dtype in (np.uint8, np.float32):
-        score_columns_array((np.random.default_rng(0).random((12, 16)) * 0.9).astype(dtype), tgt, floors=False)
-
-
-def _warm_objects() -> None:
-    import numpy as np
-
-    from segscore.objects.metrics import score_segmentation
-
-    rng = np.random.default_rng(0)
-    for shape in ((8, 8), (3, 8, 8)):
-        for dtype in (np.uint8, np.uint16, np.int32, np.uint32, np.int64):
-            t = rng.integers(0, 4, shape).astype(dtype)
-            score_segmentation(t, t)
-        score_segmentation(t, t, surface=True, per_object=True)  # the surface kernels (--surface)
-
-
-def _warm_fibers() -> None:
-    import numpy as np
-
-    from segscore.fibers import floors
-
-    mask = np.zeros((4, 6, 6), bool)
-    mask[1:3, 1:5, 1:5] = True
-    for fn in (floors.connected_components, floors.voxel_instances, floors.single_instance):
-        fn(mask)
-
-
-def _warm_curvilinear() -> None:
-    import numpy as np
-
-    from segscore.curvilinear.scoring import score
-
-    m = np.zeros((24, 24), bool)
-    m[12, 2:22] = True
-    m[2:22, 12] = True
-    score(m, m, all_metrics=True)  # the audit's metrics too (apls, junction_f1, hd95)
-
-
-def _warm_topology() -> None:
-    import numpy as np
-
-    from segscore.topology.score import surfaces
-
-    g = np.zeros((6, 6, 6), np.uint8)
-    g[1:5, 1:5, 2] = 1
-    p = g.copy()
-    p[2, 2, 2] = 0
-    surfaces(truth=g, pred=p, topo_tiles=(1, 1, 1))

@@ -12,7 +12,6 @@ and are not run; neither is the README's first block (the set-up, which ``.ci/ru
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -21,7 +20,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,67 +38,13 @@ def blocks(page: str):
 
 
 def prepare(folder: Path) -> None:
-    """The inputs the pages' examples read (small, synthetic, a few seconds to write)."""
-    import tifffile
-
-    from segscore.ink.demo import make_sample
-    from tests.columns.helpers import make_column_target
-    from tests.curvilinear.helpers import vessel_tree
-    from tests.fibers.helpers import random_fibers, write_target
-    from tests.fibers.test_fibers_target import CUBE, FIBERS, ORIGIN, nml_text, tiny_mask
-    from tests.objects.helpers import synthetic_pair
-    from tests.targets.helpers import make_target, reading_map, write_png
-
-    make_sample(folder / "seg", seed=0)
-    d = folder / "data"
-    d.mkdir()
-    _, tink, _ = make_target(d / "ink_target")
-    write_png(d / "ink_pred.png", reading_map(tink))
-    write_png(d / "ink_pred2.png", reading_map(tink, seed=2))
-    make_column_target(d / "col_target")
-    np.save(d / "col_pred.npy", np.random.default_rng(2).random((260, 700)).astype(np.float32))
-    gt = vessel_tree((96, 96), seed=3)
-    write_png(d / "gt.png", gt.astype(np.uint8) * 255)
-    write_png(d / "gt2.png", vessel_tree((96, 96), seed=4).astype(np.uint8) * 255)
-    write_png(d / "pred.png", np.roll(gt, 1, axis=1).astype(np.uint8) * 255)
-    t, p = synthetic_pair(shape=(96, 96), n=12, seed=4)
-    tifffile.imwrite(d / "truth.tif", t.astype(np.uint16))
-    tifffile.imwrite(d / "pred.tif", p.astype(np.uint16))
-    rng = np.random.default_rng(5)
-    shape = (16, 16, 16)
-    write_target(d / "fiber_target", random_fibers(rng, shape, 3), np.ones(shape, bool))
-    np.save(d / "fiber_labels.npy", (rng.random(shape) < 0.2).astype(np.int32))
-    np.save(d / "fiber_labels2.npy", (rng.random(shape) < 0.1).astype(np.int32))
-    (d / "nml").mkdir()
-    (d / "nml" / f"{CUBE}.nml").write_text(nml_text(FIBERS, ORIGIN))
-    np.save(d / "fiber_mask.npy", tiny_mask())
-    hold = d / "heldout"
-    (hold / "masks").mkdir(parents=True)
-    (d / "preds").mkdir()
-    fields = []
-    for k in range(2):
-        t, p = synthetic_pair(shape=(64, 64), n=6, seed=10 + k)
-        tifffile.imwrite(hold / "masks" / f"f{k}.tif", t.astype(np.uint16))
-        tifffile.imwrite(hold / f"f{k}_image.tif", (t > 0).astype(np.uint8) * 200)
-        tifffile.imwrite(d / "preds" / f"f{k}.tif", p.astype(np.uint16))
-        digest = hashlib.sha256((hold / "masks" / f"f{k}.tif").read_bytes()).hexdigest()
-        fields.append({"image": f"f{k}_image.tif", "truth": f"masks/f{k}.tif", "sha256": digest})
-    (hold / "manifest.json").write_text(json.dumps({"name": "nuclei-heldout", "version": "1", "fields": fields},
-                                                   indent=1))
-    surf = np.zeros((20, 24, 24), np.uint8)                # two sheets, the second broken by a hole
-    surf[3, 2:22, 2:22] = 1
-    surf[7, 2:22, 2:22] = 1
-    pred = surf.copy()
-    pred[7, 4:7, 4:7] = 0
-    pred[4, 2:22, 2:22] = 1                                 # a thicker first sheet
-    tifffile.imwrite(d / "surf_gt.tif", surf)
-    tifffile.imwrite(d / "surf_pred.tif", pred)
-    for sub, vol in (("surf_gt", surf), ("surf_pred", pred)):
-        (d / sub).mkdir()
-        tifffile.imwrite(d / sub / "case1.tif", vol)
-    (d / "regions.json").write_text(json.dumps({
-        "train_regions": [{"y0": 0, "x0": 0, "h": 100, "w": 120, "volume": "v"}],
-        "predict_region": {"y0": 200, "x0": 200, "h": 60, "w": 80, "volume": "v"}}))
+    """The inputs the pages' examples read, written as a user gets them: ``segscore demo --keep``
+    (``seg/``, the sample segment, and ``data/``, :func:`segscore.io.samples.write_data`)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-m", "segscore", "demo", "--keep", str(folder), "--bootstrap", "0"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["data", "seg"]
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from segscore.engine import check_options, reduce
-from segscore.engine.plan import BANDS_MIN_VOXELS, TILE_PX, bands, ink_sub_bands, label_tiles, plan_bands
+from segscore.engine.plan import bands, plan_bands, spread_rows
 from segscore.errors import ScoreError
 from segscore.io.sources import ArraySource
 
@@ -64,21 +64,34 @@ def test_band_plans():
     # chunk rows of the image, not of the region: bands end on multiples of 4
     assert [w[0].stop for w in plan_bands(region, chunk_rows=4, target_px=80)] == [8, 16, 20]
     assert plan_bands((0, 10)) == [] and plan_bands((slice(5, 5), slice(0, 3))) == []
-    # an ink window's sub-bands end on the bootstrap's block rows
-    window, width = (slice(5, 40), slice(0, 8)), 1 << 18  # rows of 2^18 pixels: sub-bands of 4 rows
-    assert [w[0].stop for w in ink_sub_bands(window, width)] == [9, 13, 17, 21, 25, 29, 33, 37, 40]
-    assert [w[0].stop for w in ink_sub_bands(window, width, block_px=10)] == [10, 20, 30, 40]
-    assert [w[0].stop for w in ink_sub_bands(window, width, tile_rows=16, block_px=10)] == [21, 37, 40]
 
 
-def test_label_tiles():
-    whole = [(slice(0, 64), slice(0, 64))]
-    assert label_tiles((64, 64), 3, in_memory=True) == whole
-    assert label_tiles((64, 64), 3, in_memory=True, executor="dask") == whole  # a band of TILE_PX covers it
-    assert label_tiles((64, 64), 3, tile_rows=30) == bands(whole[0], 30)
-    assert label_tiles((64, 64), 3, in_memory=True, spread=True, threads=2) == bands(whole[0], 32)
-    assert label_tiles((64, 64), 3, in_memory=True, spread=True, threads=4) == whole  # bands under 8 halos deep
-    big = (BANDS_MIN_VOXELS // 64, 64)
-    assert len(label_tiles(big, 1, in_memory=True, threads=4)) == 4
-    rows = TILE_PX // 64
-    assert label_tiles((3 * rows, 64), 1, executor="dask")[0][0] == slice(0, rows)
+def test_spread_rows_gives_each_thread_a_band_only_where_bands_stay_deep():
+    assert spread_rows(64, 24, 2) == 32
+    assert spread_rows(64, 24, 4) is None  # bands of 16 rows, under 24 deep
+    assert spread_rows(65, 8, 4) == 17
+    assert spread_rows(64, 1, 1) is None
+
+
+def test_one_function_connects_to_a_cluster_and_refuses_a_silent_address_in_one_line():
+    """engine.executor.connect serves the batch runner and the audit alike (issue 35 item 6)."""
+    pytest.importorskip("distributed")
+    from segscore.engine.executor import connect
+
+    assert connect() == (None, None)
+    sentinel = object()
+    client, close = connect(scheduler=sentinel)
+    assert client is sentinel
+    close()  # a client you gave keeps running
+    with pytest.raises(ScoreError, match=r"^--scheduler tcp://127.0.0.1:9: cannot connect .*fix: ") as err:
+        connect(scheduler="tcp://127.0.0.1:9")
+    assert "\n" not in str(err.value)
+
+
+def test_the_thread_pool_is_capped_by_the_thread_budget():
+    from segscore.engine.executor import thread_budget, thread_pool
+
+    with thread_pool(3) as (pool, n):
+        assert n == 3 and pool.submit(lambda: 7).result() == 7
+    with thread_budget(2), thread_pool(5) as (_, n):
+        assert n == 2

@@ -127,7 +127,7 @@ def test_a_kernel_sees_an_edit_to_a_compiled_helper_in_another_kernel_file(tmp_p
 
     pkg = tmp_path / "segscore"
     (pkg / "kernels").mkdir(parents=True)
-    for rel in ("__init__.py", "cachedir.py", "kernels/__init__.py", "kernels/_jit.py"):
+    for rel in ("__init__.py", "_version.py", "cachedir.py", "kernels/__init__.py", "kernels/_jit.py"):
         shutil.copyfile(REPO / "segscore" / rel, pkg / rel)
     (pkg / "kernels" / "a.py").write_text(KERNEL_A)
     b = pkg / "kernels" / "b.py"
@@ -194,6 +194,90 @@ def test_layers_import_only_downwards(layer, forbidden):
             if _layer_of(module) in forbidden:
                 bad.append(f"{path.relative_to(REPO)} imports {module}")
     assert not bad, bad
+
+
+def _root_imports(path: Path) -> list[str]:
+    """Where a file imports the package root itself (``import segscore``, ``from segscore import
+    NAME``), at any depth; ``from segscore import <subpackage>`` counts too: say the module."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import) and any(a.name == "segscore" for a in node.names):
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: import segscore")
+        elif isinstance(node, ast.ImportFrom) and node.module == "segscore" and not node.level:
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: from segscore import "
+                         + ", ".join(a.name for a in node.names))
+    return found
+
+
+@pytest.mark.parametrize("layer", ["ink", "columns", "curvilinear", "objects", "fibers", "topology", "metrics",
+                                   "engine", "io", "kernels"])
+def test_no_family_and_no_layer_below_imports_the_package_root(layer):
+    """The root re-exports the layers (``segscore.warm``, ``__version__``, the API): a family reaching
+    back up through it would import every layer above it. The version lives in
+    ``segscore._version``, each family's warm-up in ``segscore.<family>.warmup``."""
+    bad = [hit for path in sorted((REPO / "segscore" / layer).rglob("*.py")) for hit in _root_imports(path)]
+    assert not bad, bad
+
+
+def test_the_version_module_is_the_one_pyproject_declares():
+    import tomllib
+
+    import segscore
+    from segscore._version import __version__
+
+    assert segscore.__version__ == __version__
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"] == __version__
+
+
+def test_io_has_no_import_circle():
+    """No module of ``segscore.io`` reaches itself through the others' imports (function-level
+    imports included): io/remote builds sources of io/sources, so io/sources never imports io/remote."""
+    io_dir = REPO / "segscore" / "io"
+    graph = {}
+    for path in sorted(io_dir.glob("*.py")):
+        me = f"segscore.io.{path.stem}"
+        graph[me] = {m for m in _segscore_imports(path) if m.startswith("segscore.io.")
+                     and (io_dir / f"{m.split('.')[2]}.py").exists() and m.split(".")[2] != path.stem}
+        graph[me] = {".".join(m.split(".")[:3]) for m in graph[me]}
+    cycles = []
+
+    def walk(node, trail):
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == trail[0]:
+                cycles.append(" -> ".join(trail + [nxt]))
+            elif nxt not in trail:
+                walk(nxt, trail + [nxt])
+
+    for start in graph:
+        walk(start, [start])
+    assert not cycles, cycles[:5]
+
+
+def test_the_engine_names_no_family():
+    """engine/ keeps generic planners and executors (issue 35 item 6): no function, constant,
+    argument or attribute it defines or reads is named for a family; a family's window shapes and
+    budgets live with the family (objects/tiles.py, ink/scan.py, ink/targets.py)."""
+    import ast
+
+    family = re.compile(r"ink|object|fiber|column|curv|topolog|surface|vessel|audit", re.IGNORECASE)
+    bad = []
+    for path in sorted((REPO / "segscore" / "engine").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = (node.name if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else node.id
+                    if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else node.attr
+                    if isinstance(node, ast.Attribute) else None)
+            if name and family.search(name):
+                bad.append(f"{path.name}:{node.lineno}: {name}")
+    assert not bad, bad
+
+
+def test_every_family_defines_its_own_warm_up():
+    from segscore.families import FAMILIES
+
+    for f in FAMILIES.values():
+        assert f.warm == f"segscore.{f.name}.warmup:warm", f.warm
 
 
 def test_the_registry_names_every_family_and_warms_it():

@@ -181,10 +181,13 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
 
     families = sorted({j.family for j in todo})
     workers, warnings = {}, []
-    own_cluster = None
+    close = None
     try:
         if todo and (client is not None or processes or scheduler):
-            client, own_cluster = _client(client, processes, threads, scheduler)
+            if client is None:
+                from segscore.engine.executor import connect
+
+                client, close = connect(processes=processes or None, threads=threads, scheduler=scheduler or None)
             workers = _run_on_cluster(client, todo, families, task, record, warnings)
         elif todo:
             n = threads or min(_cpus(), 8)
@@ -193,8 +196,8 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
 
             workers = {"local": peak_rss_mb()}
     finally:
-        if own_cluster is not None:
-            _close(*own_cluster)
+        if close is not None:
+            close()
         if store is not None and (todo or store.jsonl.exists()):
             store.write_csv([j.id for j in jobs])
     return BatchResult([rows[j.id] for j in jobs if j.id in rows], skipped=skipped, workers=workers,
@@ -223,29 +226,6 @@ def _run_on_threads(todo, families, n, task, record) -> None:
             for fut in pending:
                 fut.cancel()
             raise
-
-
-def _client(client, processes, threads, scheduler):
-    """The client to use, and ``(client, cluster)`` to close afterwards when it is ours."""
-    if client is not None:
-        return client, None
-    from distributed import Client
-
-    if scheduler:
-        c = Client(scheduler)
-        return c, (c, None)
-    from segscore.engine.executor import local_cluster
-
-    c, cluster = local_cluster(processes, threads)
-    return c, (c, cluster)
-
-
-def _close(client, cluster) -> None:
-    try:
-        client.close()
-    finally:
-        if cluster is not None:
-            cluster.close()
 
 
 def _run_on_cluster(client, todo, families, task, record, warnings) -> dict:

@@ -17,10 +17,11 @@ def run(args) -> int:
     def said(folder):
         if args.json:
             return
-        cmd = (f"segscore auc MAP.tif --control MAP_reverse.tif --labels labels/inklabels.zarr "
-               f"--mask labels/supervision.zarr --bootstrap {args.bootstrap}")
+        cmd = (f"segscore auc seg/MAP.tif --control seg/MAP_reverse.tif --labels seg/labels/inklabels.zarr "
+               f"--mask seg/labels/supervision.zarr --bootstrap {args.bootstrap}")
         if args.keep:
-            sys.stderr.write(f"segscore demo: a synthetic 600 x 800 segment, kept in {folder}; to score it again:\n"
+            sys.stderr.write(f"segscore demo: a synthetic 600 x 800 segment, kept in {folder}/seg (the docs' inputs "
+                             f"in {folder}/data); to score it again:\n"
                              f"$ cd {shlex.quote(str(folder))} && {cmd}\n")
         else:
             sys.stderr.write(f"segscore demo: a synthetic 600 x 800 segment, scored as\n$ {cmd}\n"

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from segscore.engine import check_options
-from segscore.engine.plan import EXACT_BAND_PX, MAP_BAND_PX, plan_bands
+from segscore.engine.plan import plan_bands
 from segscore.errors import ScoreError
+from segscore.ink.targets import EXACT_BAND_PX, MAP_BAND_PX
 from segscore.io.results import as_result
 
 COLUMN_FLOORS = {
@@ -387,7 +388,9 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
     """Score a map (array or path) against a column target (folder or :class:`ColumnTarget`)."""
     from segscore.ink.targets import map_kind, png_or_path, prediction_name
     from segscore.io.readers import open_map
+    from segscore.io.targets import refuse_target_as_prediction
 
+    refuse_target_as_prediction(prediction, "segscore columns PRED TARGET")
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
     engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     with open_map(png_or_path(prediction), what="prediction", name=name) as src:

@@ -99,18 +99,10 @@ def compute(args, *, progress=None, argv=None) -> dict:
     gt_name, pred_name = input_name(args.gt, "reference mask"), input_name(args.prediction, "prediction mask")
     said = []
     if raw:
-        from segscore.curvilinear.masks import as_binary
-        from segscore.metrics.masks import ignore_region, ignored_warning, zero_ignored
+        from segscore.curvilinear.scoring import apply_ignore
 
-        if gt.shape != pred.shape:
-            raise ScoreError(f"{pred_name}: shape {pred.shape} differs from the reference {gt_name}'s {gt.shape}; "
-                             "resample one onto the other's grid")
-        mask = load_mask(ignore_mask, what="ignore mask", raw=True)[0] if ignore_mask is not None else None
-        region = ignore_region(gt, ignore_label=ignore_label, ignore_mask=mask,
-                               mask_name=input_name(ignore_mask, "ignore mask"))
-        gt = as_binary(zero_ignored(gt, region), gt_name)
-        pred = as_binary(zero_ignored(pred, region), pred_name)
-        said = ignored_warning(int(np.count_nonzero(region)) if region is not None else 0, ignore_label, ignore_mask)
+        gt, pred, said = apply_ignore(gt, pred, ignore_label=ignore_label, ignore_mask=ignore_mask, gt_name=gt_name,
+                                      pred_name=pred_name)
     if not np.any(gt):
         raise ScoreError(f"{gt_name}: the reference mask is empty; a reference needs at least one foreground voxel")
     if gt.shape != pred.shape:

@@ -8,11 +8,16 @@ from segscore.commands.auc import headline  # noqa: F401 - the demo's result is 
 def add_arguments(p) -> None:
     from segscore.commands._options import add_output_options, nonnegative_int
 
-    p.add_argument("--keep", metavar="DIR", help="write the sample segment to DIR and keep it (default: a "
-                                                 "temporary folder, removed afterwards)")
+    p.add_argument("--keep", metavar="DIR", help="write the sample segment to DIR/seg and every input the README "
+                                                 "and docs use to DIR/data, and keep them (run the docs' examples "
+                                                 "from DIR); default: a temporary folder, removed afterwards")
     p.add_argument("--bootstrap", type=nonnegative_int, default=300, metavar="N", help="bootstrap draws (default 300)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the synthetic segment and of the draws")
     add_output_options(p)
+
+
+#: what ``--keep DIR`` writes at the top of DIR (it refuses a folder holding anything else)
+KEPT = frozenset({"seg", "data"})
 
 
 def check(args) -> None:
@@ -21,7 +26,6 @@ def check(args) -> None:
 
     from segscore.errors import ScoreError
     from segscore.ink import auc
-    from segscore.ink.demo import SAMPLE_NAMES
 
     if args.bootstrap and not auc.MIN_DRAWS <= args.bootstrap <= auc.MAX_DRAWS:
         raise ScoreError(f"--bootstrap {args.bootstrap}: use 0 (no interval) or {auc.MIN_DRAWS} to "
@@ -30,7 +34,7 @@ def check(args) -> None:
         keep = Path(args.keep)
         if keep.exists() and not keep.is_dir():
             raise ScoreError(f"{args.keep}: --keep needs a folder, and this is a file; choose another path")
-        foreign = sorted(q.name for q in keep.iterdir() if q.name not in SAMPLE_NAMES) if keep.is_dir() else []
+        foreign = sorted(q.name for q in keep.iterdir() if q.name not in KEPT) if keep.is_dir() else []
         if foreign:
             raise ScoreError(f"{args.keep}: the folder holds other files ({', '.join(foreign[:3])}"
                              f"{', ...' if len(foreign) > 3 else ''}); give --keep an empty or new folder")
@@ -48,7 +52,11 @@ def compute(args, *, progress=None, argv=None, on_sample=None) -> dict:
     check(args)
     with tempfile.TemporaryDirectory(prefix="segscore-demo-") as tmp:
         folder = Path(args.keep) if args.keep else Path(tmp)
-        paths = make_sample(folder, seed=args.seed)
+        paths = make_sample(folder / "seg", seed=args.seed)
+        if args.keep:
+            from segscore.io.samples import write_data
+
+            write_data(folder / "data")
         if on_sample is not None:
             on_sample(folder)
         result = auc.score_files(paths["prediction"], paths["labels"], paths["mask"], control=paths["control"],

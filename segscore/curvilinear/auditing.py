@@ -57,7 +57,7 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 **Fan-out.** Cases are tasks: a thread pool in this process by default (``threads``), or a
 ``distributed`` cluster: ``processes=N`` starts a ``LocalCluster`` of N worker processes on
 127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
-``distributed.Client``) uses an existing one. The kernels (``segscore.warm(["curvilinear"])``, the
+``distributed.Client``) uses an existing one. The kernels (:func:`segscore.curvilinear.warmup.warm`, the
 five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
 any arrives: in this process for its threads, on each worker (a worker plugin, so a restarted
 worker too) for a cluster. Each task runs on one thread (:func:`_one_thread`): ``threads=N`` or N
@@ -261,16 +261,15 @@ def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
 def _warm_worker():
     """The family's warm-up (the scoring kernels) and the five operators on a tiny mask: the
     kernels an audit runs, compiled or loaded from numba's cache before any case."""
-    import segscore
     from segscore.curvilinear.operators import perturb
+    from segscore.curvilinear.warmup import warm
 
-    names = segscore.warm(["curvilinear"])
+    warm()
     m = np.zeros((24, 24), bool)
     m[12, 2:22] = m[2:22, 12] = m[4, 4:12] = True
     for op, sev in (("break", 0.5), ("bridge", 0.5), ("truncate", 0.5), ("radius", 0.8), ("boundary", 0.1)):
         perturb(m, op, sev, seed=0, prune_px=1)
     _warm_findings()
-    return names
 
 
 def _warm_findings():
@@ -299,38 +298,6 @@ def _one_thread(fn, *args):
         return fn(*args)
 
 
-def _client(processes, threads, scheduler):
-    """``(client, close)``: the ``distributed`` client the cases run on and what ends it (a
-    cluster of ours is closed; a scheduler you named keeps running), or ``(None, None)`` for this
-    process's threads."""
-    if scheduler is None and processes is None:
-        return None, None
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ScoreError("--processes/--scheduler need the distributed package; fix: pip install "
-                         "'segscore[dist]'") from None
-    if scheduler is not None:
-        if not isinstance(scheduler, str):
-            return scheduler, (lambda: None)
-        try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ScoreError(f"--scheduler {scheduler}: cannot connect ({type(exc).__name__}: "
-                             f"{(str(exc).splitlines() or [''])[0]}); fix: start a scheduler there "
-                             "or use --processes N") from None
-        return client, client.close
-    from segscore.engine.executor import local_cluster
-
-    client, cluster = local_cluster(processes, threads)
-
-    def close():
-        client.close()
-        cluster.close()
-
-    return client, close
-
-
 def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress, finish, statistics):
     """``finish(cases, floors, radii, *parts)``: the cases of every reference (in plan order), the
     redraw rows, each reference's median radius and the parts of ``statistics(cases, part,
@@ -345,7 +312,9 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
     worker by a worker plugin."""
     specs = _plan(ladder) + ([("redraw", 1.0, 0)] if redraw else [])
     n_plan = len(specs) - int(redraw)
-    client, close = _client(processes, threads, scheduler)
+    from segscore.engine.executor import connect
+
+    client, close = connect(processes=processes, threads=threads, scheduler=scheduler)
     rows = [[None] * len(specs) for _ in refs]
     total, done = len(refs) * len(specs), 0
     if progress is not None:
@@ -362,13 +331,10 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
 
     try:
         if client is None:
-            from concurrent.futures import ThreadPoolExecutor
+            from segscore.engine.executor import thread_pool
 
-            from segscore.engine.executor import default_workers
-
-            n = threads or default_workers()
             _warm_worker()
-            with ThreadPoolExecutor(max_workers=n, thread_name_prefix="segscore-audit") as pool:
+            with thread_pool(threads, name="segscore-audit") as (pool, n):
                 summaries = _on_threads(pool, refs, specs, opts, take)
             parts = _parts_here(statistics, [r for per in rows for r in per[:n_plan]], n)
         else:
@@ -692,7 +658,7 @@ def audit(masks, *, prune_px=5, ladder="default", severities=None, radius_scales
             raise ScoreError(f"spacing {list(spacing)}: every voxel size must be a positive finite number")
     opts = _Options(prune_px=prune_px, metrics=metrics, users=tuple(users),
                     need_radius=bool(redraw_floor or lad["severities"].get("radius")), spacing=spacing)
-    from segscore import __version__
+    from segscore._version import __version__
 
     ladder_out = {"name": lad["name"], "severities": {op: list(v) for op, v in lad["severities"].items()},
                   "seeds": list(lad["seeds"]), "n_boot": lad["n_boot"], "prune_px": prune_px,

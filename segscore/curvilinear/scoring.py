@@ -21,6 +21,7 @@ here null + note, F1 of nothing against nothing being 0/0).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -283,6 +284,43 @@ def _frac(num, den, key, notes, why):
         return float(num / den)
     notes[key] = why
     return None
+
+
+def apply_ignore(gt, pred, *, ignore_label=None, ignore_mask=None, gt_name: str = "<reference mask>",
+                 pred_name: str = "<prediction mask>") -> tuple:
+    """``(gt, pred, warnings)``: masks read raw (:func:`segscore.curvilinear.masks.load_mask` with
+    ``raw=True``) with the ignore region (:func:`segscore.metrics.masks.ignore_region`: where the
+    reference equals ``ignore_label``, or ``ignore_mask``, an array or path, is true) set to 0 in
+    both, then checked binary. ``warnings``: how many voxels were ignored, and a line when the
+    prediction holds ``ignore_label`` and the reference none (the roles look swapped); that line is
+    the refusal (ScoreError) when the prediction is then not binary."""
+    from segscore.curvilinear.masks import load_mask
+    from segscore.io.readers import input_name
+    from segscore.metrics.masks import ignore_region, ignored_warning, swapped_ignore_warning, zero_ignored
+
+    if np.shape(gt) != np.shape(pred):
+        raise ScoreError(f"{pred_name}: shape {np.shape(pred)} differs from the reference {gt_name}'s "
+                         f"{np.shape(gt)}; resample one onto the other's grid")
+    said = []
+    if ignore_mask is not None:
+        mask = ignore_mask if not isinstance(ignore_mask, (str, os.PathLike)) else \
+            load_mask(ignore_mask, what="ignore mask", raw=True)[0]
+    else:
+        mask = None
+        said += swapped_ignore_warning(gt, pred, ignore_label, truth_name=gt_name, pred_name=pred_name,
+                                       order="the truth is `--gt GT` in `segscore curve PRED --gt GT`")
+    region = ignore_region(gt, ignore_label=ignore_label, ignore_mask=mask,
+                           mask_name=input_name(ignore_mask, "ignore mask"))
+    gt = as_binary(zero_ignored(gt, region), gt_name)
+    try:
+        pred = as_binary(zero_ignored(pred, region), pred_name)
+    except ScoreError:
+        if said:  # the ignore value left in a "prediction" that is the truth: say so, not only "not binary"
+            raise ScoreError(said[0]) from None
+        raise
+    said = ignored_warning(int(np.count_nonzero(region)) if region is not None else 0, ignore_label,
+                           ignore_mask) + said
+    return gt, pred, said
 
 
 @as_result

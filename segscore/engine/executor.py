@@ -10,8 +10,8 @@ same whichever executor ran it and however many threads it had.
 - ``"synchronous"``: one window at a time in the calling thread (debugging, profiling).
 - ``"dask"`` or a ``distributed.Client``: one dask task per window, merged by a tree of
   tasks. Sources must then be picklable (file-backed sources are). Warm the numba cache in
-  the calling process first (``segscore.engine.warm``) so workers load compiled kernels
-  instead of compiling them at once.
+  the calling process first (``segscore.warm``: each family's ``segscore.<family>.warmup.warm``)
+  so workers load compiled kernels instead of compiling them at once.
 """
 
 from __future__ import annotations
@@ -129,6 +129,17 @@ def side_by_side(calls: Sequence[Callable[[], T]], *, threads: int | None = None
         return [first] + [f.result() for f in futures]
 
 
+@contextlib.contextmanager
+def thread_pool(threads: int | None = None, *, name: str = "segscore"):
+    """``(pool, n)``: a ``concurrent.futures`` pool of ``n`` threads (``threads``, else
+    :func:`default_workers`; capped by :func:`thread_budget`) for tasks their caller schedules
+    itself (``submit``, ``wait``) rather than a fold over windows: an audit's cases. Shut down,
+    waiting for its tasks, when the block ends."""
+    n = _capped(int(threads or default_workers()))
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix=name) as pool:
+        yield pool, n
+
+
 #: dask config of the clusters segscore starts (public dask settings; a cluster you start keeps
 #: its own): no statistical task profiler (it costs a one-thread scoring task a third of its time),
 #: slower monitors and tick, work stealing every 100 ms, and distributed's MALLOC_TRIM_THRESHOLD_
@@ -163,6 +174,45 @@ def local_cluster(processes: int, threads: int | None = None):
             cluster.close()
             raise
     return client, cluster
+
+
+def connect(*, processes: int | None = None, threads: int | None = None, scheduler=None):
+    """``(client, close)``: the ``distributed`` client work fans out on and what ends it, the one
+    way every part of segscore reaches a cluster (the batch runner, the metric audit). ``scheduler``
+    is a ``distributed.Client`` (used as it is; ``close`` leaves it running) or the address of a
+    running scheduler (connected within 10 s; ``close`` disconnects, the cluster keeps running);
+    else ``processes`` starts a :func:`local_cluster` of that many workers of ``threads`` threads
+    (``close`` shuts it down). ``(None, None)`` when neither is given: this process's threads.
+    Refused in one line (:class:`~segscore.errors.ScoreError`): ``distributed`` not installed, or a
+    scheduler address nothing answers at."""
+    if scheduler is None and processes is None:
+        return None, None
+    from segscore.errors import ScoreError
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ScoreError("--processes/--scheduler need the distributed package; fix: pip install "
+                         "'segscore[dist]'") from None
+    if scheduler is not None:
+        if not isinstance(scheduler, str):
+            return scheduler, (lambda: None)
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ScoreError(f"--scheduler {scheduler}: cannot connect ({type(exc).__name__}: "
+                             f"{(str(exc).splitlines() or [''])[0]}); fix: start a scheduler there "
+                             "or use --processes N") from None
+        return client, client.close
+    client, cluster = local_cluster(processes, threads)
+
+    def close():
+        try:
+            client.close()
+        finally:
+            cluster.close()
+
+    return client, close
 
 
 def warm_workers(client, fn, *args) -> str | None:

@@ -2,10 +2,11 @@
 
 A plan is a list of windows (tuples of slices, one per axis) that together cover a region
 once. Scorers reduce each window to a small additive summary and add the summaries up, so
-a result never depends on the plan; the plan only sets memory and I/O. Every family's tile
-and band heuristic lives here: :func:`plan_bands` (the default, and the map bands of the ink
-and column targets), :func:`label_tiles` (objects), :func:`ink_windows` and
-:func:`ink_sub_bands` (the ink AUC pass).
+a result never depends on the plan; the plan only sets memory and I/O. Only generic planners
+live here: bands by an element budget (:func:`plan_bands`, :func:`rows_for_pixels`), bands
+aligned to a store's chunk rows (:func:`aligned_bands`) and bands shared among threads
+(:func:`spread_rows`). A family's own budgets and window shapes live with the family, which
+passes its windows in (``objects.tiles``, ``ink.scan``, ``ink.targets``).
 """
 
 from __future__ import annotations
@@ -14,19 +15,6 @@ import numpy as np
 
 #: pixels per window when nothing else decides (a few MB per input at 1 byte per pixel)
 DEFAULT_WINDOW_PX = 1 << 22
-#: pixels per band of a map streamed against a target (ink targets, columns)
-MAP_BAND_PX = 1 << 21
-#: pixels per band of the exact float passes of a target (each pass reads the map again)
-EXACT_BAND_PX = 1 << 18
-#: pixels of a window of the ink AUC pass: its labels are read once (a few bytes per pixel)
-LABEL_WINDOW_PX = 1 << 23
-#: pixels of a sub-band of an ink window: the maps are read and reduced in these
-SUB_WINDOW_PX = 1 << 20
-#: elements of an object tile's owned band when a label image is read from a file (~96 MB of uint32)
-TILE_PX = 3 << 23
-#: label images of at least this many voxels are cut into a band per thread even when one tile
-#: would do, so the threads share the work; smaller ones stay one tile (the halos would cost more)
-BANDS_MIN_VOXELS = 1 << 23
 
 
 def bands(region: tuple[slice, ...], step: int) -> list[tuple[slice, ...]]:
@@ -80,40 +68,9 @@ def plan_bands(region, *, tile_rows=None, chunk_rows=None, target_px=DEFAULT_WIN
     return bands(region, rows)
 
 
-def label_tiles(shape, halo: int, *, tile_rows=None, in_memory=False, spread=False, executor=None,
-                threads=None) -> list[tuple]:
-    """The tiles of a pair of label images (objects): ``tile_rows`` rows each; else one tile for
-    arrays ``in_memory`` on this process's threads, bands of about :data:`TILE_PX` elements (at
-    least 4 halos deep) for files; and, with ``spread`` (surfaces) or an image of
-    :data:`BANDS_MIN_VOXELS`, at least a band per thread where the bands stay 8 halos deep."""
-    from segscore.engine.executor import default_workers
-
-    whole = [tuple(slice(0, int(n)) for n in shape)]
-    auto = tile_rows is None
-    if auto and not (in_memory and executor in (None, "threads", "synchronous")):
-        tile_rows = max(4 * halo, TILE_PX // max(int(np.prod(shape[1:], dtype=np.int64)), 1), 1)
-    big = int(np.prod(shape, dtype=np.int64)) >= BANDS_MIN_VOXELS
-    if (spread or big) and auto and executor in (None, "threads"):
-        workers = int(threads or default_workers())
-        if workers > 1 and shape[0] >= 8 * halo * workers:  # (results do not depend on the bands)
-            tile_rows = min(tile_rows or shape[0], -(-int(shape[0]) // workers))
-    return plan_bands(shape, tile_rows=tile_rows) if tile_rows else whole
-
-
-def ink_windows(shape, inner: int, row_boundaries, tile_rows=None) -> list[tuple]:
-    """The windows of the ink AUC pass: the map inside its ``inner`` margin, in bands of
-    ``tile_rows``, else of about :data:`LABEL_WINDOW_PX` aligned to the labels' chunk rows."""
-    h, w = shape
-    region = (slice(inner, h - inner), slice(inner, w - inner))
-    if tile_rows:
-        return bands(region, tile_rows)
-    return aligned_bands(region, row_boundaries, rows_for_pixels(region, LABEL_WINDOW_PX))
-
-
-def ink_sub_bands(window, width: int, *, tile_rows=None, block_px=None) -> list[tuple]:
-    """The sub-bands an ink window reads its maps in (``tile_rows``, else about
-    :data:`SUB_WINDOW_PX`); with bootstrap blocks of ``block_px`` they end on block rows, so a
-    block is split only where a window ends."""
-    rows = tile_rows or rows_for_pixels((slice(0, 1), slice(0, width)), SUB_WINDOW_PX)
-    cuts = np.arange(0, window[0].stop, block_px) if block_px and not tile_rows else np.empty(0, np.int64)
-    return aligned_bands(window, cuts, max(rows, block_px) if cuts.size else rows)
+def spread_rows(rows: int, depth: int, workers: int) -> int | None:
+    """A band height giving each of ``workers`` threads a band of ``rows`` when every band stays
+    at least ``depth`` rows deep (halos cost more than thin bands save); None when it would not."""
+    if workers > 1 and rows >= depth * workers:
+        return -(-int(rows) // workers)
+    return None

@@ -204,7 +204,7 @@ def build_target(nml, mask, out, *, origin=None, tolerance: float = DEFAULT_TOLE
     """
     import math
 
-    from segscore import __version__
+    from segscore._version import __version__
     from segscore.io.nml import check_origin, read_nml
     from segscore.io.results import dumps
 

@@ -30,6 +30,7 @@ from segscore.fibers.floors import FLOORS
 from segscore.fibers.score import score_labels
 from segscore.fibers.target import MAX_TOLERANCE, FiberTarget, load_target
 from segscore.io.results import as_result
+from segscore.io.targets import refuse_target_as_prediction
 
 #: ScrollGT's fiber scoring version this module reproduces: runs read in stored edge-row order
 #: (meta.json without ``floors_scoring_version`` means 1)
@@ -93,6 +94,7 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         floor = floor[len("floor_"):] if floor.startswith("floor_") else floor
         if floor not in FLOORS:
             raise ScoreError(f"unknown floor {floor!r}; choose one of {', '.join(FLOORS)}")
+    refuse_target_as_prediction(labels, "segscore fibers LABELS TARGET", what="the labels (the prediction)")
     t = target if isinstance(target, FiberTarget) else load_target(target)
 
     published = _published(t.meta)

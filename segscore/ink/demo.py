@@ -44,10 +44,6 @@ def _smooth(a, passes=2):
     return a
 
 
-#: what :func:`make_sample` writes at the top of its folder (``segscore demo --keep`` refuses others)
-SAMPLE_NAMES = frozenset({"MAP.tif", "MAP_reverse.tif", "labels"})
-
-
 def make_sample(folder, *, shape=(600, 800), seed=0) -> dict:
     """Write the sample segment into ``folder``; returns the paths (as str) by role."""
     import tifffile

@@ -238,7 +238,9 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
     target's gate in meta.json, else 48. With ``evidence`` (a path) also writes the evidence PNG."""
     from segscore.ink import targets as T
     from segscore.io.readers import open_map
+    from segscore.io.targets import refuse_target_as_prediction
 
+    refuse_target_as_prediction(prediction, "segscore placement PRED TARGET")
     tgt = target if isinstance(target, T.Target) else T.load_target(target)
     h, w = tgt.shape
     with open_map(T.png_or_path(prediction), what="prediction", name="the prediction") as src:

@@ -14,13 +14,36 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from segscore.engine import reduce
-from segscore.engine.plan import ink_sub_bands, ink_windows, plan_bands
+from segscore.engine.plan import aligned_bands, bands, plan_bands, rows_for_pixels
 from segscore.io.grid import IndexedView
 from segscore.io.sources import Source
 from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, kernel_array, needs_stats, quantizer_for, tile_stats
 from segscore.kernels.blocks import BOOT_BINS
 
 _EMPTY_LEVELS = np.zeros((0, 0), np.int32)
+#: pixels of a window of the ink AUC pass: its labels are read once (a few bytes per pixel)
+LABEL_WINDOW_PX = 1 << 23
+#: pixels of a sub-band of an ink window: the maps are read and reduced in these
+SUB_WINDOW_PX = 1 << 20
+
+
+def ink_windows(shape, inner: int, row_boundaries, tile_rows=None) -> list[tuple]:
+    """The windows of the ink AUC pass: the map inside its ``inner`` margin, in bands of
+    ``tile_rows``, else of about :data:`LABEL_WINDOW_PX` aligned to the labels' chunk rows."""
+    h, w = shape
+    region = (slice(inner, h - inner), slice(inner, w - inner))
+    if tile_rows:
+        return bands(region, tile_rows)
+    return aligned_bands(region, row_boundaries, rows_for_pixels(region, LABEL_WINDOW_PX))
+
+
+def ink_sub_bands(window, width: int, *, tile_rows=None, block_px=None) -> list[tuple]:
+    """The sub-bands an ink window reads its maps in (``tile_rows``, else about
+    :data:`SUB_WINDOW_PX`); with bootstrap blocks of ``block_px`` they end on block rows, so a
+    block is split only where a window ends."""
+    rows = tile_rows or rows_for_pixels((slice(0, 1), slice(0, width)), SUB_WINDOW_PX)
+    cuts = np.arange(0, window[0].stop, block_px) if block_px and not tile_rows else np.empty(0, np.int64)
+    return aligned_bands(window, cuts, max(rows, block_px) if cuts.size else rows)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from segscore.engine import check_options
-from segscore.engine.plan import EXACT_BAND_PX, MAP_BAND_PX, plan_bands
+from segscore.engine.plan import plan_bands
 from segscore.errors import InputFileError, ScoreError
 from segscore.ink.cards import EXACT_THRESHOLDS, card_from_exact, card_from_histograms, constant_card, p_levels_for
 
@@ -40,6 +40,10 @@ __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors"
 
 #: values this far outside [0, 1] are clipped (ScrollGT's tolerance); farther is refused
 RANGE_SLACK = 1e-6
+#: pixels per band of a map streamed against a target (the column targets' too)
+MAP_BAND_PX = 1 << 21
+#: pixels per band of the exact float passes of a target (each pass reads the map again)
+EXACT_BAND_PX = 1 << 18
 FLOOR_NAMES = ("all_positive", "constant_0_5", "uniform_random")
 
 SCORECARD_COLUMNS = ("val_f1", "f1_at_0.5", "average_precision", "ap_prevalence_lift", "precision", "recall",
@@ -433,7 +437,10 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
     """
     from segscore.io.readers import open_map
 
+    from segscore.io.targets import refuse_target_as_prediction
+
     engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
+    refuse_target_as_prediction(prediction, "segscore target PRED TARGET")
     warming = _prewarm()
     tgt = target if isinstance(target, Target) else load_target(target)
     meta = tgt.meta

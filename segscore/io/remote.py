@@ -480,4 +480,4 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     except RemoteFetchError as exc:
         raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
     store.check_array(node.path)
-    return ZarrSource(node, url, store=store)
+    return ZarrSource(node, url, store=store, settle=settle)

@@ -144,7 +144,7 @@ class ZarrSource(Source):
     how many, for the result's ``warnings`` list. A source opened inside :func:`collecting`
     is listed there."""
 
-    def __init__(self, array, name: str, closer=None, store=None):
+    def __init__(self, array, name: str, closer=None, store=None, settle=None):
         self.array = array
         self.shape = tuple(int(n) for n in array.shape)
         self.dtype = np.dtype(array.dtype)
@@ -153,6 +153,7 @@ class ZarrSource(Source):
         self.chunks = tuple(int(c) for c in chunks) if chunks is not None else None
         self._closer = closer
         self.store = store
+        self._settle_fetches = settle  # a remote store's (segscore.io.remote.settle): module-level, so picklable
         self.key = str(getattr(array, "path", "") or "").strip("/")
         opened = _OPENED.get()
         if opened is not None and store is not None:
@@ -178,12 +179,11 @@ class ZarrSource(Source):
                              f"the store or file is truncated or corrupt: restore it") from None
 
     def _settle(self) -> None:
-        """After a failed read of a remote store: wait for the fetches still in flight
-        (:func:`segscore.io.remote.settle`)."""
-        if self.store is not None and "://" in self.name:
-            from segscore.io.remote import settle
-
-            settle()
+        """After a failed read of a remote store: wait for the fetches still in flight (the
+        ``settle`` the remote opener gave, :func:`segscore.io.remote.settle`; this module does not
+        import the remote one, which builds its sources from this one)."""
+        if self._settle_fetches is not None:
+            self._settle_fetches()
 
     def absent_chunks(self) -> tuple[int, int]:
         """``(absent, read)``: how many distinct chunks this process has read from the array so far,

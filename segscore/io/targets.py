@@ -37,6 +37,23 @@ def target_file(target_dir, kind: str) -> tuple[Path, Path]:
     return folder, path
 
 
+def refuse_target_as_prediction(pred, usage: str, *, what: str = "the prediction") -> None:
+    """Refuse ``pred`` (a path, or anything else, which passes) when it is a target folder of any
+    kind (:data:`TARGET_KINDS`): a target is the truth, so the roles were swapped. ``usage`` is the
+    command's positional order (``segscore target PRED TARGET``); the refusal names the roles, not
+    only a missing file (a swapped pair would otherwise be refused as "no such target folder")."""
+    if not isinstance(pred, (str, os.PathLike)):
+        return
+    folder = Path(pred)
+    try:
+        kinds = [k for k, (_, file, _) in TARGET_KINDS.items() if (folder / file).is_file()]
+    except OSError:  # unreadable: the reader of the prediction says so
+        return
+    if kinds:
+        raise ScoreError(f"{folder} is {TARGET_KINDS[kinds[0]][0]} target folder: it is the truth; `{usage}` takes "
+                         f"{what} first (segscore.api: truth=TARGET, pred=PRED)")
+
+
 def read_meta(folder, *, required: bool = False) -> dict:
     """A target's ``meta.json`` as a dict (``{}`` when absent and not ``required``)."""
     meta_path = Path(folder) / "meta.json"

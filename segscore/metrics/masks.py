@@ -64,6 +64,21 @@ def ignored_warning(n: int, ignore_label, ignore_mask) -> list[str]:
     return [f"{n} voxels ignored ({what}): background in both images"]
 
 
+def swapped_ignore_warning(truth, pred, ignore_label, *, truth_name: str, pred_name: str, order: str) -> list[str]:
+    """One warning line when the prediction holds ``ignore_label`` and the truth holds none of it:
+    the ignore value is a label of the truth, so the two look swapped (``order`` says which the
+    command takes as the truth, e.g. "`segscore objects TRUTH PRED` takes the truth first"). None
+    when no label is given, or the truth holds it."""
+    if ignore_label is None or np.any(np.asarray(truth) == ignore_label) or \
+            not np.any(np.asarray(pred) == ignore_label):
+        return []
+    def role(what, name):  # an array is named by its role ("<reference mask>", "truth"): no name twice
+        return f"the {what}" if name.startswith("<") or name == what else f"the {what} {name}"
+
+    return [f"{role('prediction', pred_name)} holds the ignore label {ignore_label} and {role('truth', truth_name)} "
+            f"none (so nothing is ignored): the roles look swapped; {order}"]
+
+
 def check_connectivity(connectivity, ndim: int, error=MaskOptionError, what: str = "components") -> int:
     """The kernel's rank of ``connectivity`` for ``ndim``-D images, or ``error`` saying which fit."""
     allowed = CONNECTIVITIES.get(ndim)

@@ -260,7 +260,7 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
     about 21 bytes per surface voxel, gathered tile by tile: no image is held whole).
     """
     from segscore.engine import check_options, reduce
-    from segscore.engine.plan import label_tiles
+    from segscore.objects.tiles import label_tiles
     from segscore.io.readers import open_labels
     from segscore.io.sources import ArraySource
     from segscore.kernels.contingency import contingency as table_of
@@ -669,9 +669,43 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
         out["per_object"] = per_object_rows(parts["table"], parts["match"], minimum_overlap=minimum_overlap,
                                             spacing=parts["spacing"], per_pair=parts["per_pair"])
         out["notes"] = notes
+    if components is None and table is None:
+        said += binary_masks_warning(truth, pred, parts["table"])
     if said:
         out["warnings"] = said
     return out
+
+
+#: the binary-mask hint of :func:`binary_masks_warning` reads images up to this many voxels whole
+BINARY_HINT_MAX_VOXELS = 1 << 27
+
+
+def binary_masks_warning(truth, pred, table) -> list[str]:
+    """A hint (one warning line) when both images look like binary masks given as instances: each
+    holds no label but 1 (``table``'s ids) AND the region of 1 of each has at least two separate
+    parts (fully connected: 8 in 2D, 26 in 3D). Scored as instances, each is then one object, and
+    ``--components`` (``components=``) was meant. A real instance image with one object fires it
+    only when that object is in pieces in both images; images of more than
+    :data:`BINARY_HINT_MAX_VOXELS` are not labelled for the hint (no line)."""
+    if table is None or truth is None or pred is None or not (
+            np.array_equal(table.truth_ids, [1]) and np.array_equal(table.pred_ids, [1])):
+        return []
+    from segscore.io.readers import open_labels
+    from segscore.metrics.masks import components
+
+    names = []
+    for x, what in ((truth, "truth"), (pred, "prediction")):
+        with open_labels(x, name=what) as src:
+            if len(src.shape) not in (2, 3) or int(np.prod(src.shape, dtype=np.int64)) > BINARY_HINT_MAX_VOXELS:
+                return []
+            labels = components(src.read_all() != 0, 8 if len(src.shape) == 2 else 26)
+            if int(labels.max(initial=0)) < 2:
+                return []
+            names.append(src.name)
+    both = "the truth and the prediction" if names == ["truth", "prediction"] else f"{names[0]} and {names[1]}"
+    return [f"{both} hold only the value 1, in several separate regions each: binary masks, "
+            "scored as one object each; for instances by connected components pass --components N "
+            "(components=N: 4 or 8 in 2D, 6, 18 or 26 in 3D)"]
 
 
 def prepare_masks(truth, pred, *, components=None, ignore_label=None, ignore_mask=None) -> tuple:
@@ -679,8 +713,9 @@ def prepare_masks(truth, pred, *, components=None, ignore_label=None, ignore_mas
     (:func:`segscore.metrics.masks.ignore_region`), then, with ``components``, each turned into
     instances (:func:`segscore.metrics.masks.components`). See :func:`score_segmentation`."""
     from segscore.io.readers import input_name, open_labels
-    from segscore.metrics.masks import check_connectivity, ignore_region, ignored_warning, zero_ignored
+    from segscore.metrics.masks import check_connectivity, ignore_region, ignored_warning, swapped_ignore_warning
     from segscore.metrics.masks import components as label
+    from segscore.metrics.masks import zero_ignored
     from segscore.objects.table import as_labels
 
     with open_labels(truth, name="truth") as ts, open_labels(pred, name="prediction") as ps:
@@ -702,6 +737,8 @@ def prepare_masks(truth, pred, *, components=None, ignore_label=None, ignore_mas
                 mask = ms.read_all()
         else:
             mask = None
+            said += swapped_ignore_warning(t, p, ignore_label, truth_name=names[0], pred_name=names[1],
+                                           order="`segscore objects TRUTH PRED` takes the truth first")
         region = ignore_region(t, ignore_label=ignore_label, ignore_mask=mask, mask_name=mask_name)
         t, p = zero_ignored(t, region), zero_ignored(p, region)
         said += ignored_warning(int(np.count_nonzero(region)) if region is not None else 0, ignore_label,

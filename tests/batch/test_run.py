@@ -179,7 +179,7 @@ def test_outputs_are_written_under_the_job_folder(ws, tmp_path):
     assert json.loads((o / "p" / "info.json").read_text()) == res.results["p"]
     ledger = json.loads((o / "a" / "exp1" / "run.json").read_text())
     assert ledger["checks"][0]["argv"][:2] == ["segscore", "auc"] and ledger["checks"][0]["result"] == res.results["a"]
-    assert (o / "a" / "auc.json").exists() and (o / "d" / "sample" / "MAP.tif").exists()
+    assert (o / "a" / "auc.json").exists() and (o / "d" / "sample" / "seg" / "MAP.tif").exists()
     assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "broken.png").exists()
     # a rescored job starts from an empty folder (demo --keep refuses a folder holding other files)
     (o / "d" / "stray.txt").write_text("x")

@@ -4,50 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def disk_line(mask, a, b, r):
-    """Stamp balls of radius r along a -> b (2D or 3D)."""
-    a = np.asarray(a, float)
-    b = np.asarray(b, float)
-    n = max(int(np.ceil(np.linalg.norm(b - a) * 2)), 1)
-    for t in np.linspace(0, 1, n + 1):
-        c = a + (b - a) * t
-        lo = [max(int(np.floor(x - r)), 0) for x in c]
-        hi = [min(int(np.ceil(x + r)) + 1, s) for x, s in zip(c, mask.shape)]
-        sl = tuple(slice(p, q) for p, q in zip(lo, hi))
-        sub = sum((g - x) ** 2 for g, x in zip(np.ogrid[sl], c)) <= r * r
-        mask[sl] |= sub
-    return mask
-
-
-def vessel_tree(shape=(128, 128), seed=0, depth=4, r0=4.0, reach=0.35):
-    """A random branching tree of tubes (2D or 3D), radii shrinking by 0.75 per level; the first
-    branch is ``reach`` of the shortest side long, each level 0.8 times shorter."""
-    rng = np.random.default_rng(seed)
-    mask = np.zeros(shape, dtype=bool)
-    nd = len(shape)
-    start = np.array([s * 0.5 for s in shape])
-    start[0] = 2
-    direction = np.zeros(nd)
-    direction[0] = 1.0
-
-    def grow(p, d, r, level):
-        length = min(shape) * reach * (0.8**level)
-        q = p + d * length
-        q = np.clip(q, 1, np.array(shape) - 2)
-        disk_line(mask, p, q, max(r, 1.0))
-        if level >= depth:
-            return
-        for sgn in (-1, 1):
-            v = rng.normal(size=nd)
-            v -= v.dot(d) * d
-            v /= np.linalg.norm(v) + 1e-12
-            nd_ = d * 0.7 + sgn * v * 0.7
-            nd_ /= np.linalg.norm(nd_)
-            grow(q, nd_, r * 0.75, level + 1)
-
-    grow(start, direction, r0, 0)
-    return mask
+from segscore.io.samples import disk_line, vessel_tree  # noqa: F401 - the package's sample generators
 
 
 def random_blobs(shape, seed, q=0.6, sigma=1.5):

@@ -11,6 +11,7 @@ import pytest
 from segscore import api
 from segscore.curvilinear.scoring import score
 from segscore.errors import ScoreError
+from tests.cli_checks import one_line_error
 from tests.curvilinear.helpers import vessel_tree
 
 
@@ -80,3 +81,28 @@ def test_cli_equals_api_and_refusals(tmp_path, cli):
         assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
         assert all(n in lines[0] for n in names), lines[0]
     assert np.array_equal(np.load(tmp_path / "m.npy"), m)
+
+
+SWAPPED = "the roles look swapped; the truth is `--gt GT` in `segscore curve PRED --gt GT`"
+
+
+def test_an_ignore_label_in_the_prediction_only_warns_that_the_roles_look_swapped(tmp_path, cli):
+    """Issue 35 item 3: the ignore value is the truth's; a prediction holding it beside a truth holding
+    none (the masks given the wrong way round) is scored (nothing is ignored) with a one-line warning,
+    from the family code (curvilinear.scoring.apply_ignore), on the command line and in Python."""
+    from segscore.curvilinear.scoring import apply_ignore
+
+    labels, pred = _case()
+    lone = np.where(labels == 1, 2, labels).astype(np.uint8)  # a truth whose vessels are 2s beside the ignored 2s
+    gt, p, said = apply_ignore(pred, lone, ignore_label=2)  # swapped: 0/2 reads as a binary "prediction"
+    assert said == [f"the prediction holds the ignore label 2 and the truth none (so nothing is ignored): {SWAPPED}"]
+    assert not any(SWAPPED in w for w in apply_ignore(labels, pred, ignore_label=2)[2])
+    assert not any(SWAPPED in w for w in apply_ignore(pred, lone, ignore_label=2, ignore_mask=lone == 9)[2])
+    assert SWAPPED in " ".join(api.curve(pred, lone, ignore_label=2, prune_px=3)["warnings"])
+    with pytest.raises(ScoreError, match=f"^the prediction holds the ignore label 2 and the truth none .*{SWAPPED}"):
+        apply_ignore(pred, labels, ignore_label=2)  # 0/1/2 is no binary mask: the refusal says why
+    np.save(tmp_path / "labels.npy", labels)
+    np.save(tmp_path / "pred.npy", pred)
+    code, out, err = cli("curve", tmp_path / "labels.npy", "--gt", tmp_path / "pred.npy", "--ignore-label", "2")
+    one_line_error(code, out, err, f"the prediction {tmp_path / 'labels.npy'} holds the ignore label 2 and the truth "
+                                   f"{tmp_path / 'pred.npy'} none (so nothing is ignored): {SWAPPED}")

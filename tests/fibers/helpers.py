@@ -8,9 +8,10 @@ compared with on small cubes.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+
+from segscore.io.samples import fiber_target as write_target  # noqa: F401 - the package's sample generators
+from segscore.io.samples import random_fibers  # noqa: F401
 
 
 def grow_reference(labels, radius):
@@ -146,45 +147,3 @@ def rasterize_reference(fibers, shape):
     return out
 
 
-def write_target(folder, fibers, mask, *, tolerance=2.0, size_class=None, floors=None, extra_meta=None,
-                 names=True):
-    """Write a fiber target directory from ``[(coords, local edges)]`` and a bool mask."""
-    folder.mkdir(parents=True, exist_ok=True)
-    coords = np.concatenate([np.asarray(c, np.float32).reshape(-1, 3) for c, _ in fibers])
-    f_off = np.concatenate([[0], np.cumsum([len(c) for c, _ in fibers])]).astype(np.int64)
-    e_off = np.concatenate([[0], np.cumsum([len(e) for _, e in fibers])]).astype(np.int64)
-    edges = np.concatenate([np.asarray(e, np.int64).reshape(-1, 2) + f_off[i]
-                            for i, (_, e) in enumerate(fibers)]).astype(np.int32)
-    arrays = dict(coords=coords, edges=edges, fiber_offsets=f_off, edge_offsets=e_off,
-                  fiber_ids=np.arange(len(fibers), dtype=np.int64) + 100,
-                  scale_um=np.array([7.91] * 3), origin_zyx=np.zeros(3, np.int64),
-                  shape=np.asarray(mask.shape, np.int64))
-    if names:
-        arrays["fiber_names"] = np.array([f"fiber {i}" for i in range(len(fibers))], dtype=object)
-    np.savez(folder / "skeleton.npz", **arrays)
-    np.savez(folder / "mask.npz", packed=np.packbits(mask.ravel()), shape=np.asarray(mask.shape, np.int64))
-    meta = {"target_id": folder.name, "split": "primary", "size_class": size_class or mask.shape[0],
-            "shape": list(mask.shape), "tolerance": tolerance, "floors": floors or {}}
-    meta.update(extra_meta or {})
-    (folder / "meta.json").write_text(json.dumps(meta))
-    return folder
-
-
-def random_fibers(rng, shape, n_fibers, *, branch=True, outside=True):
-    """Random polyline fibers (integer nodes), some branching, some leaving the cube."""
-    fibers = []
-    lo = -3 if outside else 0
-    for _ in range(n_fibers):
-        n = int(rng.integers(2, 8))
-        start = rng.integers(lo, np.asarray(shape) - lo)
-        steps = rng.integers(-3, 4, size=(n - 1, 3))
-        c = np.concatenate([[start], start + np.cumsum(steps, axis=0)]).astype(np.float64)
-        e = [(i, i + 1) for i in range(n - 1)]
-        if branch and n > 3 and rng.random() < 0.5:
-            j = int(rng.integers(1, n - 1))
-            c = np.concatenate([c, [c[j] + rng.integers(-3, 4, 3)]])
-            e.append((j, n))
-        if rng.random() < 0.3:
-            rng.shuffle(e)
-        fibers.append((c, np.asarray(e, np.int64)))
-    return fibers

@@ -8,46 +8,13 @@ import json
 import numpy as np
 import pytest
 
+from segscore.io.samples import NML_CUBE as CUBE  # the package's sample tracing
+from segscore.io.samples import NML_FIBERS as FIBERS
+from segscore.io.samples import NML_ORIGIN as ORIGIN
+from segscore.io.samples import NML_SHAPE as SHAPE
+from segscore.io.samples import nml_mask as tiny_mask
+from segscore.io.samples import nml_text
 from tests.cli_checks import one_line_error
-
-ORIGIN = (500, 600, 700)
-SHAPE = (16, 16, 16)
-CUBE = "s1_00500_00600_00700_16"
-#: (tree id, name, nodes z, y, x in cube voxels, edges as local indices)
-FIBERS = [
-    (11, "fiber a", [[4, 4, 2], [4, 4, 8], [4, 4, 14]], [[0, 1], [1, 2]]),
-    (12, "fiber b", [[9, 10, 3], [9, 10, 12], [5, 10, 13]], [[1, 0], [1, 2]]),
-    (13, "mostly outside", [[-5, -5, -5], [1, 1, 1], [-6, -6, -6]], [[0, 1], [1, 2]]),
-]
-
-
-def nml_text(fibers, origin, *, scale=True, first_node=1):
-    """An NML document of ``fibers`` (coordinates in cube voxels), nodes in absolute scroll
-    voxels (x, y, z attributes), node ids counted from ``first_node``."""
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<things>"]
-    if scale:
-        out.append('  <parameters><scale x="7.91" y="7.91" z="7.91" unit="micrometer"/></parameters>')
-    nid = first_node
-    for tid, name, nodes, edges in fibers:
-        out.append(f'  <thing id="{tid}" name="{name}"><nodes>')
-        ids = []
-        for z, y, x in np.asarray(nodes, np.float64) + np.asarray(origin, np.float64):
-            out.append(f'    <node id="{nid}" radius="1.0" x="{x:g}" y="{y:g}" z="{z:g}"/>')
-            ids.append(nid)
-            nid += 1
-        out.append("  </nodes><edges>")
-        out.extend(f'    <edge source="{ids[s]}" target="{ids[t]}"/>' for s, t in edges)
-        out.append("  </edges></thing>")
-    out.append("</things>")
-    return "\n".join(out) + "\n"
-
-
-def tiny_mask():
-    mask = np.zeros(SHAPE, bool)
-    mask[4, 3:6, :] = True
-    mask[9, 10, 3:] = True
-    mask[5:10, 10, 12:14] = True
-    return mask
 
 
 @pytest.fixture

@@ -258,7 +258,7 @@ def test_demo_says_how_to_rerun_its_command(cli, tmp_path):
     code, out, err = cli("demo", "--bootstrap", "0", "--keep", str(keep))
     assert code == 0 and "--keep DIR" not in err
     line = [x for x in err.splitlines() if x.startswith("$ cd ")][0][2:]
-    assert line.startswith(f"cd {shlex.quote(str(keep))} && segscore auc MAP.tif")
+    assert line.startswith(f"cd {shlex.quote(str(keep))} && segscore auc seg/MAP.tif")
     again = subprocess.run(line, shell=True, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[0] == out.splitlines()[0]
