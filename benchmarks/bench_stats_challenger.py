@@ -4,7 +4,8 @@ its stability summaries".
 
 Input: ``tests/data/challenger/single_12x200.csv`` (one task, 12 models x 200 cases, larger is
 better; generated, see its README). Rows (each a whole process, imports and R's start-up included:
-wall seconds and the process's own peak RSS; contenders in turns, median of ``--repeat``):
+wall seconds, CPU seconds of the process tree and its own peak RSS; contenders in turns, median of
+``--repeat``):
 
 * challengeR: ``Rscript`` on a script this benchmark writes to a temporary folder: read the table,
   ``as.challenge``, the ranking (``--rankings``: ``atr_mean`` aggregateThenRank(mean), ``rta``
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -94,8 +96,18 @@ def rscript_ready(rscript: str | None) -> str | None:
     return None
 
 
+def timed(argv) -> dict:
+    """``run_once`` plus the CPU seconds (user + system) of the whole process tree: the machine is
+    shared, and CPU time says what wall time under load does not."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = run_once(argv)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return r
+
+
 def turns(cases: dict, repeat: int) -> dict:
-    """Each command ``repeat`` times, in turns; the median wall time and peak RSS of each.
+    """Each command ``repeat`` times, in turns; the median wall time, CPU time and peak RSS of each.
     A command that fails is dropped with its error (the others go on)."""
     runs: dict = {name: [] for name in cases}
     failed: dict = {}
@@ -104,11 +116,12 @@ def turns(cases: dict, repeat: int) -> dict:
             if name in failed:
                 continue
             try:
-                runs[name].append(run_once(argv))
+                runs[name].append(timed(argv))
             except RuntimeError as e:
                 failed[name] = str(e)
     res = {name: {"seconds": statistics.median(r["seconds"] for r in rs),
                   "peak_mb": statistics.median(r["peak_mb"] for r in rs),
+                  "cpu": statistics.median(r["cpu"] for r in rs),
                   "all": [r["seconds"] for r in rs]}
            for name, rs in runs.items() if rs and name not in failed}
     return res, failed
@@ -160,19 +173,22 @@ def main(argv=None) -> int:
     for name, err in failed.items():
         notes.append(f"{name} failed: {err.strip().splitlines()[-1] if err.strip() else err}")
     seg_s = res.get("segscore", {}).get("seconds")
+    seg_cpu = res.get("segscore", {}).get("cpu")
     rows = []
     for name, m in res.items():
         tool, _, ranking = name.partition(":")
         rows.append(dict(tool="challengeR 1.0.5 bootstrap + stability (Rscript)" if tool == "challengeR"
                          else "segscore report --rank --stability", ranking=ranking or "(its rankings)",
-                         resamples=args.resamples, seconds=m["seconds"], peak_mb=m["peak_mb"],
+                         resamples=args.resamples, seconds=m["seconds"], cpu=m["cpu"], peak_mb=m["peak_mb"],
                          runs=" / ".join(f"{s:.1f}" for s in m["all"]),
-                         ratio=(m["seconds"] / seg_s) if seg_s and tool == "challengeR" else None))
+                         ratio=(m["seconds"] / seg_s) if seg_s and tool == "challengeR" else None,
+                         cpu_ratio=(m["cpu"] / seg_cpu) if seg_cpu and tool == "challengeR" else None))
     print(f"# ranking stability: segscore vs challengeR\n\n{machine_note()} · --repeat {args.repeat} (median) · "
           f"{TABLE.name}: 12 models x 200 cases, {args.resamples:,} resamples\n")
     print(table(rows, [("tool", "command", None), ("ranking", "ranking", None), ("resamples", "resamples", "{:,}"),
-                       ("seconds", "wall s", "{:.2f}"), ("runs", "runs (s)", None),
-                       ("peak_mb", "peak RSS MB", "{:.0f}"), ("ratio", "challengeR / segscore", "{:.1f}x")]))
+                       ("seconds", "wall s", "{:.2f}"), ("runs", "runs (s)", None), ("cpu", "CPU s", "{:.2f}"),
+                       ("peak_mb", "peak RSS MB", "{:.0f}"), ("ratio", "challengeR / segscore (wall)", "{:.1f}x"),
+                       ("cpu_ratio", "(CPU)", "{:.1f}x")]))
     for r in rankings:
         f = tmp / f"r_{r}.json"
         if f.exists():
