@@ -1,0 +1,193 @@
+"""The bootstrap loop of the benchmark statistics (:mod:`segscore.stats`): draws x columns.
+
+A *unit* is what one draw picks with replacement: a case, or a cluster of cases (a scroll, a
+patient). A *column* is one series being resampled: a model's metric, or the paired difference
+of two models. The caller reduces each column to per-unit sums and counts once (the count is the
+number of the unit's cases that carry a value), then each draw's statistic is read off a draw's
+unit indices without ever building the resample:
+
+- :func:`draw_means`: ``sum_j sums[idx[j]] / sum_j counts[idx[j]]`` per column (the mean over
+  every case of the drawn units that has a value; NaN where none has);
+- :func:`draw_medians`: the median of those values, gathered case by case;
+- :func:`draw_ranks`: each draw's ranking of the columns (ties "min", NaN last);
+- :func:`kendall_tau_b`: Kendall's tau-b of one reference ranking against each draw's.
+
+Draws arrive in chunks (``idx`` of shape ``(chunk, n_units)``), so memory is bounded by the chunk,
+not by resamples x cases. The loops run in parallel over the draws of a chunk (``prange``); each
+draw owns its output row and is computed in a fixed order, so results do not depend on the
+number of threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from segscore.kernels._jit import jit, prange
+
+
+# parallel=True: prange over the draws of a chunk (each owns its row); cache and nogil as shared
+@jit(parallel=True)
+def draw_means(idx, sums, counts, out):
+    """Each draw's mean per column.
+
+    Parameters
+    ----------
+    idx : (d, n) int64
+        Unit indices of ``d`` draws of ``n`` units each, every value in ``[0, units)``.
+    sums, counts : (units, columns) float64
+        Per unit and column: the sum of the values of its cases, and how many there are.
+        ``counts`` of shape ``(0, 0)``: every unit holds one value in every column (the count of
+        a draw is ``n``), which skips reading the counts.
+    out : (d, columns) float64
+        Filled with ``sum / count`` over the drawn units (NaN where the count is 0).
+
+    Notes
+    -----
+    Does not check the range of ``idx`` nor the shapes: :mod:`segscore.stats.resampling` does.
+    Sums run left to right over the draw (a fixed order: thread count cannot change them).
+    """
+    d, n = idx.shape
+    cols = sums.shape[1]
+    full = counts.shape[0] == 0
+    for r in prange(d):
+        acc = np.zeros(cols)
+        cnt = np.zeros(cols)
+        for j in range(n):
+            u = idx[r, j]
+            for c in range(cols):
+                acc[c] += sums[u, c]
+            if not full:
+                for c in range(cols):
+                    cnt[c] += counts[u, c]
+        if full:
+            cnt[:] = n
+        for c in range(cols):
+            out[r, c] = acc[c] / cnt[c] if cnt[c] > 0 else np.nan
+    return d
+
+
+# parallel=True: prange over the draws of a chunk (each owns its row and its buffer)
+@jit(parallel=True)
+def draw_medians(idx, values, unit_start, unit_cases, out):
+    """Each draw's median per column over every case of the drawn units that has a value.
+
+    Parameters
+    ----------
+    idx : (d, n) int64
+        Unit indices of the draws.
+    values : (cases, columns) float64
+        One row per case; NaN where the column has no value for the case.
+    unit_start : (units + 1,) int64
+        Unit ``u``'s cases are ``unit_cases[unit_start[u]:unit_start[u + 1]]``.
+    unit_cases : (cases,) int64
+        Case rows grouped by unit.
+    out : (d, columns) float64
+        Filled with the medians (NaN where no drawn case has a value).
+
+    Notes
+    -----
+    The median of an even count is the mean of the two middle values (``numpy.median``).
+    Does not check shapes or index ranges.
+    """
+    d, n = idx.shape
+    cols = values.shape[1]
+    most = 0
+    for u in range(unit_start.shape[0] - 1):
+        most = max(most, unit_start[u + 1] - unit_start[u])
+    for r in prange(d):
+        buf = np.empty(n * most)
+        for c in range(cols):
+            k = 0
+            for j in range(n):
+                u = idx[r, j]
+                for p in range(unit_start[u], unit_start[u + 1]):
+                    v = values[unit_cases[p], c]
+                    if not np.isnan(v):
+                        buf[k] = v
+                        k += 1
+            out[r, c] = np.median(buf[:k]) if k > 0 else np.nan
+    return d
+
+
+@jit
+def rank_min(stat, larger_better, out):
+    """Ranks of ``stat`` (one draw), ties "min", the best rank 1, NaN ranked after every number
+    (and tied among themselves). ``out`` (int64, same length) is filled; returns the count of NaN."""
+    m = stat.shape[0]
+    nan = 0
+    for a in range(m):
+        if np.isnan(stat[a]):
+            nan += 1
+    for a in range(m):
+        va = stat[a]
+        if np.isnan(va):
+            out[a] = m - nan + 1
+            continue
+        better = 0
+        for b in range(m):
+            vb = stat[b]
+            if np.isnan(vb):
+                continue
+            if (vb > va) if larger_better else (vb < va):
+                better += 1
+        out[a] = better + 1
+    return nan
+
+
+# parallel=True: prange over draws (each owns its row)
+@jit(parallel=True)
+def draw_ranks(stat, larger_better, out):
+    """Ranks of each draw's columns (:func:`rank_min` row by row).
+
+    Parameters
+    ----------
+    stat : (d, m) float64
+        Each draw's statistic per model.
+    larger_better : bool
+        Direction: True when a larger statistic is better.
+    out : (d, m) int64
+        Filled with ranks, 1 best, ties "min", NaN last.
+    """
+    d = stat.shape[0]
+    for r in prange(d):
+        rank_min(stat[r], larger_better, out[r])
+    return d
+
+
+@jit
+def tau_b(x, y):
+    """Kendall's tau-b of two equally long rankings; NaN where either is all tied (or shorter than 2)."""
+    m = x.shape[0]
+    conc = 0.0
+    disc = 0.0
+    tx = 0.0
+    ty = 0.0
+    for a in range(m):
+        for b in range(a + 1, m):
+            dx = x[a] - x[b]
+            dy = y[a] - y[b]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tx += 1
+            elif dy == 0:
+                ty += 1
+            elif (dx > 0) == (dy > 0):
+                conc += 1
+            else:
+                disc += 1
+    den = (conc + disc + tx) * (conc + disc + ty)
+    if den == 0:
+        return np.nan
+    return (conc - disc) / np.sqrt(den)
+
+
+# parallel=True: prange over draws (each owns its entry)
+@jit(parallel=True)
+def kendall_tau_b(ref, ranks, out):
+    """Kendall's tau-b of ``ref`` (m,) against each row of ``ranks`` (d, m), into ``out`` (d,)
+    float64; NaN where a draw's ranks (or ``ref``) all tie (``scipy.stats.kendalltau``'s tau-b)."""
+    d = ranks.shape[0]
+    for r in prange(d):
+        out[r] = tau_b(ref.astype(np.float64), ranks[r].astype(np.float64))
+    return d
