@@ -46,7 +46,7 @@ def make_table(path: Path, models: int, cases: int, seed: int = 0) -> Path:
         for m in range(models):
             v = np.clip(skill[m] + hard + rng.normal(0, 0.06, cases), 0, 1)
             for c in range(cases):
-                f.write(f"case{c + 1},model{m + 1},{v[c]!r}\n")
+                f.write(f"case{c + 1},model{m + 1},{float(v[c])!r}\n")
     return path
 
 

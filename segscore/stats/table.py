@@ -57,6 +57,18 @@ def _number(cell, where: str) -> float:
     return v
 
 
+def _column_numbers(values, where: str) -> np.ndarray:
+    """A column as float64 (NaN where missing): one conversion when every cell is a number, else
+    cell by cell (:func:`_number` names the first bad cell)."""
+    try:
+        out = np.array([math.nan if v is None or v == "" else v for v in values], dtype=np.float64)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or np.isinf(out).any():
+        out = np.array([_number(v, f"{where}, row {i + 1}") for i, v in enumerate(values)], np.float64)
+    return out
+
+
 def read_columns(path) -> dict:
     """The columns of a CSV or Parquet file as ``{name: list}`` (a :class:`ScoreError` naming the
     file where it cannot be read)."""
@@ -81,17 +93,15 @@ def read_columns(path) -> dict:
             header = next(reader, None)
             if not header:
                 raise ScoreError(f"{path}: empty table; give a CSV with a header row (case, model, metric columns)")
-            cols = {h: [] for h in header}
-            if len(cols) != len(header):
+            if len(set(header)) != len(header):
                 raise ScoreError(f"{path}: repeated column names in the header; give each column one name")
-            for lineno, row in enumerate(reader, start=2):
-                if not row:
-                    continue
-                if len(row) != len(header):
-                    raise ScoreError(f"{path}: line {lineno} has {len(row)} cells, the header {len(header)}; "
+            rows = [r for r in reader if r]
+            width = len(header)
+            for lineno, row in enumerate(rows, start=2):
+                if len(row) != width:
+                    raise ScoreError(f"{path}: data row {lineno - 1} has {len(row)} cells, the header {width}; "
                                      "fix the row")
-                for h, v in zip(header, row):
-                    cols[h].append(v)
+            cols = {h: list(col) for h, col in zip(header, zip(*rows))} if rows else {h: [] for h in header}
     except UnicodeDecodeError:
         raise ScoreError(f"{path}: not a UTF-8 text table; give a CSV (or a .parquet file)") from None
     return cols
@@ -176,34 +186,43 @@ def build_suite(table, *, case: str, by: str, metrics, task: str | None = None,
         raise ScoreError(f"{name}: no rows; give a table with one row per case and model")
     task_col = cols[task] if task else ["all"] * n
     cluster_col = cols[cluster_by] if cluster_by else None
-    task_names = natural_sorted(str(t) for t in task_col)
+    case_col = [str(c) for c in cols[case]]
+    model_col = [str(m) for m in cols[by]]
+    task_col = [str(t) for t in task_col]
+    task_names = natural_sorted(task_col)
+    all_models = natural_sorted(model_col)
+    numbers = {met: _column_numbers(cols[met], f"{name}: column {met!r}") for met in metrics}
+    task_of = np.array([{t: k for k, t in enumerate(task_names)}[t] for t in task_col]) if task else np.zeros(n, int)
     tasks = []
-    all_models = natural_sorted(str(m) for m in cols[by])
     for ti, tname in enumerate(task_names):
-        rows = [i for i in range(n) if str(task_col[i]) == tname]
-        cases = natural_sorted(str(cols[case][i]) for i in rows)
-        models = natural_sorted(str(cols[by][i]) for i in rows)
+        rows = np.flatnonzero(task_of == ti)
+        cases = natural_sorted(case_col[i] for i in rows)
+        models = natural_sorted(model_col[i] for i in rows)
         ci = {c: k for k, c in enumerate(cases)}
         mi = {m: k for k, m in enumerate(models)}
-        grids = {m: np.full((len(models), len(cases)), np.nan) for m in metrics}
-        seen = np.zeros((len(models), len(cases)), bool)
-        cluster_of: dict = {}
-        for i in rows:
-            c, m = str(cols[case][i]), str(cols[by][i])
-            a, b = mi[m], ci[c]
-            if seen[a, b]:
-                where = f" in task {tname!r}" if task else ""
-                raise ScoreError(f"{name}: case {c!r} of model {m!r}{where} has two rows; keep one row per "
-                                 f"case and model (or name the column that tells them apart with --task)")
-            seen[a, b] = True
-            for met in metrics:
-                grids[met][a, b] = _number(cols[met][i], f"{name}: row {i + 1}, column {met!r}")
-            if cluster_col is not None:
-                cl = str(cluster_col[i])
+        a = np.fromiter((mi[model_col[i]] for i in rows), np.int64, rows.size)
+        b = np.fromiter((ci[case_col[i]] for i in rows), np.int64, rows.size)
+        flat = a * len(cases) + b
+        counts = np.bincount(flat, minlength=len(models) * len(cases))
+        if counts.max(initial=0) > 1:
+            k = int(np.flatnonzero(counts > 1)[0])
+            where = f" in task {tname!r}" if task else ""
+            raise ScoreError(f"{name}: case {cases[k % len(cases)]!r} of model {models[k // len(cases)]!r}{where} has "
+                             "two rows; keep one row per case and model (or name the column that tells them apart "
+                             "with --task)")
+        seen = (counts > 0).reshape(len(models), len(cases))
+        grids = {}
+        for met in metrics:
+            g = np.full(len(models) * len(cases), np.nan)
+            g[flat] = numbers[met][rows]
+            grids[met] = g.reshape(len(models), len(cases))
+        if cluster_col is not None:
+            cluster_of: dict = {}
+            for i in rows:
+                c, cl = case_col[i], str(cluster_col[i])
                 if cluster_of.setdefault(c, cl) != cl:
                     raise ScoreError(f"{name}: case {c!r} is in clusters {cluster_of[c]!r} and {cl!r} "
                                      f"(--cluster-by {cluster_by}); a case belongs to one cluster")
-        if cluster_col is not None:
             units = natural_sorted(cluster_of.values())
             ui = {u: k for k, u in enumerate(units)}
             unit_of = np.array([ui[cluster_of[c]] for c in cases], np.int64)
