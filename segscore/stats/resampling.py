@@ -121,8 +121,6 @@ def interval(theta_b, theta_hat: float, jack, *, level: float, method: str) -> t
     """``(low, high, note)`` of one column's draws ``theta_b`` (NaN draws left out) at ``level``;
     ``jack``: its jackknife values (BCa only). A bound is None where it is undefined, and
     ``note`` says why (else None)."""
-    from scipy.special import ndtr, ndtri
-
     tb = np.asarray(theta_b, float)
     tb = tb[~np.isnan(tb)]
     if tb.size == 0 or np.isnan(theta_hat):
@@ -133,6 +131,8 @@ def interval(theta_b, theta_hat: float, jack, *, level: float, method: str) -> t
         return float(lo), float(hi), None
     if method != "bca":
         raise ScoreError(f"--interval {method!r}: give one of {', '.join(INTERVALS)}")
+    from scipy.special import ndtr, ndtri
+
     share = (np.count_nonzero(tb < theta_hat) + np.count_nonzero(tb <= theta_hat)) / (2 * tb.size)
     z0 = ndtri(share)
     j = np.asarray(jack, float)
@@ -166,12 +166,13 @@ def stability(theta_b, theta_hat, *, larger_better: bool) -> dict:
     Returns ``{"rank_full": [...], "rank_counts": (models, models) int (draws in which model m
     ranks r + 1), "share_first": [...], "tau": (draws,) with NaN where a draw's ranks all tie,
     "tau_median", "tau_q1", "tau_q3" (over the defined ones; None when none is), "n_tau_undefined"}``."""
-    from segscore.kernels.resample import draw_ranks, kendall_tau_b, rank_min
+    from segscore.kernels.resample import draw_ranks, kendall_tau_b
 
     tb = np.ascontiguousarray(theta_b, dtype=np.float64)
     d, m = tb.shape
-    full = np.empty(m, np.int64)
-    rank_min(np.asarray(theta_hat, np.float64), bool(larger_better), full)
+    full = np.empty((1, m), np.int64)
+    draw_ranks(np.ascontiguousarray(theta_hat, dtype=np.float64).reshape(1, m), bool(larger_better), full)
+    full = full[0]
     ranks = np.empty((d, m), np.int64)
     draw_ranks(tb, bool(larger_better), ranks)
     counts = np.zeros((m, m), np.int64)
