@@ -153,3 +153,58 @@ def test_parquet_table_reads_like_csv_or_names_the_extra(tmp_path):
     a = analyse(path, case="case", by="model", metric="dice", resamples=50)
     b = analyse(rows, case="case", by="model", metric="dice", resamples=50)
     assert a["intervals"]["rows"] == b["intervals"]["rows"]
+
+
+def test_registry_directions():
+    from segscore.metrics.missing import SMALLER_BETTER, WORST, larger_is_better
+
+    for m in ("voi_split", "voi_merge", "voi_total", "hd95", "hd95_pixel", "assd_per_object", "betti0_error",
+              "area_error_mean", "adapted_rand_error", "hd_pixel"):
+        assert not larger_is_better(m), m
+    for m in ("dice", "cldice", "f1", "pq", "voi_score", "leaderboard", "roc_auc", "adapted_rand_precision"):
+        assert larger_is_better(m), m
+    # every smaller-better metric the worst-value table names has a worst that is not 0 (Dice-like)
+    assert all(WORST[m] != 0.0 for m in SMALLER_BETTER if m in WORST)
+
+
+def _store_report():
+    """A results folder's report as ``Report.to_dict()`` gives it: two tables, tags, a floor, a null."""
+    def row(model, case, dice, floor):
+        return {"id": f"{model}-{case}", "tags": {"model": model, "case": case},
+                "values": {"dice": dice, "dice [all_positive]": floor, "hd95": None if dice is None else 1 - dice}}
+
+    cols = [{"name": "dice", "role": "headline", "of": None, "ref": None},
+            {"name": "dice [all_positive]", "role": "floor", "of": "dice", "ref": "all_positive"},
+            {"name": "hd95", "role": "headline", "of": None, "ref": None}]
+    rows = [row(m, f"c{j}", None if (m == "b" and j == 2) else 0.5 + 0.1 * k + 0.01 * j, 0.2 + 0.01 * j)
+            for k, m in enumerate(("a", "b")) for j in range(1, 7)]
+    return {"source": "results", "tables": [{"command": "curve", "columns": cols, "rows": rows}]}
+
+
+def test_results_folder_rows_directions_worst_and_floors():
+    import argparse
+
+    from segscore.stats.options import add_arguments, analyse_args
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--by")
+    p.add_argument("--missing")
+    add_arguments(p)
+    args = p.parse_args(["--case", "case", "--by", "model", "--intervals", "--rank", "--resamples", "100"])
+    out = analyse_args(args, _store_report())
+    assert out["params"]["metrics"] == ["dice", "hd95"]
+    assert out["params"]["directions"] == {"dice": "larger", "hd95": "smaller"}
+    assert abs(out["intervals"]["floors"]["dice"]["all_positive"] - (0.2 + 0.035)) < 1e-12
+    b = next(r for r in out["intervals"]["rows"] if r["model"] == "b" and r["metric"] == "dice")
+    assert b["n_missing"] == 1 and b["n_cases"] == 5
+    ranks = {(r["metric"], r["method"], r["model"]): r["rank"] for r in out["rankings"]["rows"]}
+    assert ranks[("dice", "aggregate_mean", "b")] == 1 and ranks[("hd95", "aggregate_mean", "b")] == 1
+    args = p.parse_args(["--case", "case", "--by", "model", "--metric", "dice", "--missing", "worst", "--intervals",
+                         "--resamples", "10"])
+    worst = analyse_args(args, _store_report())  # Dice's declared worst value is 0
+    assert worst["counts"]["imputed"] == {"dice": 1} and worst["params"]["worst"] == {"dice": 0.0}
+    args = p.parse_args(["--case", "nope", "--by", "model", "--intervals"])
+    from segscore.errors import ScoreError
+
+    with pytest.raises(ScoreError, match="no tag 'nope'"):
+        analyse_args(args, _store_report())
