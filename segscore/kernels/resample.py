@@ -9,6 +9,10 @@ unit indices without ever building the resample:
 - :func:`draw_means`: ``sum_j sums[idx[j]] / sum_j counts[idx[j]]`` per column (the mean over
   every case of the drawn units that has a value; NaN where none has);
 - :func:`draw_medians`: the median of those values, gathered case by case;
+- :func:`refine_ties`: where two columns' means of one draw are within a relative ``1e-9`` of each
+  other, both are recomputed as the correctly rounded sum (:func:`fsum_add`, Shewchuk's exact
+  partials, as ``math.fsum``) over the count, so that means equal in exact arithmetic are equal
+  whatever the order of their values (R's long-double mean ties them too);
 - :func:`draw_ranks`: each draw's ranking of the columns (ties "min", NaN last);
 - :func:`kendall_tau_b`: Kendall's tau-b of one reference ranking against each draw's.
 
@@ -107,6 +111,96 @@ def draw_medians(idx, values, unit_start, unit_cases, out):
                         k += 1
             out[r, c] = np.median(buf[:k]) if k > 0 else np.nan
     return d
+
+
+@jit
+def fsum_add(partials, count, x):
+    """Add ``x`` to the exact sum held as ``count`` non-overlapping ``partials`` (Shewchuk's
+    algorithm); returns the new count. ``partials`` needs room for 64 entries (finite doubles
+    never need more than about 40)."""
+    i = 0
+    for j in range(count):
+        y = partials[j]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i] = x
+    return i + 1
+
+
+@jit
+def fsum_total(partials, count):
+    """The correctly rounded value of the exact sum in ``partials`` (``math.fsum``'s last step,
+    half-even rounding across partials)."""
+    if count == 0:
+        return 0.0
+    n = count - 1
+    hi = partials[n]
+    lo = 0.0
+    while n > 0:
+        x = hi
+        n -= 1
+        y = partials[n]
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            break
+    if n > 0 and ((lo < 0.0 and partials[n - 1] < 0.0) or (lo > 0.0 and partials[n - 1] > 0.0)):
+        y = lo * 2.0
+        x = hi + y
+        if y == x - hi:
+            hi = x
+    return hi
+
+
+# parallel=True: prange over the draws of a chunk (each owns its row)
+@jit(parallel=True)
+def refine_ties(idx, values, unit_start, unit_cases, out, rel):
+    """Recompute, as ``fsum / count``, every column of a draw whose mean in ``out`` is within
+    ``rel`` (relative) of another column's in the same draw (:func:`draw_means`'s arguments).
+    Returns the number of values recomputed.
+
+    Notes
+    -----
+    Columns are compared in sorted order, neighbours only (a near-tie is a neighbour in that order).
+    """
+    d, n = idx.shape
+    cols = out.shape[1]
+    fixed = np.zeros(d, np.int64)
+    for r in prange(d):
+        row = out[r]
+        order = np.argsort(row)
+        flag = np.zeros(cols, np.bool_)
+        for k in range(cols - 1):
+            a = row[order[k]]
+            b = row[order[k + 1]]
+            if np.isnan(a) or np.isnan(b):
+                continue
+            if abs(b - a) <= rel * max(abs(a), abs(b)):
+                flag[order[k]] = True
+                flag[order[k + 1]] = True
+        partials = np.empty(64)
+        for c in range(cols):
+            if not flag[c]:
+                continue
+            count = 0
+            k = 0
+            for j in range(n):
+                u = idx[r, j]
+                for p in range(unit_start[u], unit_start[u + 1]):
+                    v = values[unit_cases[p], c]
+                    if not np.isnan(v):
+                        count = fsum_add(partials, count, v)
+                        k += 1
+            if k > 0:
+                out[r, c] = fsum_total(partials, count) / k
+                fixed[r] += 1
+    return fixed.sum()
 
 
 @jit

@@ -308,8 +308,7 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
                     if why:
                         notes[f"comparisons.rows[{idx}].low"] = why
                     if pv[n_o] is None:
-                        notes[f"comparisons.rows[{idx}].p"] = ("no pair of values differs (or no common case): "
-                                                                "the test is undefined")
+                        notes[f"comparisons.rows[{idx}].p"] = "no common case: the test is undefined"
                     cmp_rows.append(row)
             if rank:
                 per_method = {}

@@ -40,15 +40,19 @@ def wilcoxon_greater(x, y) -> dict:
     """R's one-sided paired Wilcoxon signed-rank test (module docstring) of ``x > y``.
 
     Returns ``{"n": pairs, "n_nonzero": differences kept, "V": sum of the positive ranks,
-    "p": p-value}``; ``p`` is None where every difference is 0 (R gives NaN)."""
+    "p": p-value}``. Where every difference is 0, R's formula gives ``z = -0.5 / 0 = -inf`` and
+    ``p = 1`` (and challengeR counts it in the family it adjusts): so does this. ``p`` is None only
+    for no pair at all (R refuses: not enough observations)."""
     from scipy.stats import rankdata
 
     d = np.asarray(x, float) - np.asarray(y, float)
     n_all = d.size
     d = d[d != 0]
     n = d.size
+    if n_all == 0:
+        return {"n": 0, "n_nonzero": 0, "V": None, "p": None}
     if n == 0:
-        return {"n": n_all, "n_nonzero": 0, "V": None, "p": None}
+        return {"n": n_all, "n_nonzero": 0, "V": 0.0, "p": 1.0}
     r = rankdata(np.abs(d))  # average ties, as R's rank()
     v = float(r[d > 0].sum())
     _, ties = np.unique(r, return_counts=True)

@@ -7,7 +7,10 @@ They are generated chunk by chunk (``rng.integers(0, n, size=(chunk, n))`` in tu
 concatenation is the same stream: tests/stats/test_resampling.py checks it), and every column
 (each model, each paired difference) is read off the same draws. A draw's statistic is taken
 over every case of the drawn units that has a value; a draw where a column has none is left out
-of that column's interval and counted.
+of that column's interval and counted. A mean is the sum over the count; where two columns' means
+of a draw come within a relative 1e-9 of each other, both are recomputed from the correctly
+rounded sum (``math.fsum``), so that means equal in exact arithmetic tie whatever the order of the
+values (as R's long-double ``mean`` ties them, and challengeR's rankings with it).
 
 Intervals at ``level``: ``percentile`` (the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the
 draws, linear interpolation: scipy's ``method="percentile"``) and ``bca`` (scipy's
@@ -18,6 +21,8 @@ bound is None with a note.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from segscore.errors import ScoreError
@@ -26,6 +31,8 @@ from segscore.errors import ScoreError
 STATISTICS = ("mean", "median")
 #: the intervals ``--interval`` takes
 INTERVALS = ("percentile", "bca")
+#: draws' means closer than this (relative) to another column's are recomputed exactly (fsum / count)
+TIE_RELATIVE = 1e-9
 #: the draws one chunk holds at most, times the units of a draw (8 MiB of int64 indices)
 CHUNK_ELEMENTS = 1 << 20
 
@@ -78,7 +85,7 @@ class Columns:
             v = self.values[:, c]
             v = v[~np.isnan(v)]
             if v.size:
-                out[c] = np.mean(v) if statistic == "mean" else np.median(v)
+                out[c] = math.fsum(v) / v.size if statistic == "mean" else np.median(v)
         return out
 
     def jackknife(self, statistic: str) -> np.ndarray:
@@ -101,7 +108,7 @@ class Columns:
 
     def resample(self, statistic: str, rng, resamples: int, *, chunk: int | None = None) -> np.ndarray:
         """``(resamples, columns)``: each draw's statistic per column (NaN: no value drawn)."""
-        from segscore.kernels.resample import draw_means, draw_medians
+        from segscore.kernels.resample import draw_means, draw_medians, refine_ties
 
         if statistic not in STATISTICS:
             raise ScoreError(f"--statistic {statistic!r}: give one of {', '.join(STATISTICS)}")
@@ -112,6 +119,7 @@ class Columns:
             part = out[start:start + idx.shape[0]]
             if statistic == "mean":
                 draw_means(idx, self.sums, empty if self.full else self.counts, part)
+                refine_ties(idx, self.values, self.unit_start, self.unit_cases, part, TIE_RELATIVE)
             else:
                 draw_medians(idx, self.values, self.unit_start, self.unit_cases, part)
         return out

@@ -163,7 +163,9 @@ def test_rankings_tests_and_consensus_equal_challengers(folder, name, entry):
                 continue
             if len(res["tasks"]) == 1:
                 continue  # one task: no consensus asked of us
-            for alg, r in c["rank"].items():
+            # relations sums the mean in another order: ``rank_rounded10`` ranks the scores rounded to 10
+            # decimals (where equal means split in the last bit, ``rank`` splits them; we do not)
+            for alg, r in c.get("rank_rounded10", c["rank"]).items():
                 assert cons[(meth, alg)]["rank"] == r, f"{name} {mode} consensus {key} {alg}"
                 _close(cons[(meth, alg)]["score"], c["mean_of_average_tie_ranks"][alg], f"{name} consensus score")
                 compared += 1
@@ -172,3 +174,44 @@ def test_rankings_tests_and_consensus_equal_challengers(folder, name, entry):
 
 def test_a_fixture_folder_is_found_or_the_test_says_why():
     assert _fixtures()
+
+
+def _bootstrap_fixtures():
+    found = []
+    for folder in _folders():
+        manifest = folder / "manifest.json"
+        if manifest.is_file():
+            for name, e in json.loads(manifest.read_text()).items():
+                if isinstance(e.get("bootstrap"), dict):
+                    found.append(pytest.param(folder, name, e, id=f"{folder.parent.name}/{name}"))
+    if not found:
+        found.append(pytest.param(None, None, None, marks=pytest.mark.skip(
+            reason="no challengeR bootstrap fixture (tests/data/challenger/*_bootstrap.json) found")))
+    return found
+
+
+@pytest.mark.parametrize("folder, name, entry", _bootstrap_fixtures())
+def test_stability_equals_challengers_bootstrap_on_the_stated_draws(folder, name, entry):
+    """challengeR's ``bootstrap()`` run on our draws (``default_rng(0).integers(0, n, size=(B, n))``,
+    given to its ``sample()``): aggregate-then-rank's rank counts, winners and Kendall's tau."""
+    from segscore.stats import analyse
+
+    boot = json.loads((folder / entry["bootstrap"]["json"]).read_text())
+    index = np.loadtxt(folder / entry["bootstrap"]["index"], delimiter=",", dtype=np.int64, ndmin=2)
+    draws = index.shape[0]
+    n = index.shape[1]
+    assert np.array_equal(index, np.random.default_rng(0).integers(0, n, size=(draws, n)))
+    smaller = boot["meta"].get("direction") == "smaller"
+    for key, statistic in (("atr_mean", "mean"), ("atr_median", "median")):
+        ref = boot["results"][key]["challengeR"]
+        out = analyse(folder / entry["csv"], case="case", by="algo", metric="value", task="task", stability=True,
+                      statistic=statistic, resamples=draws, seed=0, smaller_better=["value"] if smaller else [])
+        rows = {r["model"]: r for r in out["stability"]["rows"]}
+        for alg, counts in ref["rank_counts"]["counts"].items():
+            assert rows[alg]["rank_full"] == ref["full_rank"][alg], f"{name} {key} {alg}"
+            assert rows[alg]["rank_counts"] == counts, f"{name} {key} {alg}"
+            assert round(rows[alg]["share_first"] * draws) == ref["winner_frequency"][alg], f"{name} {key} {alg}"
+        k, ks = out["stability"]["kendall"][0], ref["kendall_summary"]
+        assert k["n_tau_undefined"] == ks["n_null"]
+        for ours, theirs in ((k["tau_median"], ks["median"]), (k["tau_q1"], ks["q25"]), (k["tau_q3"], ks["q75"])):
+            assert abs(ours - theirs) < 1e-12, f"{name} {key} tau"

@@ -23,8 +23,10 @@ def test_wilcoxon_equals_scipys_normal_approximation_with_ties_and_zeros(seed):
     assert ours["n_nonzero"] == int(np.count_nonzero(x != y))
 
 
-def test_wilcoxon_all_zero_differences_is_null():
-    assert wilcoxon_greater([1.0, 2.0], [1.0, 2.0])["p"] is None
+def test_wilcoxon_all_zero_differences_is_rs_p_of_one_and_no_pair_is_null():
+    """R: every difference 0 leaves n = 0, z = (0 - 0.5) / 0 = -Inf, pnorm(-Inf, lower.tail=FALSE) = 1."""
+    assert wilcoxon_greater([1.0, 2.0], [1.0, 2.0]) == {"n": 2, "n_nonzero": 0, "V": 0.0, "p": 1.0}
+    assert wilcoxon_greater([], [])["p"] is None
 
 
 @pytest.mark.parametrize("n", [2, 5, 11])

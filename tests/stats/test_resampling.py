@@ -3,6 +3,7 @@ re-implementation, all to 1e-12; thread-count independence."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -175,8 +176,9 @@ def test_stability_equals_a_numpy_reimplementation(larger_better):
     out = analyse(_table(values), case="case", by="model", metric="score", stability=True, resamples=400, seed=3,
                   smaller_better=[] if larger_better else ["score"])
     idx = np.random.default_rng(3).integers(0, 20, size=(400, 20))
-    theta_b = values[:, idx].mean(axis=2).T
-    full, ranks, tau = _numpy_stability(theta_b, values.mean(axis=1), larger_better)
+    # the stated mean: the correctly rounded sum over the count (ties exact whatever the order)
+    theta_b = np.array([[math.fsum(values[m, row]) / 20 for m in range(6)] for row in idx])
+    full, ranks, tau = _numpy_stability(theta_b, [math.fsum(v) / 20 for v in values], larger_better)
     rows = out["stability"]["rows"]
     for m, row in enumerate(rows):
         assert row["rank_full"] == full[m]
