@@ -224,13 +224,19 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
     for t in suite.tasks:
         k = len(t.models)
         pairs = [(a, b) for a in range(k) for b in range(a + 1, k)] if compare else []
-        cols, layout = [], []
+        cols, layout, derived = [], [], []
         for m in metrics:
             v = t.values[m]
             for i in range(k):
                 cols.append(v[i])
                 layout.append(("model", m, i))
+            complete = ~np.isnan(v).any(axis=1)
             for a, b in pairs:
+                if statistic == "mean" and complete[a] and complete[b]:
+                    # every case on both sides: a draw's mean difference is the difference of the
+                    # means (the same cases, the same count), read off the models' draws
+                    derived.append((("pair", m, (a, b)), None, None))
+                    continue
                 cols.append(v[a] - v[b])  # NaN where either lacks the case: the common cases only
                 layout.append(("pair", m, (a, b)))
         theta_b = est = jack = None
@@ -240,6 +246,22 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
             theta_b = c.resample(statistic, rng, resamples)
             est = c.estimate(statistic)
             jack = c.jackknife(statistic) if interval == "bca" else None
+            if derived:
+                pos = {key: j for j, key in enumerate(layout)}
+                extra_t, extra_e, extra_j = [], [], []
+                for key, _, _ in derived:
+                    m, (a, b) = key[1], key[2]
+                    ja, jb = pos[("model", m, a)], pos[("model", m, b)]
+                    extra_t.append(theta_b[:, ja] - theta_b[:, jb])
+                    d = t.values[m][a] - t.values[m][b]
+                    extra_e.append(math.fsum(d) / d.size)
+                    if jack is not None:
+                        extra_j.append(jack[:, ja] - jack[:, jb])
+                    layout.append(key)
+                theta_b = np.hstack([theta_b, np.array(extra_t).T])
+                est = np.concatenate([est, extra_e])
+                if jack is not None:
+                    jack = np.hstack([jack, np.array(extra_j).T])
         bounds = {}
         if theta_b is not None and (intervals or compare):
             for j, key in enumerate(layout):

@@ -233,3 +233,21 @@ def test_bca_undefined_is_null_with_a_note():
     import json
 
     json.dumps(out, allow_nan=False)
+
+
+@pytest.mark.parametrize("statistic", ["mean", "median"])
+def test_paired_difference_on_common_cases_with_a_missing_value_equals_numpy(statistic):
+    rng = np.random.default_rng(12)
+    values = rng.random((3, 16))
+    values[0, 3] = np.nan
+    out = analyse(_table(values), case="case", by="model", metric="score", compare=True, resamples=300, seed=6,
+                  statistic=statistic)
+    idx = np.random.default_rng(6).integers(0, 16, size=(300, 16))
+    fn = np.mean if statistic == "mean" else np.median
+    for a, b in ((0, 1), (1, 2)):  # with the missing case (common cases only), and complete
+        d = values[a] - values[b]
+        tb = np.array([fn(d[row][~np.isnan(d[row])]) for row in idx])
+        lo, hi = np.quantile(tb, [0.025, 0.975])
+        row = next(r for r in out["comparisons"]["rows"] if (r["a"], r["b"]) == (f"m{a + 1}", f"m{b + 1}"))
+        assert abs(row["low"] - lo) < 1e-12 and abs(row["high"] - hi) < 1e-12
+        assert row["n_common"] == int((~np.isnan(d)).sum())
