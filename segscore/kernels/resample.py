@@ -285,3 +285,19 @@ def kendall_tau_b(ref, ranks, out):
     for r in prange(d):
         out[r] = tau_b(ref.astype(np.float64), ranks[r].astype(np.float64))
     return d
+
+
+# parallel=True: prange over draws (each owns its row of ranks and its tau)
+@jit(parallel=True)
+def rank_stability(stat, larger_better, ref, ranks, tau):
+    """:func:`draw_ranks` and :func:`kendall_tau_b` in one pass: ``ranks`` (d, m) int64 filled
+    with each draw's ranks, ``tau`` (d,) with Kendall's tau-b of ``ref`` (m,) int64 against them
+    (NaN where either all ties). With ``ref`` of length 0, ``tau`` is not written (the full-data
+    ranking itself)."""
+    d, m = stat.shape
+    with_tau = ref.shape[0] == m
+    for r in prange(d):
+        rank_min(stat[r], larger_better, ranks[r])
+        if with_tau:
+            tau[r] = tau_b(ref.astype(np.float64), ranks[r].astype(np.float64))
+    return d

@@ -119,10 +119,21 @@ class Columns:
             part = out[start:start + idx.shape[0]]
             if statistic == "mean":
                 draw_means(idx, self.sums, empty if self.full else self.counts, part)
-                refine_ties(idx, self.values, self.unit_start, self.unit_cases, part, TIE_RELATIVE)
+                if self.n_columns > 1 and near_ties(part, TIE_RELATIVE):
+                    refine_ties(idx, self.values, self.unit_start, self.unit_cases, part, TIE_RELATIVE)
             else:
                 draw_medians(idx, self.values, self.unit_start, self.unit_cases, part)
         return out
+
+
+def near_ties(stat, rel: float) -> bool:
+    """Whether any row of ``stat`` holds two values within ``rel`` (relative) of each other (the
+    rows :func:`segscore.kernels.resample.refine_ties` would recompute)."""
+    s = np.sort(stat, axis=1)
+    with np.errstate(invalid="ignore"):
+        gap = np.diff(s, axis=1)
+        scale = np.maximum(np.abs(s[:, 1:]), np.abs(s[:, :-1]))
+        return bool(np.any(gap <= rel * scale))
 
 
 def interval(theta_b, theta_hat: float, jack, *, level: float, method: str) -> tuple:
@@ -174,20 +185,20 @@ def stability(theta_b, theta_hat, *, larger_better: bool) -> dict:
     Returns ``{"rank_full": [...], "rank_counts": (models, models) int (draws in which model m
     ranks r + 1), "share_first": [...], "tau": (draws,) with NaN where a draw's ranks all tie,
     "tau_median", "tau_q1", "tau_q3" (over the defined ones; None when none is), "n_tau_undefined"}``."""
-    from segscore.kernels.resample import draw_ranks, kendall_tau_b
+    from segscore.kernels.resample import rank_stability
 
     tb = np.ascontiguousarray(theta_b, dtype=np.float64)
     d, m = tb.shape
     full = np.empty((1, m), np.int64)
-    draw_ranks(np.ascontiguousarray(theta_hat, dtype=np.float64).reshape(1, m), bool(larger_better), full)
+    tau = np.empty(d)
+    rank_stability(np.ascontiguousarray(theta_hat, dtype=np.float64).reshape(1, m), bool(larger_better),
+                   np.zeros(0, np.int64), full, tau[:1])
     full = full[0]
     ranks = np.empty((d, m), np.int64)
-    draw_ranks(tb, bool(larger_better), ranks)
+    rank_stability(tb, bool(larger_better), full, ranks, tau)
     counts = np.zeros((m, m), np.int64)
     for k in range(m):
         counts[k] = np.bincount(ranks[:, k] - 1, minlength=m)[:m]
-    tau = np.empty(d)
-    kendall_tau_b(full, ranks, tau)
     ok = tau[~np.isnan(tau)]
     q = np.percentile(ok, [25, 50, 75]) if ok.size else [None, None, None]
     return {"rank_full": full, "rank_counts": counts, "share_first": counts[:, 0] / d if d else counts[:, 0] * 0.0,

@@ -96,3 +96,32 @@ def test_one_model_has_no_tau():
     tau = np.empty(2)
     kendall_tau_b(np.array([1]), np.array([[1], [1]]), tau)
     assert np.isnan(tau).all()
+
+
+def test_rank_stability_is_draw_ranks_and_tau_in_one_pass():
+    from segscore.kernels.resample import rank_stability
+
+    rng = np.random.default_rng(4)
+    stat = np.round(rng.random((30, 5)), 1)
+    stat[2] = 0.3
+    ref = np.array([1, 2, 2, 4, 5])
+    ranks, tau = np.empty((30, 5), np.int64), np.empty(30)
+    rank_stability(stat, True, ref, ranks, tau)
+    r2, t2 = np.empty((30, 5), np.int64), np.empty(30)
+    draw_ranks(stat, True, r2)
+    kendall_tau_b(ref, r2, t2)
+    assert np.array_equal(ranks, r2) and np.array_equal(tau, t2, equal_nan=True)
+
+
+def test_refine_ties_makes_equal_sums_equal_whatever_the_order():
+    from segscore.kernels.resample import refine_ties
+
+    a = np.array([0.1, 0.2, 0.3, 0.7, 0.05, 0.65])
+    values = np.stack([a, a[::-1]], axis=1)             # the same values in another order
+    idx = np.arange(6)[None, :]
+    sums, out = values.copy(), np.empty((1, 2))
+    draw_means(idx, sums, np.zeros((0, 0)), out)
+    refine_ties(idx, values, np.arange(7), np.arange(6), out, 1e-9)
+    import math
+
+    assert out[0, 0] == out[0, 1] == math.fsum(a) / 6
