@@ -70,6 +70,30 @@ def draw_means(idx, sums, counts, out):
     return d
 
 
+@jit
+def largest_unit(unit_start):
+    """The most cases any unit holds (``unit_start`` as :func:`draw_medians` takes it)."""
+    most = 0
+    for u in range(unit_start.shape[0] - 1):
+        most = max(most, unit_start[u + 1] - unit_start[u])
+    return most
+
+
+@jit
+def gather_drawn(draw, values, unit_start, unit_cases, c, buf):
+    """Copy column ``c``'s values of every case of the units in ``draw`` (NaN skipped) into
+    ``buf``, in draw order; returns how many."""
+    k = 0
+    for j in range(draw.shape[0]):
+        u = draw[j]
+        for p in range(unit_start[u], unit_start[u + 1]):
+            v = values[unit_cases[p], c]
+            if not np.isnan(v):
+                buf[k] = v
+                k += 1
+    return k
+
+
 # parallel=True: prange over the draws of a chunk (each owns its row and its buffer)
 @jit(parallel=True)
 def draw_medians(idx, values, unit_start, unit_cases, out):
@@ -95,20 +119,11 @@ def draw_medians(idx, values, unit_start, unit_cases, out):
     """
     d, n = idx.shape
     cols = values.shape[1]
-    most = 0
-    for u in range(unit_start.shape[0] - 1):
-        most = max(most, unit_start[u + 1] - unit_start[u])
+    most = largest_unit(unit_start)
     for r in prange(d):
         buf = np.empty(n * most)
         for c in range(cols):
-            k = 0
-            for j in range(n):
-                u = idx[r, j]
-                for p in range(unit_start[u], unit_start[u + 1]):
-                    v = values[unit_cases[p], c]
-                    if not np.isnan(v):
-                        buf[k] = v
-                        k += 1
+            k = gather_drawn(idx[r], values, unit_start, unit_cases, c, buf)
             out[r, c] = np.median(buf[:k]) if k > 0 else np.nan
     return d
 
@@ -171,6 +186,7 @@ def refine_ties(idx, values, unit_start, unit_cases, out, rel):
     """
     d, n = idx.shape
     cols = out.shape[1]
+    most = largest_unit(unit_start)
     fixed = np.zeros(d, np.int64)
     for r in prange(d):
         row = out[r]
@@ -185,18 +201,14 @@ def refine_ties(idx, values, unit_start, unit_cases, out, rel):
                 flag[order[k]] = True
                 flag[order[k + 1]] = True
         partials = np.empty(64)
+        buf = np.empty(n * most)
         for c in range(cols):
             if not flag[c]:
                 continue
+            k = gather_drawn(idx[r], values, unit_start, unit_cases, c, buf)
             count = 0
-            k = 0
-            for j in range(n):
-                u = idx[r, j]
-                for p in range(unit_start[u], unit_start[u + 1]):
-                    v = values[unit_cases[p], c]
-                    if not np.isnan(v):
-                        count = fsum_add(partials, count, v)
-                        k += 1
+            for i in range(k):
+                count = fsum_add(partials, count, buf[i])
             if k > 0:
                 out[r, c] = fsum_total(partials, count) / k
                 fixed[r] += 1
