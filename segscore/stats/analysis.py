@@ -235,7 +235,7 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
                 if statistic == "mean" and complete[a] and complete[b]:
                     # every case on both sides: a draw's mean difference is the difference of the
                     # means (the same cases, the same count), read off the models' draws
-                    derived.append((("pair", m, (a, b)), None, None))
+                    derived.append(("pair", m, (a, b)))
                     continue
                 cols.append(v[a] - v[b])  # NaN where either lacks the case: the common cases only
                 layout.append(("pair", m, (a, b)))
@@ -249,8 +249,8 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
             if derived:
                 pos = {key: j for j, key in enumerate(layout)}
                 extra_t, extra_e, extra_j = [], [], []
-                for key, _, _ in derived:
-                    m, (a, b) = key[1], key[2]
+                for key in derived:
+                    _, m, (a, b) = key
                     ja, jb = pos[("model", m, a)], pos[("model", m, b)]
                     extra_t.append(theta_b[:, ja] - theta_b[:, jb])
                     d = t.values[m][a] - t.values[m][b]
