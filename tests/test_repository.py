@@ -183,6 +183,7 @@ def _layer_of(module: str) -> str | None:
     ("engine", ("metrics",) + FAMILY_PACKAGES),
     ("kernels", ("io", "engine", "metrics") + FAMILY_PACKAGES),
     ("metrics", ("io",) + FAMILY_PACKAGES),
+    ("stats", ("engine", "figures", "commands") + FAMILY_PACKAGES),  # the metrics layer: kernels, io, metrics
 ])
 def test_layers_import_only_downwards(layer, forbidden):
     """cli -> batch -> families -> metrics -> engine -> io -> kernels (DESIGN.md, "Layout": metrics

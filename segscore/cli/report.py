@@ -15,8 +15,9 @@ from __future__ import annotations
 def add_arguments(p) -> None:
     from segscore.commands._options import add_missing_option, add_output_options
 
-    p.add_argument("results", metavar="RESULTS_DIR",
-                   help="the --out folder of `segscore batch` (its results.jsonl; the latest row of each id)")
+    p.add_argument("results", metavar="RESULTS_DIR", nargs="?",
+                   help="the --out folder of `segscore batch` (its results.jsonl; the latest row of each id); "
+                        "optional with --table")
     p.add_argument("--by", metavar="TAG[,TAG...]",
                    help="tag columns keying the rows, in this order (default: every tag column present); rows "
                         "with equal keys are told apart by the other tags, then the id")
@@ -29,6 +30,9 @@ def add_arguments(p) -> None:
     p.add_argument("--plot-of", metavar="COMMAND[:HEADLINE]",
                    help="the table and headline --plot draws (default: the first table's first headline), "
                         "e.g. target:roc_auc")
+    from segscore.stats.options import add_arguments as add_stats_arguments
+
+    add_stats_arguments(p)
 
 
 def leaderboard_rows(rep, of=None) -> tuple[list, str]:
@@ -50,6 +54,14 @@ def run(args) -> int:
     from segscore.batch.report import report
     from segscore.cli._common import show, warn
 
+    from segscore.stats import options as stats_options
+
+    if stats_options.wanted(args):  # intervals, comparisons, rankings, stability (segscore.stats)
+        return _run_stats(args, stats_options)
+    if not args.results:
+        from segscore.errors import ScoreError
+
+        raise ScoreError("give the RESULTS_DIR of a `segscore batch` run (or --table FILE with --intervals etc.)")
     rep = report(args.results, by=args.by, missing=getattr(args, "missing", None))
     fig = None
     if getattr(args, "plot", None):
@@ -79,4 +91,28 @@ def run(args) -> int:
         warn(args, [f"{len(rep.failed)} of {c['jobs']} jobs did not score ({c['refused']} refused, {c['crashed']} "
                     f"crashed); listed {'in failed' if args.json else 'below the tables'} with their errors"])
     sys.stderr.flush()
+    return 0
+
+
+def _run_stats(args, stats_options) -> int:
+    """``segscore.stats.analyse`` on ``--table`` or the results folder; the text tables, or ``--json``."""
+    from segscore.cli._common import show
+
+    rep = None
+    if not getattr(args, "table", None):
+        from segscore.batch.report import report
+        from segscore.errors import ScoreError
+
+        if not args.results:
+            raise ScoreError("give a RESULTS_DIR or --table FILE to analyse")
+        rep = report(args.results, by=None).to_dict()
+    result = stats_options.analyse_args(args, rep)
+    stats_options.write_outputs(args, result)
+    if getattr(args, "plot", None):
+        from segscore import figures
+        from segscore.figures.stats import draw_for
+
+        figures.require_matplotlib()
+        figures.save(draw_for(result), args.plot)
+    show(args, result, result.to_markdown())
     return 0

@@ -181,3 +181,24 @@ def mean(values) -> float | None:
     """The mean of the numbers in ``values`` (None left out); None when none is left."""
     xs = [float(v) for v in values if v is not None]
     return math.fsum(xs) / len(xs) if xs else None
+
+
+
+#: the headline metrics where a smaller value is better (distances, errors, VOI); every other
+#: headline is larger-better (:func:`larger_is_better` also reads the name patterns below). Read by
+#: the benchmark statistics (``segscore.stats``) to orient intervals, comparisons and rankings.
+SMALLER_BETTER = frozenset({
+    "voi_split", "voi_merge", "voi_total", "adapted_rand_error", "area_error_mean", "area_error_abs_mean",
+    "hd", "hd95", "assd", "hd95_per_object", "assd_per_object", "hd_pixel", "hd95_pixel", "assd_pixel",
+    "betti0_error", "betti1_error", "betti2_error", "betti_error", "area_error",
+})
+#: name patterns of smaller-better fields: distance prefixes and error suffixes
+SMALLER_BETTER_PREFIXES = ("hd_", "hd95_", "assd_")
+SMALLER_BETTER_SUFFIXES = ("_error",)
+
+
+def larger_is_better(metric: str) -> bool:
+    """The declared direction of ``metric``: False for :data:`SMALLER_BETTER` and the names matching
+    its prefixes or suffixes, True otherwise (``voi_score`` is a larger-better score)."""
+    return not (metric in SMALLER_BETTER or metric.startswith(SMALLER_BETTER_PREFIXES)
+                or metric.endswith(SMALLER_BETTER_SUFFIXES))

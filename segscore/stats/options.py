@@ -1,0 +1,179 @@
+"""The command-line face of :func:`segscore.stats.analyse`: option declarations and their reading.
+
+``segscore report`` calls :func:`add_arguments` on its parser and, when :func:`wanted` says a
+statistics option was given, :func:`analyse_args` (with the results folder's report as a dict
+where no ``--table`` is given) then :func:`write_outputs`. Nothing here prints; the report
+command shows the result.
+
+From a results folder (``segscore batch`` output), each scored job is a row: the model is the
+first ``--by`` tag (default ``model``), the case the ``--case TAG`` tag, the task ``--task TAG``
+(optional), the metrics the ``--metric`` headline columns (default: the headlines of the first
+table); directions come from the registry (:data:`segscore.metrics.missing.SMALLER_BETTER`, plus
+``--smaller-better``), and ``--missing worst`` takes each metric's declared worst number.
+"""
+
+from __future__ import annotations
+
+from segscore.errors import ScoreError
+
+#: the flags that ask for an analysis (any one of them)
+PART_FLAGS = ("intervals", "compare", "rank", "stability")
+
+
+def add_arguments(p) -> None:
+    """Declare the statistics options on ``segscore report``'s parser (``--by``, ``--missing``,
+    ``--json``, ``--json-out`` and ``--csv`` are the report's own)."""
+    g = p.add_argument_group("benchmark statistics (is A better than B?)")
+    g.add_argument("--table", metavar="FILE", help="a long table (CSV, or Parquet with the parquet extra) with one row "
+                                                   "per case and model, instead of a results folder")
+    g.add_argument("--case", metavar="COL", help="the case column (a table) or tag (a results folder)")
+    g.add_argument("--metric", metavar="COL[,COL...]", help="the metric column(s) (a results folder: headline "
+                                                           "columns; default its first table's headlines)")
+    g.add_argument("--task", metavar="COL", help="the task column or tag: each task analysed on its own")
+    g.add_argument("--cluster-by", metavar="COL", help="draw clusters of cases (a scroll, a patient) instead of cases")
+    g.add_argument("--smaller-better", metavar="COL[,COL...]", help="metrics where smaller is better (a results "
+                                                                  "folder: added to the registry's)")
+    g.add_argument("--worst", metavar="COL=VALUE", action="append", default=None,
+                   help="the worst value of a metric, counted for a missing value under --missing worst (needed "
+                        "for a table; repeat per metric)")
+    g.add_argument("--intervals", action="store_true", help="each model's statistic with its bootstrap interval")
+    g.add_argument("--statistic", choices=("mean", "median"), default="mean", help="the statistic (default mean)")
+    g.add_argument("--level", type=float, default=0.95, help="the interval's confidence level (default 0.95)")
+    g.add_argument("--resamples", type=int, default=10_000, help="bootstrap draws (default 10,000)")
+    g.add_argument("--seed", type=int, default=0, help="the draws' seed: default_rng(seed + task index) (default 0)")
+    g.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                   help="the bootstrap interval (default percentile)")
+    g.add_argument("--compare", action="store_true", help="every ordered pair of models on their common cases: the "
+                                                         "difference with its paired interval and a one-sided test")
+    g.add_argument("--adjust", choices=("holm", "bonferroni", "bh", "none"), default="holm",
+                   help="the adjustment over each task's k(k-1) pairs (default holm)")
+    g.add_argument("--alpha", type=float, default=0.05, help="a win is p_adjusted <= alpha (default 0.05)")
+    g.add_argument("--test", choices=("wilcoxon", "permutation"), default="wilcoxon",
+                   help="wilcoxon: R's paired wilcox.test (exact=FALSE); permutation: the sign-flip test")
+    g.add_argument("--permutations", type=int, default=9_999, help="sign patterns of --test permutation (exact "
+                                                                   "when 2**n fit; default 9,999)")
+    g.add_argument("--rank", action="store_true", help="challengeR's rankings (and their consensus over tasks)")
+    g.add_argument("--stability", action="store_true", help="rank distributions over the bootstrap draws, the "
+                                                           "share ranked first, Kendall's tau")
+
+
+def wanted(args) -> bool:
+    """Whether the command line asked for an analysis."""
+    return bool(getattr(args, "table", None)) or any(getattr(args, f, False) for f in PART_FLAGS)
+
+
+def _split(text):
+    return [s.strip() for s in text.split(",") if s.strip()] if text else []
+
+
+def _worst(items) -> dict:
+    out = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise ScoreError(f"--worst {item!r}: give COL=VALUE with a number, e.g. --worst dice=0") from None
+    return out
+
+
+def store_rows(report: dict, *, case: str, by: str, task: str | None, metrics: list) -> tuple[list, list, dict]:
+    """``(rows, metrics, floors)``: a results folder's report (``Report.to_dict()``) as long-table
+    rows (``case``, ``by``, ``task`` tags and the metric values; a null value is missing), and each
+    metric's floors (``{metric: {floor: mean over the cases}}``, the floor columns read beside it)."""
+    tables = report.get("tables", [])
+    if not metrics:
+        if not tables:
+            raise ScoreError(f"{report.get('source')}: no scored job to analyse; run `segscore batch` first")
+        metrics = [c["name"] for c in tables[0]["columns"] if c["role"] == "headline"]
+    rows = []
+    floor_values: dict = {}
+    for t in tables:
+        have = [m for m in metrics if any(c["name"] == m for c in t["columns"])]
+        if not have:
+            continue
+        floor_cols = [(c["of"], c["name"], c.get("ref") or c["name"]) for c in t["columns"]
+                      if c["role"] == "floor" and c.get("of") in have]
+        for r in t["rows"]:
+            tags = r.get("tags") or {}
+            for tag, opt in ((case, "--case"), (by, "--by"), (task, "--task")):
+                if tag is not None and tag not in tags:
+                    raise ScoreError(f"{report.get('source')}: job {r.get('id')} has no tag {tag!r} ({opt}); tag "
+                                     "every job (segscore batch --tag) or name another tag")
+            row = {"__case": tags[case], "__model": tags[by]}
+            if task:
+                row["__task"] = tags[task]
+            for m in metrics:
+                row[m] = r["values"].get(m) if m in have else None
+            for m, col, name in floor_cols:
+                v = r["values"].get(col)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    floor_values.setdefault(m, {}).setdefault(name, {})[str(tags[case])] = float(v)
+            rows.append(row)
+    if not rows:
+        raise ScoreError(f"{report.get('source')}: no job has the metric(s) {', '.join(metrics)}; name headline "
+                         "columns with --metric")
+    import math
+
+    floors = {m: {name: math.fsum(v.values()) / len(v) for name, v in f.items()} for m, f in floor_values.items()}
+    return rows, metrics, floors
+
+
+def analyse_args(args, report: dict | None = None):
+    """Run :func:`segscore.stats.analyse` as the command line asks; ``report``: the results
+    folder's ``Report.to_dict()`` when no ``--table`` is given."""
+    from segscore.stats.analysis import analyse
+
+    by = _split(getattr(args, "by", None))
+    if len(by) > 1 and args.table:
+        raise ScoreError(f"--by {args.by}: a table takes one model column")
+    model = by[0] if by else ("model" if not args.table else None)
+    common = dict(intervals=args.intervals, statistic=args.statistic, level=args.level, resamples=args.resamples,
+                  seed=args.seed, interval=args.interval, compare=args.compare, adjust=args.adjust, alpha=args.alpha,
+                  test=args.test, permutations=args.permutations, rank=args.rank, stability=args.stability,
+                  missing=getattr(args, "missing", None) or "null", cluster_by=args.cluster_by)
+    if args.table:
+        if not args.case or not model or not args.metric:
+            raise ScoreError(f"--table {args.table}: name its columns with --case COL --by COL --metric COL[,COL]")
+        return analyse(args.table, case=args.case, by=model, metric=_split(args.metric), task=args.task,
+                       smaller_better=_split(args.smaller_better), worst=_worst(args.worst), **common)
+    if not args.case:
+        raise ScoreError("a results folder's analysis needs --case TAG (the tag naming each job's case)")
+    if args.cluster_by:
+        raise ScoreError("--cluster-by reads a table column; give --table FILE, or leave it out for a results folder")
+    from segscore.metrics.missing import larger_is_better, worst_of
+
+    rows, metrics, floors = store_rows(report, case=args.case, by=model, task=args.task, metrics=_split(args.metric))
+    common.pop("cluster_by")
+    smaller = [m for m in metrics if not larger_is_better(m)] + _split(args.smaller_better)
+    worst = {m: float(worst_of(m)) for m in metrics if isinstance(worst_of(m), (int, float))}
+    worst.update(_worst(args.worst))
+    out = analyse(rows, case="__case", by="__model", metric=metrics, task="__task" if args.task else None,
+                  smaller_better=sorted(set(smaller)), worst=worst, **common)
+    out["params"].update(source=report.get("source"), case=args.case, by=model, task=args.task)
+    if "intervals" in out:
+        out["intervals"]["floors"] = floors
+    return out
+
+
+def write_outputs(args, result) -> list:
+    """``--csv FILE``: one CSV per part (FILE itself when there is one part, else ``FILE`` with
+    ``.PART`` before its suffix); ``--json-out FILE``: the JSON. Returns the paths written."""
+    from pathlib import Path
+
+    written = []
+    if getattr(args, "csv", None):
+        parts = result.parts()
+        base = Path(args.csv)
+        for part in parts:
+            path = base if len(parts) == 1 else base.with_name(f"{base.stem}.{part}{base.suffix or '.csv'}")
+            result.to_csv(path, part)
+            written.append(str(path))
+    if getattr(args, "json_out", None):
+        from segscore.io.results import write_json
+
+        write_json(args.json_out, result)
+        written.append(args.json_out)
+    return written
