@@ -160,30 +160,16 @@ class ZarrSource(Source):
 
     def read(self, window):
         from segscore.errors import ScoreError
+        from segscore.io.zarr_store import ChunkUnreadable, read_window
 
         budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
-        try:
-            return np.asarray(self.array[window])
-        except ScoreError:
-            self._settle()
-            raise
+        try:  # chunk by chunk: every fetch has ended before a failure is raised
+            return read_window(self.array, window)
         except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
             raise budget.out_of_memory(self.name) from None
-        except KeyboardInterrupt:
-            raise
-        except Exception:  # noqa: BLE001 - a codec's or a store's failure mid-run
-            self._settle()
-            box = ", ".join(f"{s.start}:{s.stop}" for s in window)
-            raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read; "
-                             f"the store or file is truncated or corrupt: restore it") from None
-
-    def _settle(self) -> None:
-        """After a failed read of a remote store: wait for the fetches still in flight
-        (:func:`segscore.io.remote.settle`)."""
-        if self.store is not None and "://" in self.name:
-            from segscore.io.remote import settle
-
-            settle()
+        except ChunkUnreadable as exc:  # a codec's or a store's failure mid-run
+            raise ScoreError(f"{self.name}: the chunk holding [{exc}] cannot be read; the store or file is "
+                             f"truncated or corrupt: restore it") from None
 
     def absent_chunks(self) -> tuple[int, int]:
         """``(absent, read)``: how many distinct chunks this process has read from the array so far,
