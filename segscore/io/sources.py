@@ -168,8 +168,13 @@ class ZarrSource(Source):
         except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
             raise budget.out_of_memory(self.name) from None
         except ChunkUnreadable as exc:  # a codec's or a store's failure mid-run
-            raise ScoreError(f"{self.name}: the chunk holding [{exc}] cannot be read; the store or file is "
+            raise ScoreError(f"{self._where()}: the chunk holding [{exc}] cannot be read; the store or file is "
                              f"truncated or corrupt: restore it") from None
+
+    def _where(self) -> str:
+        """The name, with the array's path inside its store when the name does not end with it."""
+        where = self.name.rstrip("/")
+        return f"{where}/{self.key}" if self.key and not where.endswith("/" + self.key) else where
 
     def absent_chunks(self) -> tuple[int, int]:
         """``(absent, read)``: how many distinct chunks this process has read from the array so far,
@@ -183,10 +188,7 @@ class ZarrSource(Source):
             return []
         fill = getattr(self.array, "fill_value", None)
         fill = fill.item() if hasattr(fill, "item") else fill
-        where = self.name.rstrip("/")
-        if self.key and not where.endswith("/" + self.key):
-            where = f"{where}/{self.key}"
-        return [f"{where}: {absent} of {read} chunks absent, read as the fill value {fill}"]
+        return [f"{self._where()}: {absent} of {read} chunks absent, read as the fill value {fill}"]
 
     def close(self):
         if self._closer is not None:
