@@ -22,6 +22,13 @@
   answer (a larger Content-Length is refused before the body is read, a longer body at one byte
   past the bound: :meth:`segscore.io.remote.GuardedStore.get_bounded`).
 
+Reading a window (:func:`read_window`, what :class:`segscore.io.sources.ZarrSource` reads through):
+one zarr-python call per chunk (an inner chunk of a shard), run side by side on a thread pool,
+all ended before the first failure in chunk order is raised. zarr-python reads a selection's chunks
+as tasks on its event loop and raises the first failure while the others still run; a command
+that reported it and exited left asyncio printing each of them. One call per chunk leaves no
+other task behind, whatever fails (a fetch, a codec, a refusal of this store), local or remote.
+
 Not counted: an inner chunk a shard's index marks empty (the shard itself is a key; an absent
 shard is counted as one chunk). Reads done in another process (a distributed client as the
 executor) are counted there, not in the caller's store.

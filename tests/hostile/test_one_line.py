@@ -106,23 +106,6 @@ def test_several_chunks_failing_at_once_print_one_line(tmp_path, how, damaged):
         assert err.splitlines() == [f"segscore auc: {expected}"], err[-3000:]
 
 
-def test_reading_chunk_by_chunk_equals_zarr_python(tmp_path):
-    """Windows that cut chunks anywhere (and one chunk, and none) read as zarr-python reads them."""
-    from segscore.io.readers import open_zarr
-
-    rng = np.random.default_rng(0)
-    data = rng.integers(0, 60000, (37, 53), dtype=np.uint16)
-    zarr.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype=data.dtype, chunks=(8, 11),
-                      zarr_format=3)[...] = data
-    src = open_zarr(tmp_path / "a.zarr")
-    for y0, y1, x0, x1 in [(0, 37, 0, 53), (3, 4, 5, 6), (8, 16, 11, 22), (7, 9, 10, 12), (5, 5, 0, 53),
-                           (0, 37, 52, 53), *[sorted(rng.integers(0, 38, 2)) + sorted(rng.integers(0, 54, 2))
-                                              for _ in range(20)]]:
-        got = src.read((slice(y0, y1), slice(x0, x1)))
-        assert got.dtype == data.dtype
-        np.testing.assert_array_equal(got, data[y0:y1, x0:x1])
-
-
 # ---------------------------------------------------------------------------------------------
 # outputs that cannot be written
 
