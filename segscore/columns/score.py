@@ -324,11 +324,28 @@ def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engin
     if name is not None:  # refuse NaN, inf and values outside [0, 1] before any metric sees them
         from segscore.ink.targets import check_values
 
-        check_values(name, *stats)
+        check_values(name, *_rows_outside(stats, read_band, kind, shape, origin, boxes))
     exact = None
     if kind == "float" and scored and gutters:
         exact = _exact_pixels(read_band, shape, origin, tgt.valid, boxes, kinds, **engine)
     return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, exact), stats
+
+
+def _rows_outside(stats, read_band, kind, shape, origin, boxes):
+    """``stats`` (lo, hi, non-finite count) of the rows the boxes span, with the non-finite values
+    of a float map's other rows added: a NaN or an infinity anywhere in the map is refused, as
+    every command refuses it, not only where a column is scored."""
+    if kind != "float":
+        return stats
+    h, w = shape
+    oy = origin[0]
+    lo_row = max(min([b[0] for b in boxes] or [oy]) - oy, 0)
+    hi_row = max(min(max([b[1] for b in boxes] or [oy]) - oy, h), lo_row)
+    lo, hi, bad = stats
+    for r0, r1 in ((0, lo_row), (hi_row, h)):
+        for band in plan_bands((slice(r0, r1), slice(0, w)), target_px=MAP_BAND_PX):
+            bad += int(np.count_nonzero(~np.isfinite(read_band(band[0].start, band[0].stop))))
+    return lo, hi, bad
 
 
 def _origin_and_shape(tgt, src_shape, origin, name="the prediction"):

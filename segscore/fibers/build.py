@@ -211,6 +211,7 @@ def build_target(nml, mask, out, *, origin=None, tolerance: float = DEFAULT_TOLE
     tol = float(tolerance)
     if not math.isfinite(tol) or not 0 <= tol <= MAX_TOLERANCE:
         raise ScoreError(f"tolerance {tolerance!r}: give a distance in voxels from 0 to {MAX_TOLERANCE:g}")
+    given_out = os.fspath(out)
     out = Path(out)
     files = nml_files(nml)
     replace = _check_out(out, force, [nml, mask])
@@ -315,8 +316,15 @@ def build_target(nml, mask, out, *, origin=None, tolerance: float = DEFAULT_TOLE
         "built_by": f"segscore {__version__} fibers-target",
     }
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    step = "folder"
+    try:  # a folder that cannot take the target is named as given, not by the temporary folder
+        out.parent.mkdir(parents=True, exist_ok=True)
+        step = "create"
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        from segscore.io.results import OutputFileError
+
+        raise OutputFileError(given_out, step, exc) from None
     try:
         _write_array_file(tmp / "skeleton.npz", **arrays)
         _write_array_file(tmp / "mask.npz", packed=np.packbits(vol.ravel(), bitorder="big"),

@@ -130,19 +130,39 @@ def _npz(path: Path):
     return read_npz(path)
 
 
+_REBUILD = "rebuild the target with `segscore fibers-target`"
+
+
+def _cube_shape(value, path: Path) -> tuple[int, int, int]:
+    """A ``shape`` array of a target's npz as (Z, Y, X); refused unless three positive whole numbers."""
+    a = np.asarray(value)
+    whole = a.dtype.kind in "iu" or (a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a))))
+    if a.ndim != 1 or a.size != 3 or not whole or bool(np.any(a < 1)):
+        shown = a.tolist() if a.size <= 8 else f"an array of shape {a.shape}"
+        raise ScoreError(f"{path}: 'shape' is {shown} ({a.dtype}); a fiber target's shape is three positive whole "
+                         f"numbers (Z, Y, X): {_REBUILD}")
+    return tuple(int(v) for v in a)
+
+
 def _read_mask(path: Path, shape) -> np.ndarray:
     with _npz(path) as npz:
         for key in ("packed", "shape"):
             if key not in npz.files:
                 raise ScoreError(f"{path}: no '{key}' array; a fiber mask holds 'packed' and 'shape'")
-        mshape = tuple(int(v) for v in npz["shape"])
+        mshape = _cube_shape(npz["shape"], path)
         if mshape != tuple(shape):
             raise ScoreError(f"{path}: mask shape {mshape} differs from the target's shape {tuple(shape)}")
         packed = npz["packed"]
     n = int(np.prod(mshape, dtype=np.int64))
-    if packed.dtype != np.uint8 or packed.ndim != 1 or packed.size * 8 < n:
-        raise ScoreError(f"{path}: 'packed' holds {packed.size} bytes of {packed.dtype}; "
-                         f"need at least {(n + 7) // 8} uint8 bytes for shape {mshape}")
+    if packed.dtype != np.uint8:
+        raise ScoreError(f"{path}: 'packed' holds {packed.dtype} values, not the uint8 bytes numpy.packbits "
+                         f"writes; {_REBUILD}")
+    if packed.ndim != 1:
+        raise ScoreError(f"{path}: 'packed' is a {packed.ndim}D array of shape {packed.shape}, not the flat "
+                         f"numpy.packbits of the whole {mshape} cube; {_REBUILD}")
+    if packed.size != (n + 7) // 8:  # more bytes: a larger cube's mask under a rewritten shape
+        raise ScoreError(f"{path}: 'packed' holds {packed.size} bytes; the {mshape} cube of its 'shape' packs "
+                         f"into {(n + 7) // 8}; {_REBUILD}")
     bits = np.unpackbits(packed, count=n, bitorder="big")
     return bits.view(bool).reshape(mshape)
 
@@ -169,13 +189,11 @@ def load_target(path) -> FiberTarget:
         if missing:
             raise ScoreError(f"{skel_path}: missing arrays {missing}; a fiber skeleton holds {list(SKELETON_KEYS)}")
         arrays = {k: npz[k] for k in SKELETON_KEYS}  # fiber_names (object dtype) is never loaded
-        file_shape = tuple(int(v) for v in npz["shape"]) if "shape" in npz.files else None
+        file_shape = _cube_shape(npz["shape"], skel_path) if "shape" in npz.files else None
         with _npz(root / "mask.npz") as mnpz:
             if "shape" not in mnpz.files:
                 raise ScoreError(f"{root / 'mask.npz'}: no 'shape' array; a fiber mask holds 'packed' and 'shape'")
-            shape = tuple(int(v) for v in mnpz["shape"])
-    if len(shape) != 3 or min(shape) < 1:
-        raise ScoreError(f"{root / 'mask.npz'}: shape {shape} is not a 3D cube shape")
+            shape = _cube_shape(mnpz["shape"], root / "mask.npz")
     if meta.get("shape") is not None and tuple(int(v) for v in meta["shape"]) != shape:
         raise ScoreError(f"{root}: meta.json shape {tuple(meta['shape'])} differs from mask.npz shape {shape}")
     if file_shape is not None and file_shape != shape:

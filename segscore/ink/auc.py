@@ -150,7 +150,7 @@ def _run(sources, names, view, *, keep_zero, inner, draws, block_px, seed, paire
         cards.append(_card(ink_h, bg_h, int(res.zeros[i]), keep_zero, inner))
     boot = arrays = None
     if draws:
-        boot, arrays = _bootstrap(res, paired, draws, block_px, seed)
+        boot, arrays = _bootstrap(res, paired, draws, block_px, seed, names)
     return cards, boot, qs, arrays
 
 
@@ -180,13 +180,26 @@ def _interval(values, path, notes):
     return [_round(lo), _round(hi)], hi - lo
 
 
-def _bootstrap(res, paired, draws, block_px, seed):
+def _zero_map(res, names) -> str | None:
+    """Why no block can be resampled when a map (the compared one first) is 0 at every supervised
+    pixel, naming its file; None otherwise."""
+    for i in sorted(range(len(names)), key=lambda i: -i):
+        ink_h, bg_h = res.hist[i]
+        if int(ink_h.sum()) + int(bg_h.sum()) == 0 and int(res.zeros[i]) > 0:
+            role = "the compared map" if i == len(names) - 1 and i > 0 else "the map"
+            return (f"{names[i]}: {role} is constant, 0 at every supervised pixel, and a map's zeros are left "
+                    f"out as unscored, so no pixel is left to resample; give a map with scores (or --keep-zero "
+                    f"to rank its zeros)")
+    return None
+
+
+def _bootstrap(res, paired, draws, block_px, seed, names=()):
     from segscore.ink import bootstrap as BS
     from segscore.ink.scan import block_table
 
     table = block_table(res, paired)
     if table.n_blocks == 0:
-        raise ScoreError("no supervised pixels to resample")
+        raise ScoreError(_zero_map(res, names) or "no supervised pixels to resample")
     tot = table.totals()
     if tot[:BOOT_BINS].sum() == 0 or tot[BOOT_BINS:2 * BOOT_BINS].sum() == 0:
         raise ScoreError("the mask holds only one class; no AUC to resample")

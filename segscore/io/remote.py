@@ -36,7 +36,6 @@ import asyncio
 import math
 import os
 import re
-import time
 
 from segscore.errors import InputFileError, ScoreError
 
@@ -220,30 +219,6 @@ async def _bounded_fetch(fs, url: str, byte_range, limit: int) -> bytes | None:
     return _slice_whole(bytes(body), byte_range) if whole else bytes(body)
 
 
-class _Flights:
-    """How many remote fetches run in this process (counted on zarr's one event-loop thread)."""
-
-    running = 0
-
-
-#: turns of 10 ms with no remote fetch running after which :func:`settle` returns
-QUIET_TURNS = 5
-
-
-def settle() -> None:
-    """Wait until no remote fetch runs (at most a request's deadline). Called by a read that failed
-    before it raises: zarr fetches a window's chunks as concurrent tasks and raises the first failure
-    while the others still run; a command that then reports it and exits would leave asyncio
-    printing each of them (a task "destroyed but pending", an "exception never retrieved") after
-    the one-line refusal."""
-    if not _Flights.running:
-        return
-    end, quiet = time.monotonic() + _deadline(), 0
-    while quiet < QUIET_TURNS and time.monotonic() < end:  # the fetches run on zarr's own loop thread
-        quiet = 0 if _Flights.running else quiet + 1
-        time.sleep(0.01)
-
-
 def _make_store_class():
     """zarr's FsspecStore, whose fetches name the URL and key when they fail or outlast the deadline."""
     from zarr.storage import FsspecStore
@@ -268,13 +243,6 @@ def _make_store_class():
             return None if self.url.lower().startswith(("http://", "https://")) else _backstop()
 
         async def get(self, key, prototype, byte_range=None):
-            _Flights.running += 1
-            try:
-                return await self._get(key, prototype, byte_range)
-            finally:
-                _Flights.running -= 1
-
-        async def _get(self, key, prototype, byte_range):
             deadline = self._backstop()
             try:
                 value = await asyncio.wait_for(super().get(key, prototype, byte_range), deadline)
@@ -302,13 +270,6 @@ def _make_store_class():
             Over s3 it is :meth:`get` (the answer's length is the object's)."""
             if self._backstop() is not None:
                 return await self.get(key, prototype, byte_range)
-            _Flights.running += 1
-            try:
-                return await self._get_bounded(key, prototype, byte_range, limit)
-            finally:
-                _Flights.running -= 1
-
-        async def _get_bounded(self, key, prototype, byte_range, limit):
             try:
                 data = await _bounded_fetch(self.fs, _key_url(self.path, key), byte_range, limit)
             except ScoreError:
@@ -480,4 +441,4 @@ def open_remote(url: str, *, level: str | None = None, what: str = "array"):
     except RemoteFetchError as exc:
         raise InputFileError(f"{url}: cannot be opened: {exc.reason}; {exc.fix}") from None
     store.check_array(node.path)
-    return ZarrSource(node, url, store=store, settle=settle)
+    return ZarrSource(node, url, store=store)

@@ -29,6 +29,7 @@ with :func:`lift_notes`.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import math
@@ -37,6 +38,8 @@ import secrets
 from pathlib import Path
 
 import numpy as np
+
+from segscore.errors import ScoreError
 
 
 class NonFiniteError(ValueError):
@@ -162,33 +165,74 @@ def write_atomically(path, write, *, binary: bool = False) -> Path:
     """Replace ``path`` by what ``write(fh)`` writes, in one step: a temporary file
     ``.NAME.XXXX.tmp`` in the same folder (the pattern a killed writer's leftovers are found by),
     fsync, rename. The file gets the umask's permissions, as any file the user writes (not
-    mkstemp's 0600, which would outlive the rename). Returns the path."""
-    path = Path(os.fspath(path))
+    mkstemp's 0600, which would outlive the rename). Returns the path.
+
+    A path that cannot be written (a folder that cannot be made, a read-only or virtual file
+    system, no space left, a folder where the file belongs) is refused in one line naming
+    ``path`` as it was given, never the hidden temporary file, and why (:class:`OutputFileError`)."""
+    from segscore.io.paths import one_line, special_kind
+
+    given = os.fspath(path)
+    kind = special_kind(given)
+    if kind is not None:  # the rename would replace the pipe or device itself
+        raise ScoreError(f"{one_line(given)}: is {kind}; segscore writes its outputs to regular files only: "
+                         f"choose another path")
+    path = Path(given)
     folder = path.parent if str(path.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = os.fspath(folder / f".{path.name}.{secrets.token_hex(6)}.tmp")
-        try:
-            fd = os.open(tmp, flags, 0o666)
-            break
-        except FileExistsError:  # pragma: no cover - 48 random bits
-            continue
-    else:  # pragma: no cover
-        raise FileExistsError(f"{folder}: no free temporary name for {path.name}")
+    step = "folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        step = "create"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        for _ in range(100):
+            tmp = os.fspath(folder / f".{path.name}.{secrets.token_hex(6)}.tmp")
+            try:
+                fd = os.open(tmp, flags, 0o666)
+                break
+            except FileExistsError:  # pragma: no cover - 48 random bits
+                continue
+        else:  # pragma: no cover
+            raise FileExistsError(errno.EEXIST, "no free temporary name")
+    except OSError as exc:
+        raise OutputFileError(given, step, exc) from None
+    step = "write"
     try:
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        step = "replace"
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise OutputFileError(given, step, exc) from None
         raise
     return path
+
+
+class OutputFileError(ScoreError):
+    """An output file that cannot be written: one line naming the path as the user gave it, what
+    failed and why (the system's reason), and the fix."""
+
+    def __init__(self, path: str, step: str, exc: OSError):
+        from segscore.io.paths import one_line
+
+        self.path = path
+        folder = one_line(os.path.dirname(path) or ".")
+        why = (exc.strerror or type(exc).__name__).lower() if isinstance(exc, OSError) else str(exc)
+        if isinstance(exc, IsADirectoryError) or os.path.isdir(path):
+            said = "is a folder; give a file name for the output"
+        elif isinstance(exc, NotADirectoryError) or (step == "folder" and isinstance(exc, FileExistsError)):
+            said = f"a part of {folder} is a file, not a folder; choose another path"
+        else:
+            said = {"folder": f"cannot make its folder {folder}", "create": f"cannot create a file in {folder}",
+                    "write": "cannot be written", "replace": "cannot be replaced"}[step]
+            said = f"{said} ({why}); choose a path in a folder you can write to"
+        super().__init__(f"{one_line(path)}: {said}")
 
 
 def read_json(path, *, fix: str):
@@ -197,7 +241,7 @@ def read_json(path, *, fix: str):
     file is read with the read budget's size limit (:func:`segscore.io.budget.read_text`: a
     device or a huge file is refused, not read whole); NaN, infinities and absurd nesting are
     refused as invalid JSON."""
-    from segscore.errors import InputFileError, ScoreError
+    from segscore.errors import InputFileError
     from segscore.io import budget
     from segscore.io.paths import check_readable
 

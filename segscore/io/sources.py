@@ -144,7 +144,7 @@ class ZarrSource(Source):
     how many, for the result's ``warnings`` list. A source opened inside :func:`collecting`
     is listed there."""
 
-    def __init__(self, array, name: str, closer=None, store=None, settle=None):
+    def __init__(self, array, name: str, closer=None, store=None):
         self.array = array
         self.shape = tuple(int(n) for n in array.shape)
         self.dtype = np.dtype(array.dtype)
@@ -153,7 +153,6 @@ class ZarrSource(Source):
         self.chunks = tuple(int(c) for c in chunks) if chunks is not None else None
         self._closer = closer
         self.store = store
-        self._settle_fetches = settle  # a remote store's (segscore.io.remote.settle): module-level, so picklable
         self.key = str(getattr(array, "path", "") or "").strip("/")
         opened = _OPENED.get()
         if opened is not None and store is not None:
@@ -161,29 +160,21 @@ class ZarrSource(Source):
 
     def read(self, window):
         from segscore.errors import ScoreError
+        from segscore.io.zarr_store import ChunkUnreadable, read_window
 
         budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
-        try:
-            return np.asarray(self.array[window])
-        except ScoreError:
-            self._settle()
-            raise
+        try:  # chunk by chunk: every fetch has ended before a failure is raised
+            return read_window(self.array, window)
         except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
             raise budget.out_of_memory(self.name) from None
-        except KeyboardInterrupt:
-            raise
-        except Exception:  # noqa: BLE001 - a codec's or a store's failure mid-run
-            self._settle()
-            box = ", ".join(f"{s.start}:{s.stop}" for s in window)
-            raise ScoreError(f"{self.name}: a chunk of the window [{box}] cannot be read; "
-                             f"the store or file is truncated or corrupt: restore it") from None
+        except ChunkUnreadable as exc:  # a codec's or a store's failure mid-run
+            raise ScoreError(f"{self._where()}: the chunk holding [{exc}] cannot be read; the store or file is "
+                             f"truncated or corrupt: restore it") from None
 
-    def _settle(self) -> None:
-        """After a failed read of a remote store: wait for the fetches still in flight (the
-        ``settle`` the remote opener gave, :func:`segscore.io.remote.settle`; this module does not
-        import the remote one, which builds its sources from this one)."""
-        if self._settle_fetches is not None:
-            self._settle_fetches()
+    def _where(self) -> str:
+        """The name, with the array's path inside its store when the name does not end with it."""
+        where = self.name.rstrip("/")
+        return f"{where}/{self.key}" if self.key and not where.endswith("/" + self.key) else where
 
     def absent_chunks(self) -> tuple[int, int]:
         """``(absent, read)``: how many distinct chunks this process has read from the array so far,
@@ -197,10 +188,7 @@ class ZarrSource(Source):
             return []
         fill = getattr(self.array, "fill_value", None)
         fill = fill.item() if hasattr(fill, "item") else fill
-        where = self.name.rstrip("/")
-        if self.key and not where.endswith("/" + self.key):
-            where = f"{where}/{self.key}"
-        return [f"{where}: {absent} of {read} chunks absent, read as the fill value {fill}"]
+        return [f"{self._where()}: {absent} of {read} chunks absent, read as the fill value {fill}"]
 
     def close(self):
         if self._closer is not None:

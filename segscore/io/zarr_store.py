@@ -22,6 +22,13 @@
   answer (a larger Content-Length is refused before the body is read, a longer body at one byte
   past the bound: :meth:`segscore.io.remote.GuardedStore.get_bounded`).
 
+Reading a window (:func:`read_window`, what :class:`segscore.io.sources.ZarrSource` reads through):
+one zarr-python call per chunk (an inner chunk of a shard), run side by side on a thread pool,
+all ended before the first failure in chunk order is raised. zarr-python reads a selection's chunks
+as tasks on its event loop and raises the first failure while the others still run; a command
+that reported it and exited left asyncio printing each of them. One call per chunk leaves no
+other task behind, whatever fails (a fetch, a codec, a refusal of this store), local or remote.
+
 Not counted: an inner chunk a shard's index marks empty (the shard itself is a key; an absent
 shard is counted as one chunk). Reads done in another process (a distributed client as the
 executor) are counted there, not in the caller's store.
@@ -609,6 +616,96 @@ def __getattr__(name):  # the store class is built on first use, so importing th
         globals()["_CappedStore"] = globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# reading a window chunk by chunk: every fetch and decode has ended before a failure is raised
+
+
+#: chunk reads of one window run at once (zarr-python's own default ``async.concurrency``)
+READ_CONCURRENCY = 10
+_POOL: list = []  # the thread pool of chunk reads, made on first use (one per process)
+
+
+def _pool():
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(READ_CONCURRENCY, thread_name_prefix="segscore-chunk"))
+    return _POOL[0]
+
+
+def _forget_pool() -> None:  # a forked child has none of its parent's threads: it makes its own pool
+    _POOL.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def chunk_windows(window: tuple, chunks: tuple | None):
+    """The pieces of ``window`` (a tuple of slices with explicit bounds) that each lie in one chunk
+    of the grid ``chunks``, in C order: ``(piece, where)`` with ``piece`` in the array's coordinates
+    and ``where`` in the window's."""
+    import itertools
+
+    if chunks is None or len(chunks) != len(window):
+        yield window, tuple(slice(0, s.stop - s.start) for s in window)
+        return
+    axes = []
+    for s, c in zip(window, chunks):
+        c = max(int(c), 1)
+        edges = [s.start, *range((s.start // c + 1) * c, s.stop, c), s.stop] if s.stop > s.start \
+            else [s.start, s.stop]
+        axes.append([(slice(a, b), slice(a - s.start, b - s.start)) for a, b in zip(edges, edges[1:])])
+    for combo in itertools.product(*axes):
+        yield tuple(p for p, _ in combo), tuple(w for _, w in combo)
+
+
+def read_window(array, window: tuple) -> np.ndarray:
+    """``array[window]`` (a zarr array, read through zarr-python's public synchronous API), one
+    chunk per call, :data:`READ_CONCURRENCY` calls at once, every call ended before the result
+    (or the first failure, in chunk order) is returned.
+
+    zarr-python reads a selection's chunks as concurrent tasks on its event loop and raises the
+    first failure while the others still run; a command that then reports it and exits leaves
+    asyncio printing each of them ("Task was destroyed but it is pending", "Event loop is
+    closed") after the one-line refusal. A call that touches one chunk has no other task to
+    leave behind, whatever fails in it (a fetch, a codec, a store's refusal), local or remote;
+    and the failure reported is the same on every run (the first failing chunk in C order)."""
+    from concurrent.futures import wait
+
+    pieces = list(chunk_windows(window, getattr(array, "chunks", None)))
+    if len(pieces) == 1:
+        try:
+            return np.asarray(array[window])
+        except (ScoreError, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a codec's or a store's own failure
+            raise ChunkUnreadable(window) from exc
+    out = np.empty(tuple(s.stop - s.start for s in window), dtype=np.dtype(array.dtype))
+
+    def one(piece, where):
+        out[where] = array[piece]
+
+    futures = [_pool().submit(one, piece, where) for piece, where in pieces]
+    wait(futures)
+    for future, (piece, _) in zip(futures, pieces):
+        exc = future.exception()
+        if isinstance(exc, (ScoreError, MemoryError)):
+            raise exc
+        if exc is not None:
+            raise ChunkUnreadable(piece) from exc
+    return out
+
+
+class ChunkUnreadable(Exception):
+    """zarr-python (a codec, a store) failed reading the chunk that holds ``piece`` (a tuple of
+    slices); the caller names its file."""
+
+    def __init__(self, piece):
+        self.piece = piece
+        super().__init__(", ".join(f"{s.start}:{s.stop}" for s in piece))
 
 
 def capped(store, name: str | None = None):

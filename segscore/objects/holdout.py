@@ -31,7 +31,7 @@ from segscore.errors import InputFileError, ScoreError
 from segscore.io.paths import check_readable, special_kind
 from segscore.io.results import as_result
 from segscore.io.schema import Field, validate
-from segscore.objects.table import read_labels  # noqa: F401  (segscore.objects.holdout.read_labels too)
+from segscore.objects.table import as_labels, read_labels  # noqa: F401  (segscore.objects.holdout.read_labels too)
 
 #: the metrics the scorecard chart draws, in order (absent ones are skipped, never drawn as 0)
 CHART_METRICS = ("f1", "precision", "recall", "ap_mean", "dice_per_object", "boundary_f1_2px")
@@ -500,7 +500,9 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
 
     def pairs():
         for f, p in zip(holdout.fields, paths):
-            truth, pred = read_labels(holdout.path_to(f.truth)), read_labels(p)
+            # checked here, naming each file (the scorer sees arrays: it could name only their roles)
+            truth = as_labels(read_labels(holdout.path_to(f.truth)), str(holdout.path_to(f.truth)))
+            pred = as_labels(read_labels(p), str(p))
             if truth.shape != pred.shape:
                 raise ScoreError(f"{p}: the prediction is {' x '.join(map(str, pred.shape))} but its truth "
                                  f"{holdout.path_to(f.truth)} is {' x '.join(map(str, truth.shape))}; score a prediction on its "

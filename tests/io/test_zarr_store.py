@@ -362,3 +362,57 @@ def test_a_chunk_declared_larger_than_the_read_budget(tmp_path, monkeypatch):
     assert "8192 x 4096 chunks are decoded whole" in str(err.value) and "\n" not in str(err.value)
     zarr.create_array(str(tmp_path / "ok.zarr"), shape=(8192, 8192), dtype=np.uint8, chunks=(1024, 1024))
     assert open_zarr(tmp_path / "ok.zarr").read((slice(0, 2), slice(0, 2))).shape == (2, 2)
+
+
+def test_reading_chunk_by_chunk_equals_zarr_python(tmp_path):
+    """Windows that cut chunks anywhere (and one chunk, and none) read as zarr-python reads them."""
+    from segscore.io.readers import open_zarr
+
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 60000, (37, 53), dtype=np.uint16)
+    zarr.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype=data.dtype, chunks=(8, 11),
+                      zarr_format=3)[...] = data
+    src = open_zarr(tmp_path / "a.zarr")
+    for y0, y1, x0, x1 in [(0, 37, 0, 53), (3, 4, 5, 6), (8, 16, 11, 22), (7, 9, 10, 12), (5, 5, 0, 53),
+                           (0, 37, 52, 53), *[sorted(rng.integers(0, 38, 2)) + sorted(rng.integers(0, 54, 2))
+                                              for _ in range(20)]]:
+        got = src.read((slice(y0, y1), slice(x0, x1)))
+        assert got.dtype == data.dtype
+        np.testing.assert_array_equal(got, data[y0:y1, x0:x1])
+
+
+def test_a_failed_window_leaves_no_read_running(tmp_path):
+    """zarr-python raises a selection's first failure while its other chunk reads still run; a
+    window read chunk by chunk (segscore.io.zarr_store.read_window) raises only once every read
+    has ended, and names the first failing chunk in C order, whichever failed first in time."""
+    import asyncio
+
+    from zarr.storage import LocalStore, WrapperStore
+
+    from segscore.io.sources import ZarrSource
+
+    data = np.arange(40 * 40, dtype=np.uint16).reshape(40, 40)
+    write(tmp_path / "a.zarr", data, 3, (8, 8), "zstd")
+    state = {"running": 0, "most": 0, "ended": 0}
+
+    class Slow(WrapperStore):
+        async def get(self, key, prototype, byte_range=None):
+            state["running"] += 1
+            state["most"] = max(state["most"], state["running"])
+            try:
+                if key.startswith("c/"):
+                    await asyncio.sleep(0.02 if key in ("c/0/3", "c/2/1") else 0.2)
+                    if key in ("c/0/3", "c/2/1"):
+                        raise OSError(f"cannot read {key}")
+                return await super().get(key, prototype, byte_range)
+            finally:
+                state["running"] -= 1
+                state["ended"] += key.startswith("c/")
+
+    array = zarr.open_array(Slow(LocalStore(str(tmp_path / "a.zarr"), read_only=True)), mode="r")
+    with pytest.raises(ScoreError) as caught:
+        ZarrSource(array, "a.zarr").read((slice(0, 40), slice(0, 40)))
+    assert str(caught.value) == ("a.zarr: the chunk holding [0:8, 24:32] cannot be read; the store or file is "
+                                 "truncated or corrupt: restore it")
+    assert state["running"] == 0 and state["ended"] == 25  # every chunk's read ended before the refusal
+    assert state["most"] > 1  # and they ran side by side
