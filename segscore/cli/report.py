@@ -12,23 +12,24 @@ from __future__ import annotations
 
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_missing_option, add_output_options
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import missing_option, output_options, plot_option  # noqa: E402
 
-    p.add_argument("results", metavar="RESULTS_DIR",
-                   help="the --out folder of `segscore batch` (its results.jsonl; the latest row of each id)")
-    p.add_argument("--by", metavar="TAG[,TAG...]",
-                   help="tag columns keying the rows, in this order (default: every tag column present); rows "
-                        "with equal keys are told apart by the other tags, then the id")
-    add_missing_option(p, "each table's headline means (one per value of its first key column, e.g. per model "
-                          "over its targets) under this policy, beside the other's when a case was left out")
-    add_output_options(p, csv=True)
-    from segscore.figures import add_plot_option
-
-    add_plot_option(p, "a leaderboard chart: each row's headline beside its floors or control (--plot-of picks it)")
-    p.add_argument("--plot-of", metavar="COMMAND[:HEADLINE]",
-                   help="the table and headline --plot draws (default: the first table's first headline), "
-                        "e.g. target:roc_auc")
+#: the report's arguments (a command module declares its options here; nothing else lists them)
+OPTIONS = (
+    Option("results", metavar="RESULTS_DIR", role="results",
+           help="the --out folder of `segscore batch` (its results.jsonl; the latest row of each id)"),
+    Option("by", ("--by",), metavar="TAG[,TAG...]",
+           help="tag columns keying the rows, in this order (default: every tag column present); rows with equal "
+                "keys are told apart by the other tags, then the id"),
+    *missing_option("each table's headline means (one per value of its first key column, e.g. per model over its "
+                    "targets) under this policy, beside the other's when a case was left out"),
+    *output_options(csv=True),
+    *plot_option("a leaderboard chart: each row's headline beside its floors or control (--plot-of picks it)"),
+    Option("plot_of", ("--plot-of",), metavar="COMMAND[:HEADLINE]",
+           help="the table and headline --plot draws (default: the first table's first headline), e.g. "
+                "target:roc_auc"),
+)
 
 
 def leaderboard_rows(rep, of=None) -> tuple[list, str]:

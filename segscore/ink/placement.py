@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, moved
 from segscore.io.results import as_result
 
 __all__ = ["probe", "probe_target", "evidence_image", "write_evidence", "format_probe", "DEFAULT_GATE_PX"]
@@ -231,7 +231,7 @@ def _target_gate(meta: dict):
 
 
 @as_result
-def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIUS, gate_px=None,
+def _probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIUS, gate_px=None,
                  tile_radius: int = TILE_RADIUS, evidence=None, evidence_threshold: float = 0.5,
                  threads=None, workers=None) -> dict:
     """Probe a prediction (path or array) against an ink target folder; ``gate_px`` defaults to the
@@ -263,6 +263,10 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
         write_evidence(evidence, arr, ink, threshold=evidence_threshold)
         out["evidence"] = os.fspath(evidence)
     return out
+
+
+probe_target = moved(_probe_target, "segscore.ink.placement.probe_target",
+                     "segscore.api.placement(truth=target, pred=prediction, ...)")
 
 
 def _downsample(x: np.ndarray, f: int, how: str) -> np.ndarray:
