@@ -52,7 +52,7 @@ class BatchResult:
 
     def __repr__(self) -> str:
         c = self.counts()
-        return (f"BatchResult({len(self.rows)} jobs: {c['scored']} scored ({len(self.skipped)} already), "
+        return (f"BatchResult({len(self.rows)} job{'' if len(self.rows) == 1 else 's'}: {c['scored']} scored ({len(self.skipped)} already), "
                 f"{c['refused']} refused, {c['crashed']} crashed)")
 
 

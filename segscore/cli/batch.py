@@ -45,17 +45,17 @@ def run(args) -> int:
     counts = result.counts()
     for line in result.warnings:
         sys.stderr.write(f"segscore batch: warning: {line}\n")
+    n = len(result.rows)
     if not args.quiet:  # the closing line, terminal or not: what was done and where it is
-        n = len(result.rows)
         sys.stderr.write(f"segscore batch: {n} job{'' if n == 1 else 's'}: {counts['scored'] - len(result.skipped)} scored, "
                          f"{len(result.skipped)} skipped (scored before), {counts['refused']} refused, "
                          f"{counts['crashed']} crashed; results in {args.out}/results.jsonl\n")
     if counts["crashed"]:
-        sys.stderr.write(f"segscore batch: {counts['crashed']} of {len(result.rows)} jobs crashed; see "
+        sys.stderr.write(f"segscore batch: {counts['crashed']} of {n} job{'' if n == 1 else 's'} crashed; see "
                          f"{args.out}/results.jsonl\n")
         return 1
     if counts["refused"]:
-        sys.stderr.write(f"segscore batch: {counts['refused']} of {len(result.rows)} jobs refused; their errors "
+        sys.stderr.write(f"segscore batch: {counts['refused']} of {n} job{'' if n == 1 else 's'} refused; their errors "
                          f"are in {args.out}/results.jsonl\n")
         return 2
     return 0

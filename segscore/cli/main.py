@@ -102,6 +102,8 @@ def unrecognized(command: str | None, extras) -> str:
             if o.where != "api":
                 flags += list(o.flags)
         flags += ["--help"]
+    options = [w for w in extras if w.startswith("-") and len(w) > 1]
+    extras = options or list(extras)  # name the unknown options (the words after one are its values)
     hints = []
     for word in extras:
         if word.startswith("--"):

@@ -77,7 +77,7 @@ def run(args) -> int:
         warn(args, [f"{rep.source / 'results.jsonl'}: read past {len(rep.skipped_lines)} torn line(s) (line {lines}), "
                     "as the batch does; rerun the `segscore batch` command to rescore their jobs"])
     if rep.failed:
-        warn(args, [f"{len(rep.failed)} of {c['jobs']} jobs did not score ({c['refused']} refused, {c['crashed']} "
+        warn(args, [f"{len(rep.failed)} of {c['jobs']} job{'' if c['jobs'] == 1 else 's'} did not score ({c['refused']} refused, {c['crashed']} "
                     f"crashed); listed {'in failed' if args.json else 'below the tables'} with their errors"])
     sys.stderr.flush()
     return 0

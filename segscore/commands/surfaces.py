@@ -197,7 +197,7 @@ def score_folders(o) -> dict:
     warnings = []
     unpaired = sorted(set(gts) ^ set(preds))
     if unpaired:
-        warnings.append(f"{len(unpaired)} files without a partner left out: {', '.join(unpaired[:5])}"
+        warnings.append(f"{len(unpaired)} file{'' if len(unpaired) == 1 else 's'} without a partner left out: {', '.join(unpaired[:5])}"
                         + (" ..." if len(unpaired) > 5 else ""))
     opts = _options(o)
     rows, cases = [], {}
@@ -260,7 +260,7 @@ def text(r: dict) -> str:
         return "\n".join(lines)
     lines = [f"leaderboard   {_fmt(r['leaderboard'])}",
              f"toposcore     {_fmt(r['toposcore'])}   (topoF1 {_fmt(r['topoF1_0'])} {_fmt(r['topoF1_1'])} "
-             f"{_fmt(r['topoF1_2'])}; {r['tiles']} tiles)",
+             f"{_fmt(r['topoF1_2'])}; {r['tiles']} tile{'' if r['tiles'] == 1 else 's'})",
              f"surface_dice  {_fmt(r['surface_dice'])}   (tolerance {r['params']['tolerance']:g})",
              f"voi_score     {_fmt(r['voi_score'])}   (total {_fmt(r['voi_total'])} = split {_fmt(r['voi_split'])} "
              f"+ merge {_fmt(r['voi_merge'])})",
