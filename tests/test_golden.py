@@ -257,7 +257,7 @@ def test_the_api_gives_the_recorded_json(corpus, name):
     argv = _cases(p, out)[name]
     spec = command(argv[0])
     values = parse_words(spec.module, argv[1:], argparse.ArgumentParser(add_help=False))
-    api.COMMANDS[spec.name](**values, json_out=out / "r.json")
+    api.COMMANDS[spec.name](**{**values, "json_out": out / "r.json"})
     text = (out / "r.json").read_text().replace(str(root / "api"), str(root / "out"))
     _check(name, text, root)
 

@@ -70,6 +70,9 @@ OPTIONS = (
            help="also report the topology-only conductance, the prediction's radii read from the reference "
                 "(conductance_refradii_frac, conductance_refradii_twosided), as curvicost's --reference-radii"),
     *ignore_options("reference", note="; the reference may then hold 0, V and one foreground value"),
+    Option("reference", where="api",
+           help="the truth's skeleton graph prepared once (segscore.curvilinear.prepare_reference(truth, "
+                "prune_px=...)), reused across predictions scored against the same truth"),
     *output_options(csv=True, json_path="pred"),
     Option("quiet", ("--quiet",), kind="flag", where="cli",
            help="print nothing but errors (no text report, no warnings on stderr; the files of --json FILE.json, "
@@ -129,7 +132,7 @@ def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
     row = score(gt, pred, prune_px=o["prune_px"], voxel_size=given or vox or pvox,
                 all_metrics=o["all_metrics"], spacing=spacing,
                 prune_length=o["prune_length"], with_erl=not o["no_erl"],
-                reference_radii=o["reference_radii"])
+                reference_radii=o["reference_radii"], reference=o["reference"])
     if said:
         row["warnings"] = list(row.get("warnings") or []) + said
     write_outputs(o, row, csv_rows=[csv_row(row)])
