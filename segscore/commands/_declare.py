@@ -161,7 +161,9 @@ def parse_words(module, words, parser) -> dict:
 def roles_line(module, values) -> str | None:
     """``truth: FILE  pred: FILE`` (the inputs given, each with its role), or None for a command
     without inputs: the first line of a command's text output, so a swap is visible."""
-    given = [(o.role, values.get(o.name)) for o in module.OPTIONS if o.role and values.get(o.name) is not None]
+    given = [(o.role, values.get(o.name)) for o in module.OPTIONS
+             if o.role and values.get(o.name) is not None and not (isinstance(values.get(o.name), (list, tuple))
+                                                                 and not values.get(o.name))]
     if not given:
         return None
     given.sort(key=lambda rv: _ROLE_ORDER.index(rv[0]) if rv[0] in _ROLE_ORDER else len(_ROLE_ORDER))
