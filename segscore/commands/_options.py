@@ -151,10 +151,11 @@ class JsonTarget(argparse.Action):
 
 
 def settle_json(args) -> None:
-    """After parsing with ``add_output_options(json_path=DEST)``: the words ``--json`` did not take
-    go to the positional ``DEST`` (a word for a single positional already given is refused: it
+    """After parsing with ``output_options(json_path=NAME)``: the words ``--json`` did not take
+    go to the positional ``NAME`` (a word for a single positional already given is refused: it
     is neither the input nor a JSON file's name); ``--json FILE.json`` becomes ``args.json_path``
-    (written by :func:`write_outputs`) and ``args.json`` False (the text report is printed). Runs
+    (written by the CLI's :func:`segscore.cli._common.show`) and ``args.json`` False (the text
+    report is printed). Runs
     once: a second call changes nothing. (That no output names an input is :func:`check_paths`'s.)"""
     from segscore.errors import ScoreError
 
