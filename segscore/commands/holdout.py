@@ -6,8 +6,8 @@ from segscore.commands._options import value_text
 
 
 from segscore.commands._declare import Option  # noqa: E402
-from segscore.commands._options import missing_option, number, output_options, share  # noqa: E402
-from segscore.commands.objects import scorecard_options  # noqa: E402
+from segscore.commands._options import missing_option, output_options  # noqa: E402
+from segscore.commands.objects import matching_options, scorecard_options  # noqa: E402
 
 #: ``segscore holdout MANIFEST --predictions DIR``; ``segscore.api.holdout(manifest, predictions)``
 INPUTS = ("manifest", "predictions")
@@ -20,10 +20,7 @@ OPTIONS = (
            help="folder of the vanilla model's predictions: adds vanilla and delta"),
     Option("verify", ("--verify",), kind="flag",
            help="check every truth mask against its sha256; exit 3 on any problem"),
-    Option("iou", ("--iou",), type=share, default=0.5,
-           help="IoU at which precision, recall, F1 are matched (default 0.5)"),
-    Option("tolerances", ("--tolerances",), type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3],
-           metavar="PX", help="boundary tolerances in pixels (default 1 2 3)"),
+    *matching_options("precision, recall, F1"),
     *scorecard_options(),
     *missing_option("the per-object means (iou_mean, dice_per_object, and with --surface the distances) under this "
                     "policy, beside the other's when an object was left out"),

@@ -8,6 +8,14 @@ from segscore.commands._options import (engine_options, ignore_options, number, 
                                         plot_option, share)
 
 
+def matching_options(matched: str) -> tuple:
+    """``--iou`` and ``--tolerances``, shared with ``holdout``; ``matched``: what is matched at the IoU."""
+    return (Option("iou", ("--iou",), type=share, default=0.5,
+                   help=f"IoU at which {matched} are matched (default 0.5)"),
+            Option("tolerances", ("--tolerances",), type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3],
+                   metavar="PX", help="boundary tolerances in pixels (default 1 2 3)"))
+
+
 def scorecard_options() -> tuple:
     """The options of the scorecard's optional measures, shared with ``holdout``."""
     from segscore.metrics.surface import DEFAULT_DISTANCE_DEFINITION, DISTANCE_DEFINITIONS
@@ -41,10 +49,7 @@ OPTIONS = (
            help="the truth label image (TIFF, PNG, .npy, NIfTI or zarr: PATH.zarr or PATH.zarr/KEY; 2D or 3D; "
                 "0 = background); read tile by tile"),
     Option("pred", metavar="PRED", role="pred", arrays=True, help="the predicted label image, same shape"),
-    Option("iou", ("--iou",), type=share, default=0.5,
-           help="IoU at which precision, recall, F1, Dice and areas are matched (default 0.5)"),
-    Option("tolerances", ("--tolerances",), type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3],
-           metavar="PX", help="boundary tolerances in pixels (default 1 2 3)"),
+    *matching_options("precision, recall, F1, Dice and areas"),
     Option("minimum_overlap", ("--minimum-overlap",), type=share, default=0.1,
            help="share of a truth object that counts toward a split or merge (default 0.1)"),
     *scorecard_options(),
