@@ -209,7 +209,7 @@ def doc(options, inputs) -> str:
     for o in api_options(options):
         head = o.name
         if o.name not in inputs:
-            head += f" : default {_api_default(o)!r}"
+            head += " : required" if o.needed else f" : default {_api_default(o)!r}"
         spelt = f" (``{' '.join(o.flags)}``)" if o.flags else ""
         lines.append(head)
         text = (o.help or "").replace("%%", "%")
