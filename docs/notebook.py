@@ -85,7 +85,7 @@ grid = np.zeros((64, 64), bool)
 grid[10, 4:60] = True
 grid[40, 4:60] = True
 grid[8:56, 30] = True
-audit = api.audit(truth=[data / "gt.png", vessel, grid], severities="0.1,0.3", radius_scales="0.85",
+audit = api.audit(masks=[data / "gt.png", vessel, grid], severities="0.1,0.3", radius_scales="0.85",
                   boundary_fracs="0.05,0.2", n_boot=50, no_redraw_floor=True, min_units=1, min_cases=2)
 print("== curvilinear: audit")
 print(audit.to_frame("findings")[["cost", "operator", "metric", "aligned_rho", "label"]].head().to_string())

@@ -1,7 +1,8 @@
 """segscore: fast, exact, bounded-memory scoring of segmentations and ink maps.
 
-``import segscore`` loads numpy only. The families are imported when first used. One function
-per command, the truth first, options named as on the command line (:mod:`segscore.api`)::
+``import segscore`` loads numpy only. The families are imported when first used. One typed
+function per command, the truth first and the prediction second whatever the command line's
+order, options keyword-only and named as on the command line (:mod:`segscore.api`)::
 
     from segscore import api
     result = api.objects("truth.tif", "pred.tif", iou=0.5)       # segscore objects truth.tif pred.tif --iou 0.5
@@ -22,8 +23,8 @@ from segscore._version import __version__
 _SUBMODULES = {"errors", "ink", "io", "engine", "kernels", "cli", "columns", "curvilinear", "objects", "fibers",
                "families", "metrics", "figures", "batch", "api", "commands", "topology"}
 #: segscore.api's functions whose names no subpackage takes, re-exported here when first used
-_API = ("auc", "target", "placement", "check", "holdout", "curve", "perturb", "fibers_aggregate", "audit", "profile",
-        "surfaces")
+_API = ("auc", "target", "placement", "check", "holdout", "curve", "perturb", "fibers_aggregate", "fibers_target",
+        "audit", "profile", "surfaces", "demo")
 
 __all__ = ["__version__", "ScoreError", "VerifyError", "warm", *sorted(_SUBMODULES), *_API]
 

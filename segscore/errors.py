@@ -42,3 +42,20 @@ class CheckViolation(Exception):
     def __init__(self, message: str, result=None):
         super().__init__(message)
         self.result = result
+
+
+def moved(impl, old: str, new: str):
+    """The public, older name ``old`` of the function ``impl`` (its body, kept under a private
+    name that segscore's own code calls): calling it warns ``FutureWarning`` naming ``new``, the
+    :mod:`segscore.api` call to use instead (docs/migration.md), then runs ``impl``."""
+    import functools
+    import warnings
+
+    @functools.wraps(impl)
+    def public(*args, **kwargs):
+        warnings.warn(f"{old} is an older entry point; use {new} (docs/migration.md)", FutureWarning, stacklevel=2)
+        return impl(*args, **kwargs)
+
+    public.__name__ = public.__qualname__ = old.rsplit(".", 1)[-1]
+    public.__doc__ = f"Older entry point: use ``{new}`` (it warns ``FutureWarning``).\n\n" + (impl.__doc__ or "")
+    return public

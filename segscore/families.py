@@ -23,7 +23,7 @@ class Family:
 
     name: str
     commands: tuple[str, ...]
-    score: str  # "module:function" of the score function the commands call
+    score: str  # "module:function": the family's segscore.api function (truth, pred, *, options)
     warm: str  # "module:function" compiling the family's kernels (no arguments)
 
     def load(self, what: str):
@@ -32,28 +32,29 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("ink", ("auc", "demo", "target", "placement", "check"), "segscore.ink.auc:score_files",
+    Family("ink", ("auc", "demo", "target", "placement", "check"), "segscore.api:auc",
            "segscore.ink.warmup:warm"),
-    Family("columns", ("columns",), "segscore.columns.score:score_columns", "segscore.columns.warmup:warm"),
-    Family("objects", ("objects", "holdout"), "segscore.objects.metrics:score_segmentation",
+    Family("columns", ("columns",), "segscore.api:columns", "segscore.columns.warmup:warm"),
+    Family("objects", ("objects", "holdout"), "segscore.api:objects",
            "segscore.objects.warmup:warm"),
-    Family("fibers", ("fibers", "fibers-aggregate", "fibers-target"), "segscore.fibers.card:score_fibers",
+    Family("fibers", ("fibers", "fibers-aggregate", "fibers-target"), "segscore.api:fibers",
            "segscore.fibers.warmup:warm"),
-    Family("curvilinear", ("curve", "perturb", "audit", "profile"), "segscore.curvilinear.scoring:score",
+    Family("curvilinear", ("curve", "perturb", "audit", "profile"), "segscore.api:curve",
            "segscore.curvilinear.warmup:warm"),
-    Family("topology", ("surfaces",), "segscore.topology.score:surfaces", "segscore.topology.warmup:warm"),
+    Family("topology", ("surfaces",), "segscore.api:surfaces", "segscore.topology.warmup:warm"),
 )}
 
 
 @dataclass(frozen=True)
 class Command:
     """One command of ``segscore``, declared once: its name, one-line ``help`` and ``aliases`` (the
-    spec tools' own names), its module ``segscore.cli.NAME`` (``add_arguments``, ``run``). A
-    scoring command (``family`` set, ``batch``) is also a batch job: its argument definitions, its
-    compute part (parsed args -> the dict ``--json`` prints; prints nothing), result -> one flat
-    row, the arguments naming files or folders it reads (``inputs``: argparse dests; in a job,
-    relative ones resolve against the manifest's folder and each is fingerprinted) and the options
-    naming what it writes (``outputs``: in a job, under ``DIR/outputs/ID/``; ``--slug`` puts the
+    spec tools' own names), its module ``segscore.cli.NAME`` (``OPTIONS``, ``run``). A scoring
+    command (``family`` set, ``batch``) is also a batch job and a :mod:`segscore.api` function: its
+    option declarations (``OPTIONS`` of its compute module), its compute part (values -> the dict
+    ``--json`` prints; prints nothing), result -> one flat row, the options naming files or
+    folders it reads (``inputs``: option names; in a job, relative ones resolve against the
+    manifest's folder and each is fingerprinted) and the options naming what it writes
+    (``outputs``: command-line spellings; in a job, under ``DIR/outputs/ID/``; ``--slug`` puts the
     ledger there). Its leaderboard cells (what ``segscore report`` shows of a result, each number
     beside its floors or control) are ``headline(result)`` of its compute module, by convention
     (:func:`headline`)."""
@@ -61,8 +62,7 @@ class Command:
     name: str
     family: str | None
     help: str
-    arguments: str = ""  # "module:function" adding the command's arguments to an argparse parser
-    compute: str = ""  # "module:function" (args, *, progress=None, argv=None) -> result dict
+    compute: str = ""  # "module:function" (*, progress=None, argv=None, **values) -> result dict
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ("--json-out",)
     row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row
@@ -85,6 +85,11 @@ class Command:
     def load(self, what: str):
         module, attr = getattr(self, what).split(":")
         return getattr(importlib.import_module(module), attr)
+
+    @property
+    def module(self):
+        """Its compute module (``segscore.commands.NAME``: ``OPTIONS``, ``compute``, ``text``)."""
+        return importlib.import_module(self.compute.split(":")[0])
 
 
 def headline(cmd: Command | None):
@@ -112,7 +117,7 @@ _NO_FIGURE = "there is no figure of this result"
 def _command(name, family_name, help, inputs=(), outputs=("--json-out",), aliases=(), without=(),
              exit_3="") -> Command:
     module = "segscore.commands." + name.replace("-", "_")
-    return Command(name, family_name, help, f"{module}:add_arguments", f"{module}:compute", tuple(inputs),
+    return Command(name, family_name, help, f"{module}:compute", tuple(inputs),
                    tuple(outputs), aliases=tuple(aliases), without=tuple(without), exit_3=exit_3)
 
 
@@ -124,31 +129,31 @@ def _other(name, family_name, help, without=()) -> Command:
 #: every command of ``segscore``, in the order ``segscore --help`` lists them
 REGISTRY: dict[str, Command] = {c.name: c for c in (
     _command("auc", "ink", "pixel AUC of an ink map inside a supervision mask, with control, bootstrap and compare",
-             ("prediction", "labels", "mask", "control", "compare"), ("--json-out", "--csv", "--slug", "--plot")),
+             ("pred", "truth", "mask", "control", "compare"), ("--json-out", "--csv", "--slug", "--plot")),
     _command("demo", "ink", "score a built-in synthetic segment (offline), as `segscore auc` prints it", (),
              ("--json-out", "--keep"),
              without=(("--csv", _NO_ROWS), ("--plot", "plot the sample with `segscore auc ... --plot` (the demo prints that line with --keep DIR)"), ("--threads", _ONE_THREAD), ("--tile-rows", "the sample is small: one tile"))),
     _other("run", None, "experiment ledger: `segscore run init SLUG` starts ROOT/SLUG/run.json",
            without=(("--json", "it prints the ledger (run.json) itself"), ("--json-out", "the ledger is ROOT/SLUG/run.json"), ("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads no image"))),
     _command("target", "ink", "ScrollGT ink target: F1 sweep, AP-prevalence-lift, ROC-AUC and floors of a prediction",
-             ("prediction", "target"), ("--json-out", "--plot"), aliases=("score",),
+             ("pred", "truth"), ("--json-out", "--plot"), aliases=("score",),
              without=(("--csv", _NO_ROWS),)),
     _command("placement", "ink", "placement probe: where prediction and label agree best (NCC over shifts), per tile too",
-             ("prediction", "target"), ("--json-out", "--evidence"),
+             ("pred", "truth"), ("--json-out", "--evidence"),
              without=(("--csv", _NO_ROWS), ("--plot", "the figure is --evidence FILE.png"), ("--tile-rows", "the cross-correlation takes FFTs of the whole map"))),
     _command("check", "ink", "prize pre-check: ML window cap and train/predict region overlap (exit 3 on a violation)",
              ("regions_json",), exit_3="a violation of the rules found",
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads no image"))),
     _command("columns", "columns", "ScrollGT column target: text columns vs gutters and line periodicity, with floors",
-             ("prediction", "target"), aliases=("score-columns",),
+             ("pred", "truth"), aliases=("score-columns",),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE))),
     _command("objects", "objects", "object scorecard of an instance segmentation (matching, AP sweep, Dice, boundary "
-             "F1, splits/merges)", ("truth", "prediction", "ignore_mask"), ("--json-out", "--per-object", "--plot")),
+             "F1, splits/merges)", ("truth", "pred", "ignore_mask"), ("--json-out", "--per-object", "--plot")),
     _command("holdout", "objects", "score predictions on a versioned held-out set (scorecard table, CSV), or --verify "
              "its digests", ("manifest", "predictions", "baseline"), ("--json-out", "--csv"), exit_3="--verify found a missing or altered truth mask",
              without=(("--plot", "plot a field with `segscore objects TRUTH PRED --plot`"), ("--threads", "its fields are scored one after another, each with the engine's default threads"), ("--tile-rows", "each field is scored with the engine's default tiles"))),
     _command("fibers", "fibers", "fiber connectivity (ScrollGT score-fibers): ERL, merge-penalized ERL, splits, "
-             "merges, floors", ("paths",), ("--json-out", "--plot"), aliases=("score-fibers",),
+             "merges, floors", ("pred", "truth"), ("--json-out", "--plot"), aliases=("score-fibers",),
              without=(("--csv", _NO_ROWS), ("--threads", "the skeleton lookups are one vectorized pass"), ("--tile-rows", "a cube is read whole (a 512^3 cube is 0.5 GB of labels)"))),
     _command("fibers-aggregate", "fibers", "mean ERL over `segscore fibers` cards of one cube size class", ("cards",),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", "it reads cards, not images"))),
@@ -156,7 +161,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
              "fiber mask", ("nml", "mask"), ("--json-out", "--out"),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--threads", _ONE_THREAD), ("--tile-rows", _WHOLE))),
     _command("curve", "curvilinear", "curvilinear masks: Dice, clDice, Betti-0, ERL beside reachable length and "
-             "Kirchhoff conductance", ("prediction", "gt", "ignore_mask"), ("--json-out", "--csv"),
+             "Kirchhoff conductance", ("pred", "truth", "ignore_mask"), ("--json-out", "--csv"),
              without=(("--plot", _NO_FIGURE), ("--threads", "the skeleton and graph are built whole, in one thread"), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
     _command("perturb", "curvilinear", "curvilinear masks: apply one typed error operator (break, bridge, truncate, "
              "radius, boundary)", ("mask",), ("-o", "--json-out"),
@@ -166,7 +171,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
              ("--json-out", "--csv", "--plot"),
              without=(("--tile-rows", "a skeleton is global: the masks are read whole"),)),
     _command("profile", "curvilinear", "curvilinear masks: which error types a method makes (shares of the five "
-             "operators, and the unexplained part)", ("predictions", "gt"),
+             "operators, and the unexplained part)", ("pred", "truth"),
              without=(("--csv", _NO_ROWS), ("--plot", _NO_FIGURE), ("--tile-rows", "a skeleton is global: the masks are read whole"))),
     _other("batch", None, "run a manifest of scoring jobs (CSV, JSON, JSON Lines, grid) on threads or a dask cluster, "
            "resumably",
@@ -175,7 +180,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
            "or control",
            without=(("--threads", _ONE_THREAD), ("--tile-rows", "it reads results, not images"))),
     _command("surfaces", "topology", "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the "
-             "Vesuvius leaderboard score", ("prediction", "truth", "ignore_mask", "gt_dir", "pred_dir",
+             "Vesuvius leaderboard score", ("pred", "truth", "ignore_mask", "gt_dir", "pred_dir",
                                             "ignore_mask_dir"), ("--json-out", "--csv", "--out"),
              without=(("--tile-rows", "the score is defined on the volume's octants (--topo-tiles), each built "
                                       "whole"),)),

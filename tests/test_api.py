@@ -1,10 +1,12 @@
-"""segscore.api: one function per scoring command, equal to the command's ``--json``.
+"""segscore.api: one typed function per scoring command, equal to the command's ``--json``.
 
 Every subpackage is imported first (``segscore.objects``, ``segscore.fibers``, ``segscore.columns``
 and ``segscore.batch`` are then bound to the subpackages, as in a user's session), then every
-function is called with the paths of one valid invocation of each command (tests/fuzz/corpus.py)
-and compared with what ``segscore CMD ... --json`` prints for the same inputs, then with the
-inputs given as arrays (NumPy, zarr, dask), where only the names of the inputs may differ.
+function is called with the paths of one valid invocation of each command (tests/fuzz/corpus.py),
+with argparse's parsing made to raise (the API never parses command-line words), and compared
+with what ``segscore CMD ... --json`` prints for the same inputs, then with the inputs given as
+arrays (NumPy, zarr, dask), where only the names of the inputs may differ. (Every golden case
+is scored through the API too: tests/test_golden.py.)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import io
 import json
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,7 +94,7 @@ def calls(p, out: Path):
                     ["perturb", p["gt_npy"], "--operator", "break", "--severity", "0.2", "-o", out / "api.npy"]),
         "fibers": (lambda: api.fibers(p["fiber_target"], p["fiber_labels"]),
                    ["fibers", p["fiber_labels"], p["fiber_target"]]),
-        "fibers-aggregate": (lambda: api.fibers_aggregate(cards / "card1.json", cards / "card2.json"),
+        "fibers-aggregate": (lambda: api.fibers_aggregate([cards / "card1.json", cards / "card2.json"]),
                              ["fibers-aggregate", cards / "card1.json", cards / "card2.json"]),
         "audit": (lambda: api.audit([p["gt"], p["gt_npy"]], **AUDIT),
                   ["audit", p["gt"], p["gt_npy"], "--severities", "0.2", "--radius-scales", "0.85",
@@ -104,18 +107,113 @@ def calls(p, out: Path):
 def test_every_scoring_command_has_a_function():
     from segscore.families import COMMANDS
 
-    expected = set(COMMANDS) - {"demo", "fibers-target"} | {"audit", "profile"}
-    assert "surfaces" in expected
-    assert set(api.COMMANDS) == expected
+    assert set(api.COMMANDS) == set(COMMANDS)  # every batch command, audit and profile and surfaces among them
+    inputs = {"check": [], "fibers-aggregate": ["cards"], "fibers-target": ["nml", "mask"], "demo": [],
+              "perturb": ["mask"], "holdout": ["manifest", "predictions"], "audit": ["masks"]}
     for name, fn in api.COMMANDS.items():
         params = list(inspect.signature(fn).parameters.values())
-        if name in ("check", "fibers-aggregate"):
-            continue
-        assert params[0].name == "truth", name  # the truth first, as scikit-learn
-        if name != "perturb":
-            assert params[1].name == "pred", name
-        assert params[-1].kind is inspect.Parameter.VAR_KEYWORD  # every option keyword-only
+        names = [q.name for q in params if q.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        assert names == inputs.get(name, ["truth", "pred"]), name  # the truth first, as scikit-learn
+        rest = [q for q in params if q.name not in names]
+        assert rest and all(q.kind is inspect.Parameter.KEYWORD_ONLY for q in rest), name  # options keyword-only
+        assert not any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params), name  # real parameters
         assert fn.__doc__ and f"segscore {name}" in fn.__doc__  # the command line it mirrors
+        for q in rest:  # each option is in the docstring
+            assert f"\n{q.name}" in fn.__doc__, (name, q.name)
+    sig = inspect.signature(api.objects)
+    assert sig.parameters["iou"].default == 0.5 and sig.parameters["tolerances"].default == (1, 2, 3)
+    assert sig.parameters["executor"].default is None and "executor" not in inspect.signature(api.curve).parameters
+
+
+def test_one_declaration_serves_the_cli_the_api_and_batch():
+    """The CLI's options, the API's keywords and a batch job's are the same declarations."""
+    import argparse
+
+    from segscore.commands._declare import add_to_parser
+    from segscore.families import COMMANDS
+
+    for name, spec in COMMANDS.items():
+        module = spec.module
+        declared = [o.name for o in module.OPTIONS]
+        assert len(declared) == len(set(declared)), name  # no option declared twice
+        sig = inspect.signature(api.COMMANDS[name])
+        assert set(sig.parameters) - {"progress"} == {o.name for o in module.OPTIONS if o.where != "cli"}, name
+        p = argparse.ArgumentParser(add_help=False)
+        add_to_parser(p, module.OPTIONS)
+        usage = p.format_usage()
+        for o in module.OPTIONS:
+            for flag in o.flags:
+                assert flag in p.format_help(), (name, flag)
+        if "truth" in sig.parameters and name != "fibers":  # the usage line names the roles
+            assert "TRUTH" in usage and "PRED" in usage, (name, usage)
+        assert set(spec.inputs) <= set(declared) | {"truth", "pred"}, name
+
+
+def test_the_api_never_parses_command_line_words(p, tmp_path, monkeypatch):
+    import argparse
+
+    def refuse(*a, **k):
+        raise AssertionError("the API parsed command-line words")
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", refuse)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", refuse)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_intermixed_args", refuse)
+    for command, (call, _) in calls(p, tmp_path).items():
+        assert isinstance(call(), Result), command
+    rng = np.random.default_rng(3)
+    truth = np.zeros((8, 10, 12), np.uint8)
+    truth[3:6, 2:8, 2:10] = 1
+    pred = truth.copy()
+    pred[rng.random(pred.shape) < 0.05] ^= 1
+    assert api.surfaces(truth, pred, topo_tiles=[1, 1, 1])["leaderboard"] is not None
+    assert api.fibers_target(p["nml"], p["fiber_mask"], out=tmp_path / "built")["notes"] is not None
+    assert "forward" in api.demo(bootstrap=0, keep=tmp_path / "demo")
+
+
+def test_the_older_functions_warn_and_segscore_never_calls_them(p, tmp_path):
+    """Each older per-family function still works at its old path and warns FutureWarning naming
+    the segscore.api call; the API, the demo and a batch never trigger one (warnings are errors)."""
+    import warnings
+
+    from segscore.columns.score import score_columns
+    from segscore.curvilinear.scoring import score
+    from segscore.fibers.card import score_fibers
+    from segscore.ink.auc import auc_scores, score_array, score_files
+    from segscore.ink.placement import probe_target
+    from segscore.ink.targets import score_target
+    from segscore.objects.holdout import score_holdout, score_holdout_files
+    from segscore.objects.metrics import score_segmentation
+    from segscore.io.readers import read_image
+
+    t = read_image(p["truth"])
+    old = [
+        (lambda: score_files(p["map"], p["labels"], p["mask"]), "segscore.api.auc"),
+        (lambda: score_array(np.arange(16.0).reshape(4, 4), np.eye(4, dtype=bool), np.ones((4, 4), bool)),
+         "segscore.api.auc"),
+        (lambda: auc_scores(np.array([3, 4]), np.array([1, 2])), "segscore.api.auc"),
+        (lambda: score_target(p["ink_pred"], p["ink_target"], floors=False), "segscore.api.target"),
+        (lambda: probe_target(p["ink_pred"], p["ink_target"], radius=16), "segscore.api.placement"),
+        (lambda: score_columns(p["col_pred"], p["col_target"], floors=False), "segscore.api.columns"),
+        (lambda: score_segmentation(t, t), "segscore.api.objects"),
+        (lambda: score_holdout([(t, t)], name="n", version="1"), "segscore.api.holdout"),
+        (lambda: score_holdout_files(p["manifest"], p["preds"]), "segscore.api.holdout"),
+        (lambda: score_fibers(p["fiber_target"], p["fiber_labels"]), "segscore.api.fibers"),
+        (lambda: score(read_image(p["gt"]) > 0, read_image(p["pred"]) > 0), "segscore.api.curve"),
+    ]
+    for call, new in old:
+        with pytest.warns(FutureWarning, match=re.escape(new)):
+            assert call() is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for command, (call, _) in calls(p, tmp_path).items():
+            call()
+        api.demo(bootstrap=0)
+        from segscore.batch import run
+
+        res = run(["objects {} {}".format(p["truth"], p["objpred"]),
+                   {"family": "objects", "args": [t, t], "id": "arrays"},
+                   {"family": "curvilinear", "args": [p["gt"], p["pred"]], "id": "curve"}], threads=1)
+        assert not res.errors, res.errors
 
 
 def test_subpackages_keep_their_names_and_free_names_are_re_exported():
@@ -207,7 +305,7 @@ def test_arrays_give_what_paths_give(p, tmp_path):
 
 
 def test_unknown_options_are_refused_with_the_valid_ones(p):
-    with pytest.raises(TypeError, match=r"tile_row\b.*valid options: .*tile_rows"):
+    with pytest.raises(TypeError, match=r"tile_row \(did you mean tile_rows\?\).*valid options: .*tile_rows"):
         api.objects(p["truth"], p["objpred"], tile_row=4)
     with pytest.raises(TypeError, match="json"):  # the API returns; --json is the CLI's printing
         api.curve(p["gt"], p["pred"], json=True)
@@ -276,6 +374,17 @@ def test_to_frame_and_plot(p, tmp_path):
         api.auc(p["labels"], p["map"], mask=p["mask"]).plot()
     with pytest.raises(ScoreError, match="no figure"):
         api.curve(p["gt"], p["pred"]).plot()
+    import segscore.ink.targets as targets_module
+
+    calls_made = []
+    real = targets_module._score_target
+    try:  # plot() draws from the result it has: it scores nothing again
+        targets_module._score_target = lambda *a, **k: calls_made.append(1) or real(*a, **k)
+        card = api.target(p["ink_target"], p["ink_pred"], no_floors=True)
+        assert len(calls_made) == 1
+        assert isinstance(card.plot(), Figure) and len(calls_made) == 1
+    finally:
+        targets_module._score_target = real
     assert "<table>" in r._repr_html_()
 
 
@@ -298,16 +407,16 @@ def test_the_notebook_runs(p, tmp_path):
         assert f"== {line}" in run.stdout
 
 
-def test_the_ledger_records_the_command_line_with_its_paths(p, tmp_path):
+def test_the_ledger_records_the_call(p, tmp_path):
     import shutil
 
     root = tmp_path / "ledger"
     shutil.copytree(p["ledger"], root)
     api.auc(p["labels"], p["map"], mask=p["mask"], slug="exp", root=root, seed=np.int64(3))  # a NumPy integer too
     run = json.loads(next(root.rglob("run.json")).read_text())
-    argv = run["checks"][-1]["argv"]
-    assert argv[:3] == ["segscore", "auc", str(p["map"])]
-    assert argv[argv.index("--labels") + 1] == str(p["labels"]) and "--seed=3" in argv
+    (call,) = run["checks"][-1]["argv"]
+    assert call.startswith(f"segscore.api.auc(truth={str(p['labels'])!r}, pred={str(p['map'])!r}, ")
+    assert "seed=3" in call and f"root={str(root)!r}" in call
 
 
 def test_surfaces_paths_arrays_and_cli(tmp_path):

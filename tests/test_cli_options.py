@@ -51,3 +51,34 @@ def test_a_closed_output_pipe_is_not_a_crash():
     p.stdout.close()  # the reader is gone before the command writes (`segscore ... | head -0`)
     err = p.stderr.read().decode()
     assert p.wait() == 0 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["curve", "p.png", "--gt", "g.png", "--threads", "2"], "segscore curve: unrecognized argument --threads; see "),
+    (["objects", "t.tif", "p.tif", "--tiles-rows", "2"],
+     "segscore objects: unrecognized argument --tiles-rows; did you mean --tile-rows?; see `segscore objects --help`"),
+    (["target", "p.png", "t", "--no-flors"], "segscore target: unrecognized argument --no-flors; did you mean --no-floors?"),
+])
+def test_an_unknown_option_names_the_subcommand_and_the_nearest_option(cli, argv, says):
+    code, out, err = cli(*argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(says), err
+
+
+def test_usage_lines_name_the_roles(cli):
+    for command, order in (("objects", "TRUTH PRED"), ("surfaces", "[PRED] [TRUTH]"), ("target", "PRED TRUTH"),
+                           ("curve", "--gt TRUTH"), ("fibers", "[PRED] TRUTH")):
+        code, out, err = cli(command, "--help")
+        usage = " ".join(out.split("\n\n")[0].split())
+        assert code == 0 and order in usage, (command, usage)
+
+
+def test_placement_prints_no_none_and_counts_in_the_singular():
+    from segscore.ink.placement import format_probe
+
+    r = {"offset_px": 0.0, "peak_dy": 0, "peak_dx": 0, "peak_ncc": 0.5, "ncc_at_zero": 0.5, "gate_px": 48,
+         "gate_from": "meta.json", "passed": True, "n_tiles": 1, "tile_px": 768, "tile_sd_dy": 0.0, "tile_sd_dx": 0.0,
+         "worst_tile_px": 0.0, "tile_radius": 32, "recorded_placement": {"offset_level2_px": 10.0}}
+    text = format_probe(r)
+    assert "None" not in text and "tiles: 1 tile of 768 px" in text and "recorded in meta.json: 10.0 px (" in text
+    assert "2 tiles of 768 px" in format_probe({**r, "n_tiles": 2})

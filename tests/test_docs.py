@@ -114,3 +114,26 @@ def test_the_refusals_page_names_every_row_of_the_matrix():
         named |= set(re.findall(r"`([a-z]+:[a-z0-9-]+)`", row))
     assert sorted(ids - named) == [], "rows of the matrix the page does not name"
     assert sorted(named - ids) == [], "rows the page names that the matrix does not test"
+
+
+#: the older per-family entry points (each warns FutureWarning naming its segscore.api call)
+OLDER = ("score_files", "score_array", "auc_scores", "score_target", "probe_target", "score_columns",
+         "score_segmentation", "score_holdout", "score_fibers", "curvilinear.score", "scoring.score",
+         "curvilinear import score")
+
+
+def test_the_pages_use_only_segscore_api():
+    """README and every docs page but the migration page name none of the older per-family
+    functions (docs/migration.md maps each to its segscore.api call, and names them all)."""
+    import re as _re
+
+    for page in PAGES:
+        if page == "docs/migration.md":
+            continue
+        text = (REPO / page).read_text()
+        found = [name for name in OLDER if _re.search(r"(?<![\w.])" + _re.escape(name) + r"\b", text)]
+        assert not found, f"{page} names {found}; use segscore.api (docs/migration.md)"
+    migration = (REPO / "docs" / "migration.md").read_text()
+    for name in ("score_files", "score_array", "auc_scores", "score_target", "probe_target", "score_columns",
+                 "score_segmentation", "score_holdout", "score_fibers", "curvilinear.score"):
+        assert name in migration, name

@@ -25,10 +25,12 @@ def execute(task: dict) -> dict:
     ``scored`` with the result dict (JSON-ready), ``refused`` with the refusal's one line, or
     ``crashed`` with the exception's one line and its ``traceback``.
 
-    ``task``: ``command`` and ``args`` (parsed, inputs resolved, outputs pointed into ``folder``)
-    with ``argv`` (the job's words), or ``call`` ``(family, args, kwargs)``; ``folder`` the job's
-    output folder (emptied first), ``threads`` the job's threads when it names none,
-    ``executor`` for a family call (a distributed client)."""
+    ``task``: ``command`` and ``values`` (parsed by the command's declarations, inputs resolved,
+    outputs pointed into ``folder``) with ``argv`` (the job's words, which a ledger records), run
+    by :func:`segscore.api.run_command`; or ``call`` ``(family, args, kwargs)``, the family's
+    :mod:`segscore.api` function; ``folder`` the job's output folder (emptied first), ``threads``
+    the job's share of the CPUs (a cap on every pass), ``executor`` for a family call (a
+    distributed client)."""
     from segscore.commands._errors import refusal
     from segscore.io.results import jsonable
 
@@ -45,22 +47,18 @@ def execute(task: dict) -> dict:
             with thread_budget(task.get("threads") if task.get("executor") is None else None):
                 result = _call(task)
         else:
-            from segscore.families import command
-
-            args = task["args"]
-            if task.get("threads") and hasattr(args, "threads") and args.threads is None:
-                args.threads = task["threads"]
-            if folder and getattr(args, "slug", None):  # the job's own ledger, in its folder
-                from segscore.io import ledger
-
-                if not ledger.run_path(args.slug, args.root).exists():
-                    ledger.init_run(args.slug, args.root)
-            from segscore.commands._options import check_paths
+            from segscore.api import run_command
             from segscore.engine.executor import thread_budget
 
-            check_paths(args)  # no pipe or device read, no input overwritten
+            values = task["values"]
+            if folder and values.get("slug"):  # the job's own ledger, in its folder
+                from segscore.io import ledger
+
+                if not ledger.run_path(values["slug"], values["root"]).exists():
+                    ledger.init_run(values["slug"], values["root"])
             with thread_budget(task.get("threads")):  # the job's share of the worker's CPUs, in every pass
-                result = command(task["command"]).load("compute")(args, argv=task.get("argv"))
+                result = run_command(task["command"], values, argv=["segscore", *(task.get("argv") or [])],
+                                     figure=False)
         out["result"] = jsonable(result)
     except Exception as exc:  # noqa: BLE001 - every job ends in a row; the batch goes on
         message = refusal(exc)

@@ -1,9 +1,8 @@
-"""A job: one scoring call, parsed by its command's own argument definitions."""
+"""A job: one scoring call, its command line parsed by its command's own option declarations."""
 
 from __future__ import annotations
 
 import argparse
-import copy
 import hashlib
 import os
 import re
@@ -31,44 +30,34 @@ class _JobParser(argparse.ArgumentParser):
         raise JobError(f"{self.prog}: {message}; see `segscore {self.prog} --help`")
 
 
-_PARSERS: dict[str, argparse.ArgumentParser] = {}
-
-
-def parser_for(name: str) -> argparse.ArgumentParser:
-    """The argparse parser of the batch command ``name`` (built once, from the registry)."""
+def output_names(name: str, options) -> dict[str, str]:
+    """``{option spelling: option name}`` of the output ``options`` (``"-o"``, ``"--json-out"``) of
+    the batch command ``name``, read from its declarations."""
+    from segscore.commands._declare import option_for_flag
     from segscore.families import command
 
-    spec = command(name)
-    if spec.name not in _PARSERS:
-        p = _JobParser(prog=spec.name, add_help=False)
-        spec.load("arguments")(p)
-        _PARSERS[spec.name] = p
-    return _PARSERS[spec.name]
-
-
-def option_dests(name: str, options) -> dict[str, str]:
-    """``{option string: argparse dest}`` of ``options`` (``"-o"``, ``"--json-out"``) of a command."""
-    p = parser_for(name)
+    declared = command(name).module.OPTIONS
     found = {}
-    for action in p._actions:
-        for o in action.option_strings:
-            if o in options:
-                found[o] = action.dest
+    for flag in options:
+        o = option_for_flag(declared, flag)
+        if o is not None:
+            found[flag] = o.name
     return found
 
 
 @dataclass
 class Job:
     """One job. ``job`` is its text as written (the resume key, with ``id`` and the input
-    fingerprints); ``args`` its parsed arguments with the inputs resolved; ``inputs`` the files
-    and folders it reads; ``call`` ``(family, args, kwargs)`` for a job given as arrays."""
+    fingerprints); ``values`` its options' values by name (what :func:`segscore.api.run_command`
+    takes) with the inputs resolved; ``inputs`` the files and folders it reads; ``call``
+    ``(family, args, kwargs)`` for a job given as arrays."""
 
     id: str
     job: str
     family: str
     command: str | None = None
     tags: dict = field(default_factory=dict)
-    args: argparse.Namespace | None = None
+    values: dict | None = None
     argv: list = field(default_factory=list)
     inputs: list = field(default_factory=list)
     call: tuple | None = None
@@ -76,13 +65,13 @@ class Job:
 
     @property
     def outputs(self) -> dict[str, str]:
-        """``{option: dest}`` of the output options this job sets."""
+        """``{option: name}`` of the output options this job sets."""
         from segscore.families import command
 
         if self.command is None:
             return {}
-        dests = option_dests(self.command, command(self.command).outputs)
-        return {o: d for o, d in dests.items() if getattr(self.args, d, None) not in (None, False)}
+        names = output_names(self.command, command(self.command).outputs)
+        return {o: n for o, n in names.items() if (self.values or {}).get(n) not in (None, False)}
 
 
 def is_remote(path: str) -> bool:
@@ -147,9 +136,10 @@ def check_tags(tags) -> dict:
 
 
 def parse_job(text: str, *, id=None, tags=None, base=None) -> Job:  # noqa: A002 - the manifest's own word
-    """Parse the job ``text`` (a command line without ``segscore``) by its command's argument
-    definitions; relative input paths resolve against ``base`` (the manifest's folder; None:
-    as given). Raises :class:`JobError` saying what is wrong and the fix."""
+    """Parse the job ``text`` (a command line without ``segscore``) by its command's option
+    declarations (:func:`segscore.commands._declare.parse_words`); relative input paths resolve
+    against ``base`` (the manifest's folder; None: as given). Raises :class:`JobError` saying
+    what is wrong and the fix."""
     from segscore.families import COMMANDS, command
 
     if not isinstance(text, str) or not text.strip():
@@ -165,16 +155,18 @@ def parse_job(text: str, *, id=None, tags=None, base=None) -> Job:  # noqa: A002
     except KeyError:
         raise JobError(f"{argv[0]!r} is not a batch command; start the job with one of: "
                        f"{', '.join(COMMANDS)}") from None
-    args = parser_for(spec.name).parse_args(argv[1:])
-    for dest in spec.inputs:
-        setattr(args, dest, resolve(getattr(args, dest, None), base))
-    for dest in option_dests(spec.name, spec.outputs).values():  # outside a batch folder: beside the manifest
-        dest = "root" if dest == "slug" else dest
-        if isinstance(getattr(args, dest, None), str):
-            setattr(args, dest, resolve(getattr(args, dest), base))
-    inputs = [p for dest in spec.inputs for p in _paths(getattr(args, dest, None))]
+    from segscore.commands._declare import parse_words
+
+    values = parse_words(spec.module, argv[1:], _JobParser(prog=spec.name, add_help=False))
+    for name in spec.inputs:
+        values[name] = resolve(values.get(name), base)
+    for name in output_names(spec.name, spec.outputs).values():  # outside a batch folder: beside the manifest
+        name = "root" if name == "slug" else name
+        if isinstance(values.get(name), str):
+            values[name] = resolve(values[name], base)
+    inputs = [p for name in spec.inputs for p in _paths(values.get(name))]
     job_id = check_id(default_id(text) if id in (None, "") else id)
-    return Job(id=job_id, job=text, family=spec.family, command=spec.name, tags=check_tags(tags), args=args,
+    return Job(id=job_id, job=text, family=spec.family, command=spec.name, tags=check_tags(tags), values=values,
                argv=argv, inputs=inputs)
 
 
@@ -187,7 +179,8 @@ def describe(value) -> str:
 
 def array_job(item: dict, index: int) -> Job:
     """A job given in Python as ``{"family": NAME, "args": [...], "kwargs": {...}, "id", "tags"}``:
-    the family's score function (``segscore.families``) called with arrays (a dask array too)."""
+    the family's :mod:`segscore.api` function (``segscore.families``: ``truth, pred`` first, then
+    keyword options) called with arrays (a dask array too)."""
     from segscore.families import FAMILIES
 
     name = item.get("family")
@@ -200,15 +193,15 @@ def array_job(item: dict, index: int) -> Job:
     return Job(id=job_id, job=text, family=name, tags=check_tags(item.get("tags")), call=(name, args, kwargs))
 
 
-def in_job_folder(job: Job, folder) -> argparse.Namespace:
-    """``job``'s arguments with every output option pointed into ``folder`` (its name kept), and
+def in_job_folder(job: Job, folder) -> dict:
+    """``job``'s values with every output option pointed into ``folder`` (its name kept), and
     a ``--slug`` ledger rooted there."""
-    args = copy.copy(job.args)
-    for option, dest in job.outputs.items():
-        if dest == "slug":
-            args.root = os.fspath(folder)
+    values = dict(job.values)
+    for option, name in job.outputs.items():
+        if name == "slug":
+            values["root"] = os.fspath(folder)
             continue
-        value = os.fspath(getattr(args, dest))
-        name = os.path.basename(value.rstrip("/")) or dest
-        setattr(args, dest, os.path.join(os.fspath(folder), name))
-    return args
+        value = os.fspath(values[name])
+        base = os.path.basename(value.rstrip("/")) or name
+        values[name] = os.path.join(os.fspath(folder), base)
+    return values

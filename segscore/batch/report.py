@@ -196,7 +196,7 @@ class Report:
         that did not score with their error lines."""
         c = self.counts
         lines = [f"# segscore report{'' if self.source is None else ': ' + str(self.source)}", "",
-                 f"{c['jobs']} jobs: {c['scored']} scored, {c['refused']} refused, {c['crashed']} crashed", ""]
+                 f"{c['jobs']} job{'' if c['jobs'] == 1 else 's'}: {c['scored']} scored, {c['refused']} refused, {c['crashed']} crashed", ""]
         for t in self.tables:
             lines.append(f"## {t.command} ({t.family or 'unregistered'}): {len(t.rows)} "
                          f"{'job' if len(t.rows) == 1 else 'jobs'}")
@@ -286,7 +286,7 @@ class Report:
 
     def __repr__(self) -> str:
         c = self.counts
-        return (f"Report({c['jobs']} jobs: {c['scored']} scored in {len(self.tables)} tables, {c['refused']} "
+        return (f"Report({c['jobs']} job{'' if c['jobs'] == 1 else 's'}: {c['scored']} scored in {len(self.tables)} tables, {c['refused']} "
                 f"refused, {c['crashed']} crashed)")
 
 

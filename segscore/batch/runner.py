@@ -52,7 +52,7 @@ class BatchResult:
 
     def __repr__(self) -> str:
         c = self.counts()
-        return (f"BatchResult({len(self.rows)} jobs: {c['scored']} scored ({len(self.skipped)} already), "
+        return (f"BatchResult({len(self.rows)} job{'' if len(self.rows) == 1 else 's'}: {c['scored']} scored ({len(self.skipped)} already), "
                 f"{c['refused']} refused, {c['crashed']} crashed)")
 
 
@@ -121,7 +121,8 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
 
     ``jobs``: a manifest path (CSV, JSON, JSON Lines, grid), or a list of job lines (``"curve
     P.png --gt G.png"``), dicts ``{"id", "job", "tags"}``, or dicts ``{"id", "family", "args",
-    "kwargs"}`` calling a family's score function on arrays. Where they run: ``threads`` threads
+    "kwargs"}`` calling a family's :mod:`segscore.api` function on arrays (``args``: ``[truth,
+    pred]``). Where they run: ``threads`` threads
     here (default: the CPUs, at most 8); or a ``distributed`` ``client``; or ``processes`` N
     (a ``LocalCluster`` of N worker processes of ``threads`` threads, default 1, on 127.0.0.1,
     closed afterwards); or ``scheduler`` (the address of a running cluster). Kernels are warmed
@@ -172,11 +173,11 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
             t["call"] = job.call
             return t
         folder = None
-        args = job.args
+        values = job.values
         if job.outputs and store is not None:
             folder = str(store.outputs / job.id)
-            args = in_job_folder(job, folder)
-        t.update(command=job.command, args=args, argv=job.argv, folder=folder)
+            values = in_job_folder(job, folder)
+        t.update(command=job.command, values=values, argv=job.argv, folder=folder)
         return t
 
     families = sorted({j.family for j in todo})

@@ -8,17 +8,25 @@ import traceback
 from segscore.errors import CheckViolation
 
 
-def show(args, result, text: str | None = None) -> None:
-    """Print the result's ``warnings`` on stderr, then ``text``, or the JSON with ``--json`` (the
-    files were written by the compute part)."""
-    from segscore.io.results import dumps
+def show(args, result, text: str | None = None, *, module=None) -> None:
+    """Write ``--json FILE.json``'s file (the compute part wrote the others), print the result's
+    ``warnings`` on stderr, then ``text`` (its first line the roles of the inputs, ``truth: FILE
+    pred: FILE``, when ``module`` declares inputs with roles), or the JSON with ``--json``."""
+    from segscore.io.results import dumps, write_json
 
+    if getattr(args, "json_path", None):
+        write_json(args.json_path, result)
     if isinstance(result, dict):
         warn(args, result.get("warnings") or ())
     if getattr(args, "json", False):
         sys.stdout.write(dumps(result) + "\n")
     elif text is not None:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+        roles = None
+        if module is not None and hasattr(module, "OPTIONS"):
+            from segscore.commands._declare import from_namespace, roles_line
+
+            roles = roles_line(module, from_namespace(module, args))
+        sys.stdout.write((roles + "\n" if roles else "") + text.rstrip("\n") + "\n")
     sys.stdout.flush()
 
 
@@ -59,9 +67,13 @@ def run_plain(module, args) -> int:
     progress on a terminal, printed as ``module.text(result)`` (or the JSON with ``--json``). A
     check (a module with ``problems(result, args)``) then prints each problem it found on stderr and
     exits 3."""
-    result = module.compute(args, progress=progress_printer(args, module.__name__.rsplit(".", 1)[-1].replace("_", "-")))
-    show(args, result, module.text(result))
-    found = module.problems(result, args) if hasattr(module, "problems") else []
+    from segscore.commands._declare import from_namespace
+
+    values = from_namespace(module, args)
+    result = module.compute(progress=progress_printer(args, module.__name__.rsplit(".", 1)[-1].replace("_", "-")),
+                            figure=False, **values)
+    show(args, result, module.text(result), module=module)
+    found = module.problems(result, values) if hasattr(module, "problems") else []
     for problem in found:
         fail(args, problem, 3)
     return 3 if found else 0

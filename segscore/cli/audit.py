@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from segscore.commands.audit import add_arguments  # noqa: F401
+from segscore.commands.audit import HELP_DESCRIPTION, INPUTS, OPTIONS  # noqa: F401
 
 _OPERATORS = ("break", "bridge", "truncate", "radius", "boundary")
 _METRIC_ORDER = ("dice", "iou", "cldice", "skeleton_recall", "cbdice_star", "betti0_error", "betti_matching",
@@ -181,9 +181,10 @@ def _progress(args):
 
 def run(args) -> int:
     from segscore.cli._common import show
-    from segscore.commands.audit import compute
+    from segscore.commands import audit
+    from segscore.commands._declare import from_namespace
 
-    result = compute(args, progress=_progress(args))
+    result = audit.compute(progress=_progress(args), figure=False, **from_namespace(audit, args))
     text = None
     if not args.json:
         text = format_report(result)
@@ -194,5 +195,5 @@ def run(args) -> int:
                       if k.startswith("recommendation.")}  # its notes, which the result carries at the top
             text += ("\n\nWhich metric should I report? (for the profiled predictions)\n"
                      + format_recommendation({**result["recommendation"], "notes": lifted}))
-    show(args, result, text)
+    show(args, result, text, module=audit)
     return 0

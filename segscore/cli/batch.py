@@ -9,25 +9,26 @@ from __future__ import annotations
 
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import positive_int
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import positive_int  # noqa: E402
 
-    p.add_argument("manifest", metavar="MANIFEST",
-                   help="the jobs: CSV (id,job[,tags...]), a JSON list, JSON Lines, or a grid "
-                        '{"template": "target {pred} {target}", "grid": {...}}; each job is a segscore command '
-                        "line without `segscore`; relative paths are the manifest folder's")
-    p.add_argument("--out", required=True, metavar="DIR",
-                   help="results folder: results.jsonl (one line per finished job), results.csv, outputs/ID/")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--processes", type=positive_int, metavar="N",
-                       help="run on a local dask cluster of N worker processes (one thread each unless --threads)")
-    where.add_argument("--scheduler", metavar="ADDRESS", help="run on a running dask.distributed cluster")
-    p.add_argument("--threads", type=positive_int, metavar="N",
-                   help="jobs at once in this process (default: the CPUs, at most 8); with --processes: threads "
-                        "per worker")
-    p.add_argument("--force", action="store_true", help="rescore every job, also those scored already")
-    p.add_argument("--hash", action="store_true", help="fingerprint every input with sha256 too (reads it whole)")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
+OPTIONS = (
+    Option("manifest", metavar="MANIFEST",
+           help="the jobs: CSV (id,job[,tags...]), a JSON list, JSON Lines, or a grid "
+                '{"template": "target {pred} {target}", "grid": {...}}; each job is a segscore command line without '
+                "`segscore`; relative paths are the manifest folder's"),
+    Option("out", ("--out",), required=True, metavar="DIR",
+           help="results folder: results.jsonl (one line per finished job), results.csv, outputs/ID/"),
+    Option("processes", ("--processes",), type=positive_int, metavar="N", group="where",
+           help="run on a local dask cluster of N worker processes (one thread each unless --threads)"),
+    Option("scheduler", ("--scheduler",), metavar="ADDRESS", group="where",
+           help="run on a running dask.distributed cluster"),
+    Option("threads", ("--threads",), type=positive_int, metavar="N",
+           help="jobs at once in this process (default: the CPUs, at most 8); with --processes: threads per worker"),
+    Option("force", ("--force",), kind="flag", help="rescore every job, also those scored already"),
+    Option("hash", ("--hash",), kind="flag", help="fingerprint every input with sha256 too (reads it whole)"),
+    Option("quiet", ("--quiet",), kind="flag", help="no progress line"),
+)
 
 
 def run(args) -> int:
@@ -44,17 +45,17 @@ def run(args) -> int:
     counts = result.counts()
     for line in result.warnings:
         sys.stderr.write(f"segscore batch: warning: {line}\n")
+    n = len(result.rows)
     if not args.quiet:  # the closing line, terminal or not: what was done and where it is
-        n = len(result.rows)
         sys.stderr.write(f"segscore batch: {n} job{'' if n == 1 else 's'}: {counts['scored'] - len(result.skipped)} scored, "
                          f"{len(result.skipped)} skipped (scored before), {counts['refused']} refused, "
                          f"{counts['crashed']} crashed; results in {args.out}/results.jsonl\n")
     if counts["crashed"]:
-        sys.stderr.write(f"segscore batch: {counts['crashed']} of {len(result.rows)} jobs crashed; see "
+        sys.stderr.write(f"segscore batch: {counts['crashed']} of {n} job{'' if n == 1 else 's'} crashed; see "
                          f"{args.out}/results.jsonl\n")
         return 1
     if counts["refused"]:
-        sys.stderr.write(f"segscore batch: {counts['refused']} of {len(result.rows)} jobs refused; their errors "
+        sys.stderr.write(f"segscore batch: {counts['refused']} of {n} job{'' if n == 1 else 's'} refused; their errors "
                          f"are in {args.out}/results.jsonl\n")
         return 2
     return 0

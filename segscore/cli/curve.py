@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from segscore.commands.curve import add_arguments  # noqa: F401
+from segscore.commands.curve import INPUTS, OPTIONS  # noqa: F401
 from segscore.commands._options import value_text as _fmt
 
 
@@ -65,14 +65,17 @@ def format_row(row: dict) -> str:
 
 def run(args) -> int:
     from segscore.cli._common import show
-    from segscore.commands.curve import compute
+    from segscore.commands import curve
+    from segscore.commands._declare import from_namespace
 
-    row = compute(args)
+    row = curve.compute(figure=False, **from_namespace(curve, args))
     if getattr(args, "quiet", False):  # curvicost's --quiet: nothing on stdout or stderr but what was asked for
-        if args.json:
-            from segscore.io.results import dumps
+        from segscore.io.results import dumps, write_json
 
+        if getattr(args, "json_path", None):
+            write_json(args.json_path, row)
+        if args.json:
             sys.stdout.write(dumps(row) + "\n")
         return 0
-    show(args, row, format_row(row))
+    show(args, row, format_row(row), module=curve)
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from segscore.commands.demo import add_arguments  # noqa: F401
+from segscore.commands.demo import INPUTS, OPTIONS  # noqa: F401
 
 
 
@@ -11,7 +11,8 @@ def run(args) -> int:
     import sys
 
     from segscore.cli._common import show
-    from segscore.commands.demo import compute
+    from segscore.commands import demo
+    from segscore.commands._declare import from_namespace
     from segscore.ink import auc
 
     def said(folder):
@@ -28,6 +29,6 @@ def run(args) -> int:
                              f"segscore demo: the sample is removed when the demo ends; run `segscore demo --keep DIR` "
                              f"to keep it in DIR, then re-run the command above in DIR\n")
 
-    result = compute(args, on_sample=said)
+    result = demo.compute(on_sample=said, figure=False, **from_namespace(demo, args))
     show(args, result, auc.format_result(result))
     return 0

@@ -6,9 +6,11 @@ runs it. Exit codes (DESIGN.md, "Conventions"): 0 scored (a null metric inside i
 and found a violation; 1 only for a crash, which is a bug.
 
 Each command is declared once in :data:`segscore.families.REGISTRY`. Its compute module
-(``segscore.commands.NAME``) defines ``add_arguments(parser)``, ``compute(args)`` and ``text(result)``,
-which the CLI prints; a command that prints more has a module ``segscore.cli.NAME`` with its own
-``run(args) -> int``. Heavy dependencies are imported inside the functions.
+(``segscore.commands.NAME``) declares ``OPTIONS`` (:mod:`segscore.commands._declare`: the
+subcommand's arguments are built from them) and defines ``compute(**values)`` and
+``text(result)``, which the CLI prints; a command that prints more has a module
+``segscore.cli.NAME`` with its own ``run(args) -> int``. Heavy dependencies are imported inside
+the functions.
 """
 
 from __future__ import annotations
@@ -74,9 +76,42 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""),
                            epilog=epilog(REGISTRY[name]), formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == command:
-            importlib.import_module(module).add_arguments(p)
+            loaded = importlib.import_module(module)
+            if hasattr(loaded, "OPTIONS"):
+                from segscore.commands._declare import add_to_parser
+
+                add_to_parser(p, loaded.OPTIONS)
+                p.description = getattr(loaded, "HELP_DESCRIPTION", None) or p.description
+            else:  # a command that is no batch job and has sub-actions of its own (run)
+                loaded.add_arguments(p)
             p.set_defaults(_module=module)
     return parser
+
+
+def unrecognized(command: str | None, extras) -> str:
+    """The usage error for words no argument of ``command`` takes: the subcommand named, and
+    for an unknown option the nearest one it has (difflib), e.g. ``segscore curve:
+    unrecognized argument --threads; see `segscore curve --help```."""
+    import difflib
+
+    prog = f"segscore {command}" if command in COMMANDS else "segscore"
+    flags = []
+    if command in COMMANDS:
+        module = importlib.import_module(COMMANDS[command])
+        for o in getattr(module, "OPTIONS", ()):
+            if o.where != "api":
+                flags += list(o.flags)
+        flags += ["--help"]
+    options = [w for w in extras if w.startswith("-") and len(w) > 1]
+    extras = options or list(extras)  # name the unknown options (the words after one are its values)
+    hints = []
+    for word in extras:
+        if word.startswith("--"):
+            near = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1)
+            if near:
+                hints.append(f"did you mean {near[0]}?")
+    what = f"unrecognized argument{'' if len(extras) == 1 else 's'} {' '.join(extras)}"
+    return f"{prog}: {what}" + "".join(f"; {h}" for h in hints) + f"; see `{prog} --help`\n"
 
 
 def _command(argv) -> str | None:
@@ -91,9 +126,12 @@ def main(argv=None) -> int:
     command = _command(argv)
     try:
         parser = build_parser(command if command in COMMANDS else None)
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
     except _Exit as exc:
         return exc.code
+    if extras:
+        sys.stderr.write(unrecognized(command, extras))
+        return 2
     if not getattr(args, "_module", None):
         parser.print_help(sys.stderr)
         return 2
@@ -102,9 +140,10 @@ def main(argv=None) -> int:
     module = importlib.import_module(args._module)
 
     def checked_run(args):
-        from segscore.commands._options import check_paths
+        from segscore.commands._options import check_paths, settle_json
 
-        check_paths(args)  # no pipe or device read, no input overwritten: before anything runs
+        settle_json(args)  # the words --json took that are inputs go to their place first
+        check_paths(vars(args))  # no pipe or device read, no input overwritten: before anything runs
         if hasattr(module, "run"):
             return module.run(args)
         return run_plain(module, args)

@@ -15,22 +15,22 @@ from __future__ import annotations
 
 import sys
 
-from segscore.commands.profile import add_arguments  # noqa: F401
+from segscore.commands.profile import INPUTS, OPTIONS  # noqa: F401
 
 
 def run(args) -> int:
     from segscore.cli._common import show
-    from segscore.commands._options import settle_json
-    from segscore.commands.profile import compute
+    from segscore.commands import profile
+    from segscore.commands._declare import from_namespace
     from segscore.curvilinear.profiling import format_profile
 
-    settle_json(args)
+    values = from_namespace(profile, args)
 
     def say(line):
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
     chatty = sys.stderr.isatty() and not args.quiet and not args.json
-    result = compute(args, progress=say if chatty else None)
-    show(args, result, None if args.quiet and not args.json else format_profile(result))
+    result = profile.compute(progress=say if chatty else None, figure=False, **values)
+    show(args, result, None if args.quiet and not args.json else format_profile(result), module=profile)
     return 0

@@ -38,7 +38,7 @@ import numpy as np
 
 from segscore.engine import check_options
 from segscore.engine.plan import plan_bands
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, moved
 from segscore.ink.targets import EXACT_BAND_PX, MAP_BAND_PX
 from segscore.io.results import as_result
 
@@ -430,13 +430,17 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
 
 
 @as_result
-def score_columns(prediction, target_dir, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
+def _score_columns(prediction, target_dir, origin=(0, 0), *, floors=True, seed=0, tile_rows=None, executor=None,
                   threads=None, band_rows=None, workers=None) -> dict:
     """Score a prediction file (or array) against a column target folder. Returns the scorecard:
     ``{"target", "prediction", "granularity", "origin", "extent_shape", "metrics", "per_column",
     "gutters", "floors", "notes"}``; ``notes`` maps each null value's dotted path to the reason."""
     return score_columns_array(prediction, target_dir, origin, floors=floors, seed=seed, tile_rows=tile_rows,
                                executor=executor, threads=threads, band_rows=band_rows, workers=workers)
+
+
+score_columns = moved(_score_columns, "segscore.columns.score.score_columns",
+                      "segscore.api.columns(truth=target_dir, pred=prediction, ...)")
 
 
 def _cell(v):

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 
 def number(kind=float, *, lo=None, hi=None, lo_open=False, whole_float=False):
-    """An argparse type for a finite number in a range: ``kind`` int or float; ``lo``/``hi``
-    bounds (``lo_open``: ``lo`` itself excluded). Anything else (text, NaN, inf, out of range)
-    is a usage error (exit 2) saying what is allowed. ``whole_float``: a float that is whole
-    comes back as an int (a length in voxels)."""
+    """An option type for a finite number in a range: ``kind`` int or float; ``lo``/``hi``
+    bounds (``lo_open``: ``lo`` itself excluded). It takes a command-line word or a Python
+    number (a bool is neither); anything else (text, NaN, inf, out of range) is refused saying
+    what is allowed (on the command line a usage error, exit 2). ``whole_float``: a float that
+    is whole comes back as an int (a length in voxels)."""
+    import numbers
 
-    def parse(text: str):
-        try:
+    def parse(text):
+        if isinstance(text, str):
+            try:
+                value = int(text) if kind is int else float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole number' if kind is int else 'number'}") \
+                    from None
+        elif isinstance(text, numbers.Integral if kind is int else numbers.Real) and not isinstance(text, bool):
             value = int(text) if kind is int else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole number' if kind is int else 'number'}") \
-                from None
+        else:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole number' if kind is int else 'number'}")
         if kind is float and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         if lo is not None and (value < lo or (lo_open and value == lo)):
@@ -41,56 +49,82 @@ length_px = number(float, lo=0, hi=1e6, whole_float=True)
 share = number(float, lo=0, hi=1, lo_open=True)
 
 
-def add_output_options(parser, *, csv: bool = False, json_path: str | None = None) -> None:
+def output_options(*, csv: bool = False, json_path: str | None = None, csv_help: str | None = None) -> tuple:
     """``--json``, ``--json-out FILE`` and (optionally) ``--csv FILE``.
 
-    ``json_path``: the dest of the command's positional input(s); ``--json`` then also takes an
-    optional PATH, as curvicost's ``--json PATH`` (:class:`JsonTarget`; the command calls
-    :func:`settle_json` before it reads anything). Without it ``--json`` is a flag."""
+    ``json_path``: the name of the command's positional input(s); ``--json`` then also takes an
+    optional PATH, as curvicost's ``--json PATH`` (:class:`JsonTarget`; :func:`settle_json` puts
+    the words it took back). Without it ``--json`` is a flag. ``--json`` is the command line's
+    (the API returns the dict it prints)."""
+    from segscore.commands._declare import Option
+
     if json_path:
-        parser.add_argument("--json", action=JsonTarget, nargs="?", default=False, metavar="FILE.json",
-                            positional=json_path,
-                            help="alone: print the result as JSON (the Python API's dict) on stdout; with a FILE "
-                                 "ending in .json: write it there and print the text report (curvicost's --json "
-                                 "PATH); a word after --json not ending in .json is read as the input it is")
+        json = Option("json", ("--json",), action=JsonTarget, nargs="?", default=False, metavar="FILE.json",
+                      where="cli", extra={"positional": json_path},
+                      help="alone: print the result as JSON (the Python API's dict) on stdout; with a FILE ending in "
+                           ".json: write it there and print the text report (curvicost's --json PATH); a word after "
+                           "--json not ending in .json is read as the input it is")
     else:
-        parser.add_argument("--json", action="store_true", help="print the result as JSON (the Python API's dict)")
-    parser.add_argument("--json-out", metavar="FILE", help="also write the JSON result to FILE")
+        json = Option("json", ("--json",), kind="flag", where="cli",
+                      help="print the result as JSON (the Python API's dict)")
+    out = (json, Option("json_out", ("--json-out",), metavar="FILE", help="also write the JSON result to FILE"))
     if csv:
-        parser.add_argument("--csv", metavar="FILE", help="also write the result as CSV (a header and rows)")
+        out += (Option("csv", ("--csv",), metavar="FILE",
+                       help=csv_help or "also write the result as CSV (a header and rows)"),)
+    return out
 
 
-def add_missing_option(parser, what: str) -> None:
+def missing_option(what: str) -> tuple:
     """``--missing null|worst``: the aggregation policy for misses (:mod:`segscore.metrics.missing`);
     ``what``: what the option adds to the command's output. Default: not given (``null``'s output,
-    today's); another value is a usage error (exit 2)."""
+    today's); another value is refused."""
+    from segscore.commands._declare import Option
     from segscore.metrics.missing import POLICIES
 
-    parser.add_argument("--missing", choices=POLICIES, default=None,
-                        help=f"{what}; null: a miss is left out and counted; worst: a miss (truth present and "
-                             "prediction empty, or the reverse; both empty is not a miss) counts as the metric's "
-                             "worst value (Dice, F1 0; a distance the image diagonal; VOI none: not imputable), "
-                             "and each unmatched object counts in a per-object mean")
+    return (Option("missing", ("--missing",), choices=POLICIES,
+                   help=f"{what}; null: a miss is left out and counted; worst: a miss (truth present and "
+                        "prediction empty, or the reverse; both empty is not a miss) counts as the metric's "
+                        "worst value (Dice, F1 0; a distance the image diagonal; VOI none: not imputable), "
+                        "and each unmatched object counts in a per-object mean"),)
 
 
-def add_engine_options(parser, *, tile_rows: bool = True, threads_help: str | None = None) -> None:
+def engine_options(*, tile_rows: bool = True, threads_help: str | None = None, executor: bool = False) -> tuple:
     """``--tile-rows N`` (unless ``tile_rows`` is False) and ``--threads N`` (``--workers`` is a
-    hidden alias of ``--threads``)."""
+    hidden alias of ``--threads``); with ``executor``, the API's ``executor=`` (a dask scheduler
+    name or a ``distributed.Client``: where the tiles are reduced)."""
+    from segscore.commands._declare import Option
+
+    out = ()
     if tile_rows:
-        parser.add_argument("--tile-rows", type=positive_int, metavar="N",
-                            help="rows (slices of a 3D image) per tile (default: bands of a few tens of MB)")
-    parser.add_argument("--threads", type=positive_int, metavar="N",
-                        help=threads_help or "threads in this process (default: the CPUs available, at most 8)")
-    parser.add_argument("--workers", type=positive_int, dest="threads", help=argparse.SUPPRESS)
+        out += (Option("tile_rows", ("--tile-rows",), type=positive_int, metavar="N",
+                       help="rows (slices of a 3D image) per tile (default: bands of a few tens of MB)"),)
+    out += (Option("threads", ("--threads",), type=positive_int, metavar="N", hidden=("--workers",),
+                   help=threads_help or "threads in this process (default: the CPUs available, at most 8)"),)
+    if executor:
+        out += (Option("executor", where="api",
+                       help="where the tiles are reduced: None (threads here), a dask scheduler name or a "
+                            "distributed.Client (workers read their own windows)"),)
+    return out
 
 
-def add_floor_options(parser) -> None:
+def floor_options(*, executor: bool = False) -> tuple:
     """The trailing options of a scoring command with ScrollGT floors: ``--seed``,
     ``--no-floors``, the output options and the engine options."""
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the uniform_random floor (default 0)")
-    parser.add_argument("--no-floors", action="store_true", help="skip the floors")
-    add_output_options(parser)
-    add_engine_options(parser)
+    from segscore.commands._declare import Option
+
+    return (Option("seed", ("--seed",), type=nonnegative_int, default=0,
+                   help="seed of the uniform_random floor (default 0)"),
+            Option("no_floors", ("--no-floors",), kind="flag", help="skip the floors"),
+            *output_options(), *engine_options(executor=executor))
+
+
+def plot_option(what: str) -> tuple:
+    """``--plot FILE.png|svg`` on a scoring command: ``what`` the figure shows."""
+    from segscore.commands._declare import Option
+    from segscore.figures._base import INSTALL, plot_file
+
+    return (Option("plot", ("--plot",), type=plot_file, metavar="FILE.png|svg",
+                   help=f"also draw {what} to FILE (PNG or SVG by the suffix; needs the plot extra: {INSTALL})"),)
 
 
 class JsonTarget(argparse.Action):
@@ -117,10 +151,11 @@ class JsonTarget(argparse.Action):
 
 
 def settle_json(args) -> None:
-    """After parsing with ``add_output_options(json_path=DEST)``: the words ``--json`` did not take
-    go to the positional ``DEST`` (a word for a single positional already given is refused: it
+    """After parsing with ``output_options(json_path=NAME)``: the words ``--json`` did not take
+    go to the positional ``NAME`` (a word for a single positional already given is refused: it
     is neither the input nor a JSON file's name); ``--json FILE.json`` becomes ``args.json_path``
-    (written by :func:`write_outputs`) and ``args.json`` False (the text report is printed). Runs
+    (written by the CLI's :func:`segscore.cli._common.show`) and ``args.json`` False (the text
+    report is printed). Runs
     once: a second call changes nothing. (That no output names an input is :func:`check_paths`'s.)"""
     from segscore.errors import ScoreError
 
@@ -138,35 +173,36 @@ def settle_json(args) -> None:
         args.json_path, args.json = args.json, False
 
 
-def write_outputs(args, result, *, csv_rows=None) -> None:
-    """Write the files ``--json-out`` and ``--csv`` name (the CSV from ``csv_rows``). Every command's
-    compute part ends here, so this is also where its result gets its top-level ``warnings`` list
-    (the result contract, :func:`segscore.io.results.with_warnings`)."""
+def write_outputs(values: dict, result, *, csv_rows=None) -> None:
+    """Write the files ``json_out`` and ``csv`` of ``values`` name (the CSV from ``csv_rows``).
+    Every command's compute part ends here, so this is also where its result gets its top-level
+    ``warnings`` list (the result contract, :func:`segscore.io.results.with_warnings`)."""
     from segscore.io.results import with_warnings, write_csv, write_json
 
     with_warnings(result)
-    for target in (getattr(args, "json_path", None), getattr(args, "json_out", None)):  # --json FILE.json, --json-out
-        if target:
-            write_json(target, result)
-    if getattr(args, "csv", None) and csv_rows is not None:
-        write_csv(args.csv, csv_rows)
+    if values.get("json_out"):
+        write_json(values["json_out"], result)
+    if values.get("csv") and csv_rows is not None:
+        write_csv(values["csv"], csv_rows)
 
 
-def add_spacing_options(p) -> None:
+def spacing_options() -> tuple:
     """``--spacing`` (one voxel size per axis) and ``--prune-length`` (spur pruning in its unit)
     of the curvilinear commands."""
-    p.add_argument("--spacing", type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
+    from segscore.commands._declare import Option
+
+    return (Option("spacing", ("--spacing",), type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
                    help="voxel spacing, one number per axis in array order (Z Y X or Y X); default: the one the "
                         "files' headers state (NIfTI, OME-Zarr, TIFF resolution), else 1 each. Lengths, radii, the "
-                        "r^4 conductance and hd95 are then in its unit (curvicost only records a voxel size)")
-    p.add_argument("--prune-length", type=number(float, lo=0, hi=1e12), default=None, metavar="L",
-                   help="spur-pruning length in the spacing's unit, instead of --prune-px voxels")
+                        "r^4 conductance and hd95 are then in its unit (curvicost only records a voxel size)"),
+            Option("prune_length", ("--prune-length",), type=number(float, lo=0, hi=1e12), metavar="L",
+                   help="spur-pruning length in the spacing's unit, instead of --prune-px voxels"))
 
 
-#: the argparse destinations naming files a command writes, with their option for messages
+#: the names of the values naming files a command writes, with their option for messages
 OUTPUT_DESTS = {"json_out": "--json-out", "json_path": "--json", "csv": "--csv", "plot": "--plot", "per_object": "--per-object",
                 "evidence": "--evidence", "output": "-o"}
-#: destinations that name neither an input nor an output checked here: a ledger, results store or
+#: names that name neither an input nor an output checked here: a ledger, results store or
 #: sample folder updated in place, or a folder a command writes itself (``--out``: batch results;
 #: fibers-target's target, which refuses to replace a folder holding its inputs)
 _IN_PLACE_DESTS = {"slug", "root", "keep", "out", "command", "_module"}
@@ -180,20 +216,16 @@ def _paths(value) -> list[str]:
     return []
 
 
-def check_paths(args) -> None:
+def check_paths(values: dict) -> None:
     """Before a command reads or writes: every input that is a local path is a regular file or a
     folder (no pipe, socket or device), and no output replaces an input of the run
-    (:mod:`segscore.io.paths`). Inputs are the argument values that exist on disk, outputs the
-    options of :data:`OUTPUT_DESTS` (``--json FILE.json`` among them, where a command writes it)."""
-    import os
-
+    (:mod:`segscore.io.paths`). Inputs are the values that exist on disk, outputs those named in
+    :data:`OUTPUT_DESTS` (``--json FILE.json`` among them, where a command writes it)."""
     from segscore.io.paths import check_outputs, check_readable
 
-    settle_json(args)  # the words --json took that are inputs go to their place first
-    fields = vars(args)
-    outputs = [(flag, p) for dest, flag in OUTPUT_DESTS.items() for p in _paths(fields.get(dest))]
+    outputs = [(flag, p) for dest, flag in OUTPUT_DESTS.items() for p in _paths(values.get(dest))]
     inputs = []
-    for dest, value in fields.items():
+    for dest, value in values.items():
         if dest in OUTPUT_DESTS or dest in _IN_PLACE_DESTS or dest == "json":
             continue
         for p in _paths(value):
@@ -205,16 +237,18 @@ def check_paths(args) -> None:
     check_outputs(inputs, outputs)
 
 
-def add_ignore_options(p, truth: str = "truth", note: str = "") -> None:
+def ignore_options(truth: str = "truth", note: str = "", *, mask_role: str | None = None) -> tuple:
     """``--ignore-label V`` and ``--ignore-mask FILE`` (none ignored by default): voxels the
     ``truth`` marks so are background in both images before anything else (``note``: what else
     the command does then)."""
-    p.add_argument("--ignore-label", type=number(float, whole_float=True), metavar="V",
+    from segscore.commands._declare import Option
+
+    return (Option("ignore_label", ("--ignore-label",), type=number(float, whole_float=True), metavar="V",
                    help=f"voxels where the {truth} equals V are background in both images before anything else "
-                        f"(default: none ignored){note}")
-    p.add_argument("--ignore-mask", metavar="FILE",
+                        f"(default: none ignored){note}"),
+            Option("ignore_mask", ("--ignore-mask",), metavar="FILE", arrays=True, role=mask_role,
                    help=f"a mask on the {truth}'s grid: its non-zero voxels are background in both images, instead "
-                        f"of --ignore-label")
+                        f"of --ignore-label"))
 
 
 def value_text(v, null: str = "null") -> str:

@@ -3,71 +3,86 @@
 from __future__ import annotations
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_engine_options, add_output_options, nonnegative_int, positive_int
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import (engine_options, nonnegative_int, output_options,  # noqa: E402
+                                        plot_option, positive_int)
 
-    p.add_argument("prediction", help="the ink map: a 2D .tif, .npy, .png or zarr array on the 9 um surface grid. "
-                                      "uint8 and uint16 are ranked as they are; any other dtype on 65,536 levels "
-                                      "by kit's rule (kit defines its AUC on them; `target` and `columns` rank "
-                                      "floats exactly, as ScrollGT does)")
-    p.add_argument("--labels", required=True, help="the segment's inklabels.zarr (pyramid group or one 2D array)")
-    p.add_argument("--mask", required=True, help="the segment's supervision.zarr, same layout as the labels")
-    p.add_argument("--control", help="the reverse-depth map of the same surface, same shape as the map")
-    p.add_argument("--level", default="2", help="pyramid level of the labels on the map's grid (default 2)")
-    p.add_argument("--crop", nargs=4, type=nonnegative_int, metavar=("Y0", "Y1", "X0", "X1"),
-                   help="the map covers only this window of the surface (ends excluded)")
-    p.add_argument("--surface-shape", nargs=2, type=positive_int, metavar=("H", "W"),
-                   help="the full surface's shape; required with --crop")
-    p.add_argument("--keep-zero", action="store_true", help="score pixels where the map is exactly 0")
-    # --inner, --bootstrap and --block-px are checked by the API, with kit's own messages
-    p.add_argument("--inner", type=int, default=0, metavar="PX", help="leave out PX pixels at every edge")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                   help="block-bootstrap draws for a 95 %% interval (0: none; at least 20; 300 is plenty)")
-    p.add_argument("--block-px", type=int, default=107, help="side of a bootstrap block in pixels (1 mm)")
-    p.add_argument("--compare", metavar="MAP", help="a second map of the same surface: the paired difference")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap draws")
-    add_output_options(p, csv=True)
-    p.add_argument("--slug", help="attach the result as a check to the experiment SLUG in the ledger")
-    p.add_argument("--name", default="label-auc", help="name of that check (default label-auc)")
-    p.add_argument("--root", default="experiments", help="ledger folder (default experiments)")
-    from segscore.figures import add_plot_option
+#: ``segscore auc PRED --labels TRUTH --mask MASK``; ``segscore.api.auc(truth, pred, mask=...)``
+INPUTS = ("truth", "pred")
+OPTIONS = (
+    Option("pred", metavar="PRED", role="pred", arrays=True,
+           help="the ink map: a 2D .tif, .npy, .png or zarr array on the 9 um surface grid. uint8 and uint16 are "
+                "ranked as they are; any other dtype on 65,536 levels by kit's rule (kit defines its AUC on them; "
+                "`target` and `columns` rank floats exactly, as ScrollGT does)"),
+    Option("truth", ("--labels",), required=True, metavar="TRUTH", role="truth", arrays=True,
+           help="the segment's ink labels: inklabels.zarr (pyramid group or one 2D array)"),
+    Option("mask", ("--mask",), required=True, role="mask", arrays=True,
+           help="the segment's supervision.zarr, same layout as the labels"),
+    Option("control", ("--control",), arrays=True,
+           help="the reverse-depth map of the same surface, same shape as the map"),
+    Option("level", ("--level",), type=str, default="2",
+           help="pyramid level of the labels on the map's grid (default 2)"),
+    Option("crop", ("--crop",), nargs=4, type=nonnegative_int, metavar=("Y0", "Y1", "X0", "X1"),
+           help="the map covers only this window of the surface (ends excluded)"),
+    Option("surface_shape", ("--surface-shape",), nargs=2, type=positive_int, metavar=("H", "W"),
+           help="the full surface's shape; required with --crop"),
+    Option("keep_zero", ("--keep-zero",), kind="flag", help="score pixels where the map is exactly 0"),
+    # --inner, --bootstrap and --block-px are checked by the family, with kit's own messages
+    Option("inner", ("--inner",), type=int, default=0, metavar="PX", help="leave out PX pixels at every edge"),
+    Option("bootstrap", ("--bootstrap",), type=int, default=0, metavar="N",
+           help="block-bootstrap draws for a 95 %% interval (0: none; at least 20; 300 is plenty)"),
+    Option("block_px", ("--block-px",), type=int, default=107, help="side of a bootstrap block in pixels (1 mm)"),
+    Option("compare", ("--compare",), metavar="MAP", arrays=True,
+           help="a second map of the same surface: the paired difference"),
+    Option("seed", ("--seed",), type=nonnegative_int, default=0, help="seed of the bootstrap draws"),
+    *output_options(csv=True),
+    Option("slug", ("--slug",), help="attach the result as a check to the experiment SLUG in the ledger"),
+    Option("name", ("--name",), default="label-auc", help="name of that check (default label-auc)"),
+    Option("root", ("--root",), default="experiments", help="ledger folder (default experiments)"),
+    *plot_option("the bootstrap distribution of the AUC with its interval and the control's AUC (needs "
+                 "--bootstrap N or --compare MAP; with --compare, the paired difference beside it)"),
+    *engine_options(executor=True),
+)
 
-    add_plot_option(p, "the bootstrap distribution of the AUC with its interval and the control's AUC (needs "
-                       "--bootstrap N or --compare MAP; with --compare, the paired difference beside it)")
-    add_engine_options(p)
 
-
-def compute(args, *, progress=None, argv=None) -> dict:
+def compute(*, progress=None, argv=None, **o) -> dict:
+    """The result ``--json`` prints; ``argv``: what the ledger of ``slug`` records (default: this
+    process's command line; a batch job's words, an API call described). Its ``plot()`` draws the bootstrap draws it computed."""
     import sys
 
+    from segscore import figures
     from segscore.commands._options import write_outputs
+    from segscore.errors import ScoreError
     from segscore.ink import auc
     from segscore.io import ledger
-    from segscore.io.results import flatten
+    from segscore.io.results import flatten, with_figure
 
-    plot = getattr(args, "plot", None)
-    if plot:  # refuse a figure that cannot be drawn before the work, not after
-        from segscore import figures
-        from segscore.errors import ScoreError
-
-        if not args.bootstrap and not args.compare:
+    if o["plot"]:  # refuse a figure that cannot be drawn before the work, not after
+        if not o["bootstrap"] and not o["compare"]:
             raise ScoreError("--plot draws the bootstrap distribution of the AUC; add --bootstrap N (300 is "
                              "plenty) or --compare MAP")
         figures.require_matplotlib()
-    if args.slug:  # refuse a missing experiment before the work, not after
-        ledger.require_run(args.slug, args.root)
-    scored = auc.score_files(
-        args.prediction, args.labels, args.mask, control=args.control, level=args.level, crop=args.crop,
-        surface_shape=args.surface_shape, keep_zero=args.keep_zero, inner=args.inner, bootstrap=args.bootstrap,
-        block_px=args.block_px, compare=args.compare, seed=args.seed, tile_rows=args.tile_rows,
-        threads=args.threads, progress=progress, return_draws=bool(plot))
-    result, draws = scored if plot else (scored, None)
-    write_outputs(args, result, csv_rows=[flatten(result)])
-    if plot:
-        figures.draw_after(plot, lambda: figures.auc_draws(result, draws), "auc")
-    if args.slug:
-        ledger.add_check(args.slug, args.name, ["segscore", *(sys.argv[1:] if argv is None else argv)], result,
-                         root=args.root)
+    if o["slug"]:  # refuse a missing experiment before the work, not after
+        ledger.require_run(o["slug"], o["root"])
+    result, draws = auc._score_files(
+        o["pred"], o["truth"], o["mask"], control=o["control"], level=o["level"], crop=o["crop"],
+        surface_shape=o["surface_shape"], keep_zero=o["keep_zero"], inner=o["inner"], bootstrap=o["bootstrap"],
+        block_px=o["block_px"], compare=o["compare"], seed=o["seed"], tile_rows=o["tile_rows"],
+        threads=o["threads"], executor=o["executor"], progress=progress, return_draws=True)
+
+    def draw():
+        if not o["bootstrap"] and not o["compare"]:
+            raise ScoreError("auc's figure is the bootstrap distribution of the AUC; score with bootstrap=N "
+                             "(300 is plenty) or compare=MAP")
+        return figures.auc_draws(result, draws)
+
+    result = with_figure(result, draw)
+    write_outputs(o, result, csv_rows=[flatten(result)])
+    if o["plot"]:
+        figures.draw_after(o["plot"], draw, "auc")
+    if o["slug"]:
+        ledger.add_check(o["slug"], o["name"], ["segscore", *sys.argv[1:]] if argv is None else list(argv), result,
+                         root=o["root"])
     return result
 
 

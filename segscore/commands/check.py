@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_output_options, number
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import number, output_options  # noqa: E402
 
-    p.add_argument("--window-px", type=number(float, lo=0, hi=1e9, lo_open=True, whole_float=True), required=True,
-                   help="side of the model's input window in pixels")
-    p.add_argument("--scan-um", type=number(float, lo=0, hi=1e6, lo_open=True), required=True,
-                   help="scan resolution in micrometres per pixel")
-    p.add_argument("--regions-json", metavar="FILE",
-                   help='{"train_regions": [{"y0", "x0", "h", "w", "volume"?}], "predict_region": {...}}')
-    add_output_options(p)
+#: ``segscore check --window-px N --scan-um U``: no truth, no prediction
+INPUTS = ()
+OPTIONS = (
+    Option("window_px", ("--window-px",), type=number(float, lo=0, hi=1e9, lo_open=True, whole_float=True),
+           required=True, help="side of the model's input window in pixels"),
+    Option("scan_um", ("--scan-um",), type=number(float, lo=0, hi=1e6, lo_open=True), required=True,
+           help="scan resolution in micrometres per pixel"),
+    Option("regions_json", ("--regions-json",), metavar="FILE",
+           help='{"train_regions": [{"y0", "x0", "h", "w", "volume"?}], "predict_region": {...}}'),
+    *output_options(),
+)
 
 
-def compute(args, *, progress=None, argv=None) -> dict:
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
     """The check's result; ``result["compliant"]`` is False when it found a violation."""
     from segscore.commands._options import write_outputs
     from segscore.ink import compliance
 
-    regions = compliance.load_regions(args.regions_json) if args.regions_json else None
-    result = compliance.check(args.window_px, args.scan_um, regions)
-    write_outputs(args, result)
+    regions = compliance.load_regions(o["regions_json"]) if o["regions_json"] else None
+    result = compliance.check(o["window_px"], o["scan_um"], regions)
+    write_outputs(o, result)
     return result
 
 
@@ -40,6 +44,6 @@ def text(result: dict) -> str:
     return compliance.format_check(result)
 
 
-def problems(result: dict, args) -> list:
+def problems(result: dict, values: dict) -> list:
     """The violations found (the CLI prints each on stderr and exits 3)."""
     return [] if result["compliant"] else list(result["violations"])

@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_floor_options, nonnegative_int
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import floor_options, nonnegative_int  # noqa: E402
 
-    p.add_argument("prediction", help="probability map at grid resolution: .npy float in [0, 1], 8-bit PNG, TIFF "
-                                      "or zarr; the full grid or a sub-extent with --origin. The pixel AUC ranks "
-                                      "a float map exactly as float64 (clipped to [0, 1]), as ScrollGT's "
-                                      "scikit-learn does")
-    p.add_argument("target", help="column target folder holding columns.json, meta.json and valid_mask.png")
-    p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"), default=(0, 0),
-                   help="grid coordinate of the prediction's pixel (0, 0) (default 0 0)")
-    add_floor_options(p)
+#: ``segscore columns PRED TRUTH``; ``segscore.api.columns(truth, pred)``
+INPUTS = ("truth", "pred")
+OPTIONS = (
+    Option("pred", metavar="PRED", role="pred", arrays=True,
+           help="probability map at grid resolution: .npy float in [0, 1], 8-bit PNG, TIFF or zarr; the full grid "
+                "or a sub-extent with --origin. The pixel AUC ranks a float map exactly as float64 (clipped to "
+                "[0, 1]), as ScrollGT's scikit-learn does"),
+    Option("truth", metavar="TRUTH", role="truth",
+           help="the column target folder holding columns.json, meta.json and valid_mask.png"),
+    Option("origin", ("--origin",), nargs=2, type=nonnegative_int, metavar=("Y", "X"), default=(0, 0),
+           help="grid coordinate of the prediction's pixel (0, 0) (default 0 0)"),
+    *floor_options(executor=True),
+)
 
 
-def compute(args, *, progress=None, argv=None) -> dict:
-    from segscore.columns import score_columns
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+    from segscore.columns.score import _score_columns
     from segscore.commands._options import write_outputs
 
-    result = score_columns(args.prediction, args.target, tuple(args.origin), floors=not args.no_floors,
-                           seed=args.seed, tile_rows=args.tile_rows, threads=args.threads)
-    write_outputs(args, result)
+    result = _score_columns(o["pred"], o["truth"], tuple(o["origin"]), floors=not o["no_floors"],
+                            seed=o["seed"], tile_rows=o["tile_rows"], threads=o["threads"], executor=o["executor"])
+    write_outputs(o, result)
     return result
 
 

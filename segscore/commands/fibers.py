@@ -5,44 +5,59 @@ from __future__ import annotations
 FLOOR_NAMES = ("single_instance", "voxel_instances", "connected_components", "random_instances", "oracle")
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_output_options
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import output_options, plot_option  # noqa: E402
 
-    p.add_argument("paths", nargs="+", metavar="[LABELS] TARGET",
-                   help="LABELS: integer instance ids shaped like the cube (.npy, .tif or zarr; 0 = background); "
-                        "TARGET: a fiber target folder (skeleton.npz, mask.npz, meta.json)")
-    p.add_argument("--floor", choices=FLOOR_NAMES, help="score this floor as the prediction (no LABELS needed)")
-    p.add_argument("--recompute-floors", action="store_true",
-                   help="recompute every floor and the oracle from the target instead of reading meta.json")
-    add_output_options(p)
-    from segscore.figures import add_plot_option
+#: ``segscore fibers [PRED] TRUTH``; ``segscore.api.fibers(truth, pred)``
+INPUTS = ("truth", "pred")
+OPTIONS = (
+    Option("paths", nargs="+", metavar="[PRED] TRUTH", where="cli",
+           help="PRED: integer instance ids shaped like the cube (.npy, .tif or zarr; 0 = background); TRUTH: a "
+                "fiber target folder (skeleton.npz, mask.npz, meta.json)"),
+    Option("truth", where="api", role="truth", help="the fiber target folder (skeleton.npz, mask.npz, meta.json)"),
+    Option("pred", where="api", role="pred", arrays=True,
+           help="the instance labels (a file or a 3D integer array; 0 = background), or None with floor="),
+    Option("floor", ("--floor",), choices=FLOOR_NAMES, help="score this floor as the prediction (no PRED needed)"),
+    Option("recompute_floors", ("--recompute-floors",), kind="flag",
+           help="recompute every floor and the oracle from the target instead of reading meta.json"),
+    *output_options(),
+    *plot_option("ERL and merge-penalized ERL against the floors and the oracle"),
+)
 
-    add_plot_option(p, "ERL and merge-penalized ERL against the floors and the oracle")
+
+def from_words(values: dict, namespace) -> dict:
+    """The command line's ``[PRED] TRUTH`` (``paths``) as ``truth`` and ``pred``."""
+    from segscore.errors import ScoreError
+
+    paths = getattr(namespace, "paths", None) or []
+    if len(paths) > 2:
+        raise ScoreError(f"expected [LABELS] TARGET, got {len(paths)} paths")
+    if paths:
+        values["truth"], values["pred"] = paths[-1], (paths[0] if len(paths) == 2 else None)
+    return values
 
 
-def compute(args, *, progress=None, argv=None) -> dict:
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+    from segscore import figures
     from segscore.commands._options import write_outputs
     from segscore.errors import ScoreError
-    from segscore.fibers.card import score_fibers
+    from segscore.fibers.card import _score_fibers
+    from segscore.io.results import with_figure
 
-    if len(args.paths) > 2:
-        raise ScoreError(f"expected [LABELS] TARGET, got {len(args.paths)} paths")
-    if len(args.paths) == 2 and args.floor:
+    if o["truth"] is None:
+        raise ScoreError("no fiber target given; give [PRED] TRUTH (the target folder last)")
+    if o["pred"] is not None and o["floor"]:
         raise ScoreError("give LABELS or --floor, not both")
-    if len(args.paths) == 1 and not args.floor:
-        raise ScoreError(f"no LABELS given for target {args.paths[0]}; give your instance labels before the "
-                         f"target, or score a floor: segscore fibers --floor connected_components {args.paths[0]}")
-    target = args.paths[-1]
-    labels = args.paths[0] if len(args.paths) == 2 else None
-    plot = getattr(args, "plot", None)
-    if plot:
-        from segscore import figures
-
+    if o["pred"] is None and not o["floor"]:
+        raise ScoreError(f"no LABELS given for target {o['truth']}; give your instance labels before the "
+                         f"target, or score a floor: segscore fibers --floor connected_components {o['truth']}")
+    if o["plot"]:
         figures.require_matplotlib()  # before the work
-    card = score_fibers(target, labels, floor=args.floor, recompute_floors=args.recompute_floors)
-    write_outputs(args, card)
-    if plot:
-        figures.draw_after(plot, lambda: figures.fiber_erl(card), "fibers")
+    card = _score_fibers(o["truth"], o["pred"], floor=o["floor"], recompute_floors=o["recompute_floors"])
+    card = with_figure(card, lambda: figures.fiber_erl(card))
+    write_outputs(o, card)
+    if o["plot"]:
+        figures.draw_after(o["plot"], lambda: figures.fiber_erl(card), "fibers")
     return card
 
 

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_output_options
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import output_options  # noqa: E402
 
-    p.add_argument("cards", nargs="+", metavar="CARD.json", help="scorecards written by `segscore fibers --json-out`")
-    add_output_options(p)
+#: ``segscore fibers-aggregate CARD.json ...``; ``segscore.api.fibers_aggregate(cards)``
+INPUTS = ("cards",)
+OPTIONS = (
+    Option("cards", nargs="+", metavar="CARD.json", role="cards",
+           help="scorecards written by `segscore fibers --json-out` (paths)"),
+    *output_options(),
+)
 
 
-def compute(args, *, progress=None, argv=None) -> dict:
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.fibers.card import aggregate_fiber_scores, load_cards
 
-    out = aggregate_fiber_scores(load_cards(args.cards), names=args.cards)
-    write_outputs(args, out)
+    out = aggregate_fiber_scores(load_cards(o["cards"]), names=o["cards"])
+    write_outputs(o, out)
     return out
 
 

@@ -5,60 +5,61 @@ from __future__ import annotations
 from segscore.commands._options import value_text
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_output_options, number, share
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import missing_option, output_options  # noqa: E402
+from segscore.commands.objects import matching_options, scorecard_options  # noqa: E402
 
-    p.add_argument("manifest", help="the held-out set's JSON manifest {name, version, fields: [{image, truth, sha256}]}")
-    p.add_argument("--predictions", metavar="DIR", help="folder of predicted label images, named after the truth's")
-    p.add_argument("--baseline", metavar="DIR", help="folder of the vanilla model's predictions: adds vanilla and delta")
-    p.add_argument("--verify", action="store_true", help="check every truth mask against its sha256; exit 3 on any problem")
-    p.add_argument("--iou", type=share, default=0.5, help="IoU at which precision, recall, F1 are matched (default 0.5)")
-    p.add_argument("--tolerances", type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3], metavar="PX",
-                   help="boundary tolerances in pixels (default 1 2 3)")
-    from segscore.commands.objects import add_scorecard_options
+#: ``segscore holdout MANIFEST --predictions DIR``; ``segscore.api.holdout(manifest, predictions)``
+INPUTS = ("manifest", "predictions")
+OPTIONS = (
+    Option("manifest", metavar="MANIFEST", role="manifest",
+           help="the held-out set's JSON manifest {name, version, fields: [{image, truth, sha256}]}"),
+    Option("predictions", ("--predictions",), metavar="DIR", role="predictions",
+           help="folder of predicted label images, named after the truth's"),
+    Option("baseline", ("--baseline",), metavar="DIR",
+           help="folder of the vanilla model's predictions: adds vanilla and delta"),
+    Option("verify", ("--verify",), kind="flag",
+           help="check every truth mask against its sha256; exit 3 on any problem"),
+    *matching_options("precision, recall, F1"),
+    *scorecard_options(),
+    *missing_option("the per-object means (iou_mean, dice_per_object, and with --surface the distances) under this "
+                    "policy, beside the other's when an object was left out"),
+    *output_options(csv=True),
+)
 
-    add_scorecard_options(p)
-    from segscore.commands._options import add_missing_option
 
-    add_missing_option(p, "the per-object means (iou_mean, dice_per_object, and with --surface the distances) "
-                          "under this policy, beside the other's when an object was left out")
-    add_output_options(p, csv=True)
-
-
-def compute(args, *, progress=None, argv=None) -> dict:
-    """The scorecard, or with ``--verify`` ``{holdout, holdout_version, n_fields, problems, notes}``
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+    """The scorecard, or with ``verify`` ``{holdout, holdout_version, n_fields, problems, notes}``
     (the CLI exits 3 when ``problems`` is not empty)."""
     from segscore.commands._options import write_outputs
     from segscore.errors import ScoreError
     from segscore.io.results import atomic_write, with_warnings
     from segscore.objects import holdout as H
 
-    if args.verify:
-        hs = H.load_holdout(args.manifest)
+    if o["verify"]:
+        hs = H.load_holdout(o["manifest"])
         problems = H.verify_holdout(hs)
         result = {"holdout": hs.name, "holdout_version": hs.version, "n_fields": len(hs.fields), "problems": problems,
                   "notes": {}}
-        write_outputs(args, result)
+        write_outputs(o, result)
         return result
-    if not args.predictions:
+    if not o["predictions"]:
         raise ScoreError("give --predictions DIR to score, or --verify to check the digests")
-    result = H.score_holdout_files(args.manifest, args.predictions, baseline=args.baseline, threshold=args.iou,
-                                   boundary_tolerances=tuple(args.tolerances),
-                                   count_background=getattr(args, "count_background", False),
-                                   surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
-                                   nsd_tolerance=getattr(args, "nsd_tolerance", 1.0),
-                                   distance_definition=getattr(args, "distance_definition", None),
-                                   missing=getattr(args, "missing", None))
-    if args.csv:  # the CSV is the scorecard table
+    result = H._score_holdout_files(o["manifest"], o["predictions"], baseline=o["baseline"], threshold=o["iou"],
+                                    boundary_tolerances=tuple(o["tolerances"]),
+                                    count_background=o["count_background"], surface=o["surface"],
+                                    spacing=o["spacing"], nsd_tolerance=o["nsd_tolerance"],
+                                    distance_definition=o["distance_definition"], missing=o["missing"])
+    if o["csv"]:  # the CSV is the scorecard table
         rows = result.get("rows") or [
             {"metric": k, "finetuned": v, "vanilla": None, "delta": None, "holdout": result["holdout"],
              "holdout_version": result["holdout_version"],
              "reason": (f"finetuned is null: {result['notes'].get('finetuned.' + k, 'undefined')}"
                         if v is None else None)}
             for k, v in result["finetuned"].items() if k != "notes"]
-        atomic_write(args.csv, H.scorecard_csv(rows))
+        atomic_write(o["csv"], H.scorecard_csv(rows))
     with_warnings(result, result.get("digest_problems"))
-    write_outputs(args, result)
+    write_outputs({**o, "csv": None}, result)
     return result
 
 
@@ -141,6 +142,6 @@ def text(result: dict) -> str:
     return f"{result['holdout']}@{result['holdout_version']}: all {result['n_fields']} truth masks match their digests"
 
 
-def problems(result: dict, args) -> list:
+def problems(result: dict, values: dict) -> list:
     """``--verify``'s problems, each naming the manifest (the CLI prints them on stderr, exit 3)."""
-    return [f"{args.manifest}: {problem}" for problem in result.get("problems", ())]
+    return [f"{values['manifest']}: {problem}" for problem in result.get("problems", ())]

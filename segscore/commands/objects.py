@@ -3,89 +3,93 @@
 from __future__ import annotations
 
 
-def add_scorecard_options(p) -> None:
-    """The options of the scorecard's optional measures, shared with ``holdout``."""
-    from segscore.commands._options import number
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import (engine_options, ignore_options, number, output_options,  # noqa: E402
+                                        plot_option, share)
 
-    p.add_argument("--count-background", action="store_true",
-                   help="count the truth's background in VOI and the adapted Rand error (default: left out, "
-                        "as CREMI and scikit-image's adapted_rand_error do)")
-    p.add_argument("--surface", action="store_true",
-                   help="add surface distances: hd95, assd, nsd per matched object (means and _sd) and of the "
-                        "whole foreground (hd_pixel, hd95_pixel, assd_pixel, nsd_pixel), in the spacing's unit")
-    p.add_argument("--spacing", type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
-                   help="voxel spacing, one number per axis in array order (Z Y X or Y X); without it, what the "
-                        "files' headers state, else 1 each")
-    p.add_argument("--nsd-tolerance", type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",
-                   help="normalized surface Dice tolerance, in the spacing's unit (default 1.0)")
+
+def matching_options(matched: str) -> tuple:
+    """``--iou`` and ``--tolerances``, shared with ``holdout``; ``matched``: what is matched at the IoU."""
+    return (Option("iou", ("--iou",), type=share, default=0.5,
+                   help=f"IoU at which {matched} are matched (default 0.5)"),
+            Option("tolerances", ("--tolerances",), type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3],
+                   metavar="PX", help="boundary tolerances in pixels (default 1 2 3)"))
+
+
+def scorecard_options() -> tuple:
+    """The options of the scorecard's optional measures, shared with ``holdout``."""
     from segscore.metrics.surface import DEFAULT_DISTANCE_DEFINITION, DISTANCE_DEFINITIONS
 
-    p.add_argument("--distance-definition", choices=DISTANCE_DEFINITIONS, default=DEFAULT_DISTANCE_DEFINITION,
-                   help="whose surface distances --surface reports, per object and of the whole foreground: monai "
-                        "(default; hd95 the larger directed 95th percentile, assd the mean of both directions "
-                        "pooled), panoptica (hd95 one percentile of both directions pooled, assd the mean of the two "
-                        "directed means) or deepmind (surface-distance: surface elements on voxel corners weighted "
-                        "by area; reads both images whole)")
+    return (
+        Option("count_background", ("--count-background",), kind="flag",
+               help="count the truth's background in VOI and the adapted Rand error (default: left out, as CREMI "
+                    "and scikit-image's adapted_rand_error do)"),
+        Option("surface", ("--surface",), kind="flag",
+               help="add surface distances: hd95, assd, nsd per matched object (means and _sd) and of the whole "
+                    "foreground (hd_pixel, hd95_pixel, assd_pixel, nsd_pixel), in the spacing's unit"),
+        Option("spacing", ("--spacing",), type=number(float, lo=1e-12, hi=1e12), nargs="+", metavar="S",
+               help="voxel spacing, one number per axis in array order (Z Y X or Y X); without it, what the files' "
+                    "headers state, else 1 each"),
+        Option("nsd_tolerance", ("--nsd-tolerance",), type=number(float, lo=0, hi=1e12), default=1.0, metavar="T",
+               help="normalized surface Dice tolerance, in the spacing's unit (default 1.0)"),
+        Option("distance_definition", ("--distance-definition",), choices=DISTANCE_DEFINITIONS,
+               default=DEFAULT_DISTANCE_DEFINITION,
+               help="whose surface distances --surface reports, per object and of the whole foreground: monai "
+                    "(default; hd95 the larger directed 95th percentile, assd the mean of both directions pooled), "
+                    "panoptica (hd95 one percentile of both directions pooled, assd the mean of the two directed "
+                    "means) or deepmind (surface-distance: surface elements on voxel corners weighted by area; reads "
+                    "both images whole)"),
+    )
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_engine_options, add_ignore_options, add_output_options, number, share
-
-    p.add_argument("truth", help="the truth label image (TIFF, PNG, .npy, NIfTI or zarr: PATH.zarr or "
-                   "PATH.zarr/KEY; 2D or 3D; 0 = background); read tile by tile")
-    p.add_argument("prediction", help="the predicted label image, same shape")
-    p.add_argument("--iou", type=share, default=0.5, help="IoU at which precision, recall, F1, Dice and areas "
-                   "are matched (default 0.5)")
-    p.add_argument("--tolerances", type=number(int, lo=0, hi=1000), nargs="+", default=[1, 2, 3], metavar="PX",
-                   help="boundary tolerances in pixels (default 1 2 3)")
-    p.add_argument("--minimum-overlap", type=share, default=0.1,
-                   help="share of a truth object that counts toward a split or merge (default 0.1)")
-    add_scorecard_options(p)
-    p.add_argument("--components", type=int, choices=(4, 6, 8, 18, 26), metavar="N",
-                   help="the images are binary or semantic masks: score the connected components of each class "
-                        "value as instances (6, 18 or 26 in 3D; 4 or 8 in 2D; touching regions of different "
-                        "classes are different instances); both images are then read whole")
-    add_ignore_options(p, note="; both images are then read whole")
-    p.add_argument("--per-object", metavar="FILE.csv",
-                   help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, "
-                        "Dice, split, merged; hd95 and assd with --surface)")
-    add_output_options(p, csv=True)
-    from segscore.figures import add_plot_option
-
-    add_plot_option(p, "AP (TP/(TP+FP+FN)) against the IoU threshold")
-    add_engine_options(p)
+#: ``segscore objects TRUTH PRED``; ``segscore.api.objects(truth, pred)``
+INPUTS = ("truth", "pred")
+OPTIONS = (
+    Option("truth", metavar="TRUTH", role="truth", arrays=True,
+           help="the truth label image (TIFF, PNG, .npy, NIfTI or zarr: PATH.zarr or PATH.zarr/KEY; 2D or 3D; "
+                "0 = background); read tile by tile"),
+    Option("pred", metavar="PRED", role="pred", arrays=True, help="the predicted label image, same shape"),
+    *matching_options("precision, recall, F1, Dice and areas"),
+    Option("minimum_overlap", ("--minimum-overlap",), type=share, default=0.1,
+           help="share of a truth object that counts toward a split or merge (default 0.1)"),
+    *scorecard_options(),
+    Option("components", ("--components",), type=int, choices=(4, 6, 8, 18, 26), metavar="N",
+           help="the images are binary or semantic masks: score the connected components of each class value as "
+                "instances (6, 18 or 26 in 3D; 4 or 8 in 2D; touching regions of different classes are different "
+                "instances); both images are then read whole"),
+    *ignore_options(note="; both images are then read whole"),
+    Option("per_object", ("--per-object",), metavar="FILE.csv",
+           help="also write one row per truth object and per unmatched prediction (ids, voxels, IoU, Dice, split, "
+                "merged; hd95 and assd with --surface)"),
+    *output_options(csv=True),
+    *plot_option("AP (TP/(TP+FP+FN)) against the IoU threshold"),
+    *engine_options(executor=True),
+)
 
 
-def compute(args, *, progress=None, argv=None) -> dict:
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+    from segscore import figures
     from segscore.commands._options import write_outputs
-    from segscore.objects.metrics import score_segmentation
+    from segscore.io.results import flatten, with_figure, write_csv
+    from segscore.objects.metrics import _score_segmentation
 
-    per_object = getattr(args, "per_object", None)
-    plot = getattr(args, "plot", None)
-    if plot:
-        from segscore import figures
-
+    if o["plot"]:
         figures.require_matplotlib()  # before the work
-    result = score_segmentation(args.truth, args.prediction, threshold=args.iou,
-                                boundary_tolerances=tuple(args.tolerances), minimum_overlap=args.minimum_overlap,
-                                tile_rows=args.tile_rows, threads=args.threads, progress=progress,
-                                count_background=getattr(args, "count_background", False),
-                                surface=getattr(args, "surface", False), spacing=getattr(args, "spacing", None),
-                                nsd_tolerance=getattr(args, "nsd_tolerance", 1.0), per_object=bool(per_object),
-                                distance_definition=getattr(args, "distance_definition", None),
-                                components=getattr(args, "components", None),
-                                ignore_label=getattr(args, "ignore_label", None),
-                                ignore_mask=getattr(args, "ignore_mask", None))
+    result = _score_segmentation(o["truth"], o["pred"], threshold=o["iou"],
+                                 boundary_tolerances=tuple(o["tolerances"]), minimum_overlap=o["minimum_overlap"],
+                                 tile_rows=o["tile_rows"], threads=o["threads"], executor=o["executor"],
+                                 progress=progress, count_background=o["count_background"], surface=o["surface"],
+                                 spacing=o["spacing"], nsd_tolerance=o["nsd_tolerance"],
+                                 per_object=bool(o["per_object"]), distance_definition=o["distance_definition"],
+                                 components=o["components"], ignore_label=o["ignore_label"],
+                                 ignore_mask=o["ignore_mask"])
     rows = result.pop("per_object", None)
-    if per_object:
-        from segscore.io.results import write_csv
-
-        write_csv(per_object, rows or [])
-    from segscore.io.results import flatten
-
-    write_outputs(args, result, csv_rows=[flatten(result)])
-    if plot:
-        figures.draw_after(plot, lambda: figures.objects_ap(result), "objects")
+    if o["per_object"]:
+        write_csv(o["per_object"], rows or [])
+    result = with_figure(result, lambda: figures.objects_ap(result))
+    write_outputs(o, result, csv_rows=[flatten(result)])
+    if o["plot"]:
+        figures.draw_after(o["plot"], lambda: figures.objects_ap(result), "objects")
     return result
 
 

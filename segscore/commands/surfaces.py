@@ -15,51 +15,62 @@ SUMMARY_FIELDS = ("leaderboard", "toposcore", "surface_dice", "voi_score", "voi_
                   "topoF1_0", "topoF1_1", "topoF1_2")
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_output_options, number, positive_int
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import number, output_options, positive_int  # noqa: E402
 
-    p.add_argument("prediction", nargs="?", help="the prediction volume (TIFF, npy, NIfTI, zarr; 3D, or 2D as one "
-                                                 "slice): non-zero (or above --fg-threshold) is surface")
-    p.add_argument("truth", nargs="?", help="the label volume, same shape (the competition's order: PRED GT)")
-    p.add_argument("--gt-dir", metavar="D", help="folder mode: label volumes, paired with --pred-dir by file stem")
-    p.add_argument("--pred-dir", metavar="D", help="folder mode: prediction volumes")
-    p.add_argument("--ignore-mask-dir", metavar="D", help="folder mode: ignore masks, by the same stems (optional)")
-    p.add_argument("--out", metavar="DIR", help="folder mode: writes metrics_per_case.csv and summary.json here")
-    p.add_argument("--plot", action="store_true", help="folder mode: also histograms of the scores (PNG)")
-    p.add_argument("--ignore-label", type=number(float, whole_float=True), default=2, metavar="V",
-                   help="label value to ignore (background in both volumes; default 2)")
-    p.add_argument("--no-ignore-label", action="store_true", help="ignore no label value")
-    p.add_argument("--ignore-mask", metavar="FILE", help="a mask of voxels to ignore, instead of --ignore-label")
-    p.add_argument("--fg-threshold", type=number(float), default=None, metavar="T",
-                   help="foreground is value > T (a probability map); default: any non-zero value")
-    p.add_argument("--tolerance", type=number(float, lo=0), default=2.0, metavar="TAU",
-                   help="surface Dice tolerance in the spacing's unit (default 2.0)")
-    p.add_argument("--spacing", type=number(float, lo=0, lo_open=True), nargs="+", metavar="S",
-                   help="voxel size per axis in array order (default 1 each)")
-    p.add_argument("--voi-connectivity", type=int, choices=(6, 18, 26), default=26,
-                   help="connectivity of the components VOI compares (default 26)")
-    p.add_argument("--voi-alpha", type=number(float, lo=0), default=0.3, metavar="A",
-                   help="VOI score = 1/(1 + A * VOI) (default 0.3, the competition's)")
-    p.add_argument("--voi-transform", choices=("one_over_one_plus", "exp"), default="one_over_one_plus",
-                   help="map VOI to a score: 1/(1+a*VOI) (default) or exp(-a*VOI)")
-    p.add_argument("--weights", type=number(float), nargs=3, default=(0.3, 0.35, 0.35), metavar="W",
-                   help="leaderboard weights of TopoScore, surface Dice, VOI score (default 0.3 0.35 0.35)")
-    p.add_argument("--topo-weights", type=number(float), nargs=3, default=(0.34, 0.33, 0.33), metavar="W",
-                   help="TopoScore weights of dimensions 0, 1, 2 (default 0.34 0.33 0.33)")
-    p.add_argument("--topo-tiles", type=positive_int, nargs=3, default=(2, 2, 2), metavar="N",
-                   help="tiles per axis for Betti matching, counts summed (default 2 2 2: the competition's "
-                        "octants; 1 1 1: the whole volume)")
-    p.add_argument("--threads", type=positive_int, default=None, metavar="N",
-                   help="tiles matched at once (default: the CPUs available, at most 8)")
-    add_output_options(p, csv=True)
+#: ``segscore surfaces PRED TRUTH`` (the competition's order); ``segscore.api.surfaces(truth, pred)``
+INPUTS = ("truth", "pred")
+OPTIONS = (
+    Option("pred", nargs="?", metavar="PRED", role="pred", arrays=True,
+           help="the prediction volume (TIFF, npy, NIfTI, zarr; 3D, or 2D as one slice): non-zero (or above "
+                "--fg-threshold) is surface"),
+    Option("truth", nargs="?", metavar="TRUTH", role="truth", arrays=True,
+           help="the label volume, same shape (the competition's order: PRED GT)"),
+    Option("gt_dir", ("--gt-dir",), metavar="D", role="truth",
+           help="folder mode: label volumes, paired with --pred-dir by file stem"),
+    Option("pred_dir", ("--pred-dir",), metavar="D", role="pred", help="folder mode: prediction volumes"),
+    Option("ignore_mask_dir", ("--ignore-mask-dir",), metavar="D",
+           help="folder mode: ignore masks, by the same stems (optional)"),
+    Option("out", ("--out",), metavar="DIR", help="folder mode: writes metrics_per_case.csv and summary.json here"),
+    Option("plot", ("--plot",), kind="flag", help="folder mode: also histograms of the scores (PNG)"),
+    Option("ignore_label", ("--ignore-label",), type=number(float, whole_float=True), default=2, metavar="V",
+           help="label value to ignore (background in both volumes; default 2)"),
+    Option("no_ignore_label", ("--no-ignore-label",), kind="flag", help="ignore no label value"),
+    Option("ignore_mask", ("--ignore-mask",), metavar="FILE", arrays=True,
+           help="a mask of voxels to ignore, instead of --ignore-label"),
+    Option("fg_threshold", ("--fg-threshold",), type=number(float), metavar="T",
+           help="foreground is value > T (a probability map); default: any non-zero value"),
+    Option("tolerance", ("--tolerance",), type=number(float, lo=0), default=2.0, metavar="TAU",
+           help="surface Dice tolerance in the spacing's unit (default 2.0)"),
+    Option("spacing", ("--spacing",), type=number(float, lo=0, lo_open=True), nargs="+", metavar="S",
+           help="voxel size per axis in array order (default 1 each)"),
+    Option("voi_connectivity", ("--voi-connectivity",), type=int, choices=(6, 18, 26), default=26,
+           help="connectivity of the components VOI compares (default 26)"),
+    Option("voi_alpha", ("--voi-alpha",), type=number(float, lo=0), default=0.3, metavar="A",
+           help="VOI score = 1/(1 + A * VOI) (default 0.3, the competition's)"),
+    Option("voi_transform", ("--voi-transform",), choices=("one_over_one_plus", "exp"), default="one_over_one_plus",
+           help="map VOI to a score: 1/(1+a*VOI) (default) or exp(-a*VOI)"),
+    Option("weights", ("--weights",), type=number(float), nargs=3, default=(0.3, 0.35, 0.35), metavar="W",
+           help="leaderboard weights of TopoScore, surface Dice, VOI score (default 0.3 0.35 0.35)"),
+    Option("topo_weights", ("--topo-weights",), type=number(float), nargs=3, default=(0.34, 0.33, 0.33), metavar="W",
+           help="TopoScore weights of dimensions 0, 1, 2 (default 0.34 0.33 0.33)"),
+    Option("topo_tiles", ("--topo-tiles",), type=positive_int, nargs=3, default=(2, 2, 2), metavar="N",
+           help="tiles per axis for Betti matching, counts summed (default 2 2 2: the competition's octants; 1 1 1: "
+                "the whole volume)"),
+    Option("threads", ("--threads",), type=positive_int, metavar="N",
+           help="tiles matched at once (default: the CPUs available, at most 8)"),
+    *output_options(csv=True),
+)
 
 
-def _options(args) -> dict:
-    return dict(ignore_label=None if args.no_ignore_label else args.ignore_label,
-                fg_threshold=args.fg_threshold, tolerance=args.tolerance, spacing=args.spacing,
-                voi_connectivity=args.voi_connectivity, voi_alpha=args.voi_alpha, voi_transform=args.voi_transform,
-                weights=tuple(args.weights), topo_weights=tuple(args.topo_weights), topo_tiles=tuple(args.topo_tiles),
-                threads=args.threads or min(8, os.cpu_count() or 1))
+def _options(o) -> dict:
+    from segscore.engine.executor import default_workers
+
+    return dict(ignore_label=None if o["no_ignore_label"] else o["ignore_label"],
+                fg_threshold=o["fg_threshold"], tolerance=o["tolerance"], spacing=o["spacing"],
+                voi_connectivity=o["voi_connectivity"], voi_alpha=o["voi_alpha"], voi_transform=o["voi_transform"],
+                weights=tuple(o["weights"]), topo_weights=tuple(o["topo_weights"]), topo_tiles=tuple(o["topo_tiles"]),
+                threads=o["threads"] or default_workers())
 
 
 def _read(path, what):
@@ -86,36 +97,36 @@ def csv_row(result) -> dict:
     return row
 
 
-def compute(args, *, progress=None, argv=None) -> dict:
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.errors import ScoreError
 
-    folder = args.gt_dir or args.pred_dir
+    folder = o["gt_dir"] or o["pred_dir"]
     if folder:
-        if not (args.gt_dir and args.pred_dir and args.out):
+        if not (o["gt_dir"] and o["pred_dir"] and o["out"]):
             raise ScoreError("folder mode needs --gt-dir, --pred-dir and --out together")
-        if args.prediction is not None or args.truth is not None:  # (arrays from segscore.api too)
+        if o["pred"] is not None or o["truth"] is not None:  # (arrays from segscore.api too)
             raise ScoreError("give either PRED GT or --gt-dir/--pred-dir, not both")
-        result = score_folders(args)
-        write_outputs(args, result)
+        result = score_folders(o)
+        write_outputs(o, result)
         return result
-    if args.prediction is None or args.truth is None:
+    if o["pred"] is None or o["truth"] is None:
         raise ScoreError("give PRED GT (two volumes), or --gt-dir D --pred-dir D --out DIR")
     from segscore.io.readers import input_name
     from segscore.topology.score import surfaces
 
-    pred = _read(args.prediction, "prediction")
-    truth = _read(args.truth, "labels")
-    mask = _read(args.ignore_mask, "ignore mask") if args.ignore_mask is not None else None
+    pred = _read(o["pred"], "prediction")
+    truth = _read(o["truth"], "labels")
+    mask = _read(o["ignore_mask"], "ignore mask") if o["ignore_mask"] is not None else None
     if mask is not None and mask.shape != truth.shape:
-        raise ScoreError(f"{input_name(args.ignore_mask, 'ignore mask')}: shape {mask.shape} differs from the labels' {truth.shape}; "
+        raise ScoreError(f"{input_name(o['ignore_mask'], 'ignore mask')}: shape {mask.shape} differs from the labels' {truth.shape}; "
                          "give the mask on the labels' grid")
     if pred.shape != truth.shape:
-        raise ScoreError(f"{input_name(args.prediction, 'prediction')}: shape {pred.shape} differs from the labels "
-                         f"{input_name(args.truth, 'labels')}'s "
+        raise ScoreError(f"{input_name(o['pred'], 'prediction')}: shape {pred.shape} differs from the labels "
+                         f"{input_name(o['truth'], 'labels')}'s "
                          f"{truth.shape}; score a prediction on the labels' grid")
-    result = surfaces(truth=truth, pred=pred, ignore_mask=mask, **_options(args))
-    write_outputs(args, result, csv_rows=[csv_row(result)])
+    result = surfaces(truth=truth, pred=pred, ignore_mask=mask, **_options(o))
+    write_outputs(o, result, csv_rows=[csv_row(result)])
     return result
 
 
@@ -171,24 +182,24 @@ def summarize(rows) -> dict:
     return out
 
 
-def score_folders(args) -> dict:
+def score_folders(o) -> dict:
     from segscore.errors import ScoreError
     from segscore.io.results import write_csv, write_json
     from segscore.topology.score import surfaces
 
-    gts = _by_stem(args.gt_dir, "label")
-    preds = _by_stem(args.pred_dir, "prediction")
-    masks = _by_stem(args.ignore_mask_dir, "ignore mask") if args.ignore_mask_dir else {}
+    gts = _by_stem(o["gt_dir"], "label")
+    preds = _by_stem(o["pred_dir"], "prediction")
+    masks = _by_stem(o["ignore_mask_dir"], "ignore mask") if o["ignore_mask_dir"] else {}
     stems = sorted(set(gts) & set(preds))
     if not stems:
-        raise ScoreError(f"{args.pred_dir}: no file stem in common with {args.gt_dir}; name each prediction "
+        raise ScoreError(f"{o['pred_dir']}: no file stem in common with {o['gt_dir']}; name each prediction "
                          "like its label volume (case.tif <-> case.tif)")
     warnings = []
     unpaired = sorted(set(gts) ^ set(preds))
     if unpaired:
-        warnings.append(f"{len(unpaired)} files without a partner left out: {', '.join(unpaired[:5])}"
+        warnings.append(f"{len(unpaired)} file{'' if len(unpaired) == 1 else 's'} without a partner left out: {', '.join(unpaired[:5])}"
                         + (" ..." if len(unpaired) > 5 else ""))
-    opts = _options(args)
+    opts = _options(o)
     rows, cases = [], {}
     for stem in stems:
         truth = _read(gts[stem], "labels")
@@ -200,13 +211,13 @@ def score_folders(args) -> dict:
         r = surfaces(truth=truth, pred=pred, ignore_mask=mask, **opts)
         rows.append(case_row(stem, r))
         cases[stem] = {k: r[k] for k in ("notes", "warnings")}
-    out = Path(args.out)
+    out = Path(o["out"])
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "metrics_per_case.csv", rows)
     summary = {"cases": len(rows), "summary": summarize(rows), "per_case_csv": str(out / "metrics_per_case.csv"),
                "notes": {f"cases.{s}.{k}": v for s, c in cases.items() for k, v in c["notes"].items()},
                "warnings": warnings + [f"{s}: {w}" for s, c in cases.items() for w in c["warnings"]]}
-    if args.plot:
+    if o["plot"]:
         summary["figures"] = _histograms(rows, out)
     write_json(out / "summary.json", summary)
     return summary
@@ -249,7 +260,7 @@ def text(r: dict) -> str:
         return "\n".join(lines)
     lines = [f"leaderboard   {_fmt(r['leaderboard'])}",
              f"toposcore     {_fmt(r['toposcore'])}   (topoF1 {_fmt(r['topoF1_0'])} {_fmt(r['topoF1_1'])} "
-             f"{_fmt(r['topoF1_2'])}; {r['tiles']} tiles)",
+             f"{_fmt(r['topoF1_2'])}; {r['tiles']} tile{'' if r['tiles'] == 1 else 's'})",
              f"surface_dice  {_fmt(r['surface_dice'])}   (tolerance {r['params']['tolerance']:g})",
              f"voi_score     {_fmt(r['voi_score'])}   (total {_fmt(r['voi_total'])} = split {_fmt(r['voi_split'])} "
              f"+ merge {_fmt(r['voi_merge'])})",

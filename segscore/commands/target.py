@@ -3,46 +3,52 @@
 from __future__ import annotations
 
 
-def add_arguments(p) -> None:
-    from segscore.commands._options import add_floor_options, nonnegative_int
+from segscore.commands._declare import Option  # noqa: E402
+from segscore.commands._options import floor_options, nonnegative_int, plot_option  # noqa: E402
 
-    p.add_argument("prediction", help="probability map over the target region: 8-bit PNG (v/255), .npy float in "
-                                      "[0, 1], TIFF or zarr. A float map is ranked exactly as float64, every "
-                                      "distinct value a threshold, as ScrollGT's scikit-learn ranks it (values "
-                                      "within 1e-6 outside [0, 1] are clipped, as ScrollGT does); 8- and 16-bit "
-                                      "maps are exact on their own 256 or 65,536 values")
-    p.add_argument("target", help="target folder holding gt_ink.png, optional mask.png, and meta.json")
-    p.add_argument("--origin", nargs=2, type=nonnegative_int, metavar=("Y", "X"),
-                   help="level-2 coordinate of the prediction's pixel (0, 0): a larger map is cut to the "
-                        "region in meta.json")
-    p.add_argument("--allow-non-scoring", action="store_true",
-                   help="score a target whose meta.json marks it non-scoring (historical rows)")
-    p.add_argument("--allow-failing-placement", action="store_true",
-                   help="score a target that fails its placement check")
-    add_floor_options(p)
-    from segscore.figures import add_plot_option
+#: ``segscore target PRED TRUTH``; ``segscore.api.target(truth, pred)``
+INPUTS = ("truth", "pred")
+OPTIONS = (
+    Option("pred", metavar="PRED", role="pred", arrays=True,
+           help="probability map over the target region: 8-bit PNG (v/255), .npy float in [0, 1], TIFF or zarr. A "
+                "float map is ranked exactly as float64, every distinct value a threshold, as ScrollGT's "
+                "scikit-learn ranks it (values within 1e-6 outside [0, 1] are clipped, as ScrollGT does); 8- and "
+                "16-bit maps are exact on their own 256 or 65,536 values"),
+    Option("truth", metavar="TRUTH", role="truth",
+           help="the ink target folder holding gt_ink.png, optional mask.png, and meta.json"),
+    Option("origin", ("--origin",), nargs=2, type=nonnegative_int, metavar=("Y", "X"),
+           help="level-2 coordinate of the prediction's pixel (0, 0): a larger map is cut to the region in "
+                "meta.json"),
+    Option("allow_non_scoring", ("--allow-non-scoring",), kind="flag",
+           help="score a target whose meta.json marks it non-scoring (historical rows)"),
+    Option("allow_failing_placement", ("--allow-failing-placement",), kind="flag",
+           help="score a target that fails its placement check"),
+    *floor_options(executor=True),
+    *plot_option("the ROC and precision-recall curves with the floors"),
+)
 
-    add_plot_option(p, "the ROC and precision-recall curves with the floors")
 
-
-def compute(args, *, progress=None, argv=None) -> dict:
+def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+    """The card ``--json`` prints; with ``figure`` its ``plot()`` draws the curves it computed."""
+    from segscore import figures
     from segscore.commands._options import write_outputs
     from segscore.ink import targets
+    from segscore.io.results import with_figure
 
-    plot = getattr(args, "plot", None)
-    if plot:
-        from segscore import figures
-
+    keep = figure or bool(o["plot"])
+    if o["plot"]:
         figures.require_matplotlib()  # before the work
-    scored = targets.score_target(args.prediction, args.target, origin=args.origin,
-                                  allow_non_scoring=args.allow_non_scoring,
-                                  allow_failing_placement=args.allow_failing_placement,
-                                  floors=not args.no_floors, seed=args.seed, tile_rows=args.tile_rows,
-                                  threads=args.threads, return_curves=bool(plot))
-    result, curves = scored if plot else (scored, None)
-    write_outputs(args, result)
-    if plot:
-        figures.draw_after(plot, lambda: figures.target_curves(result, curves), "target")
+    scored = targets._score_target(o["pred"], o["truth"], origin=o["origin"],
+                                   allow_non_scoring=o["allow_non_scoring"],
+                                   allow_failing_placement=o["allow_failing_placement"],
+                                   floors=not o["no_floors"], seed=o["seed"], tile_rows=o["tile_rows"],
+                                   threads=o["threads"], executor=o["executor"], return_curves=keep)
+    result, curves = scored if keep else (scored, None)
+    if keep:
+        result = with_figure(result, lambda: figures.target_curves(result, curves))
+    write_outputs(o, result)
+    if o["plot"]:
+        figures.draw_after(o["plot"], lambda: figures.target_curves(result, curves), "target")
     return result
 
 

@@ -204,7 +204,7 @@ CASES_PER_TASK = 4
 
 def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
     from segscore.curvilinear.operators import perturb
-    from segscore.curvilinear.scoring import score
+    from segscore.curvilinear.scoring import _score as score
 
     op, sev, seed = spec
     name = prep.name

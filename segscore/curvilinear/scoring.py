@@ -31,7 +31,7 @@ from segscore.curvilinear import metrics as M
 from segscore.curvilinear.graph import (SkeletonGraph, SkeletonRadius, build_graph, is_unit, label, length_weights,
                                         radius_on_skeleton, skeletonize)
 from segscore.curvilinear.masks import as_binary
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, moved
 from segscore.io.results import as_result
 
 #: the row's keys, in order (curvicost's names), then the run's own fields
@@ -324,7 +324,7 @@ def apply_ignore(gt, pred, *, ignore_label=None, ignore_mask=None, gt_name: str 
 
 
 @as_result
-def score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
+def _score(gt, pred, *, prune_px: float | None = None, reference: Reference | None = None, voxel_size=None,
           all_metrics: bool = False, spacing=None, prune_length=None, with_erl: bool = True,
           reference_radii: bool = False, betti: bool = True) -> dict:
     """Score ``pred`` against ``gt`` (2D or 3D binary masks of one shape); one flat dict.
@@ -483,6 +483,10 @@ def score(gt, pred, *, prune_px: float | None = None, reference: Reference | Non
     row["notes"] = dict(sorted(notes.items(), key=lambda kv: order.get(kv[0], len(order))))
     row["warnings"] = scale_warnings(row)
     return row
+
+
+score = moved(_score, "segscore.curvilinear.scoring.score",
+              "segscore.api.curve(truth=gt, pred=pred, ...)")
 
 
 def _optional(ref: Reference, gt_m, pa: _Analysis, pred, notes, betti: bool = True) -> dict:

@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from segscore.errors import InputFileError, ScoreError
+from segscore.errors import InputFileError, ScoreError, moved
 from segscore.fibers import floors as _floors
 from segscore.fibers.floors import FLOORS
 from segscore.fibers.score import score_labels
@@ -76,7 +76,7 @@ def _published(meta) -> dict:
 
 
 @as_result
-def score_fibers(target, labels=None, *, floor: str | None = None, recompute_floors: bool = False,
+def _score_fibers(target, labels=None, *, floor: str | None = None, recompute_floors: bool = False,
                  prediction_name: str | None = None) -> dict:
     """Score ``labels`` (path or array) or the floor ``floor`` against a fiber target.
 
@@ -159,6 +159,10 @@ def score_fibers(target, labels=None, *, floor: str | None = None, recompute_flo
         "notes": notes,
         "warnings": [],
     })
+
+
+score_fibers = moved(_score_fibers, "segscore.fibers.card.score_fibers",
+                     "segscore.api.fibers(truth=target, pred=labels, ...)")
 
 
 def coverage_precision_tie(metrics: dict, floors: dict):

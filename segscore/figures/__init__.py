@@ -32,7 +32,7 @@ batch; no family imports it.
 
 from __future__ import annotations
 
-from segscore.figures._base import (FORMATS, add_plot_option, draw_after, format_of, plot_file, require_matplotlib,
+from segscore.figures._base import (FORMATS, draw_after, format_of, plot_file, require_matplotlib,
                                     save)
 from segscore.figures.board import board_rows, check_rows, leaderboard
 from segscore.figures.curvilinear import audit_bars
@@ -41,5 +41,5 @@ from segscore.figures.ink import auc_bootstrap, auc_compare, auc_draws, target_c
 from segscore.figures.objects import objects_ap
 
 __all__ = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
-           "leaderboard", "board_rows", "check_rows", "save", "format_of", "plot_file", "add_plot_option",
+           "leaderboard", "board_rows", "check_rows", "save", "format_of", "plot_file",
            "require_matplotlib", "FORMATS"]

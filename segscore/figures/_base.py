@@ -1,4 +1,4 @@
-"""What every figure shares: a headless Figure, refusals, the ``--plot`` option and the atomic write.
+"""What every figure shares: a headless Figure, refusals, the ``--plot`` file type and the atomic write.
 
 Figures are :class:`matplotlib.figure.Figure` objects made directly (never ``pyplot``: no global
 state, no window, nothing shown); they render through matplotlib's Agg (PNG) and SVG canvases
@@ -78,14 +78,6 @@ def plot_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not a .png or .svg file name (the format follows the "
                                          "suffix)") from None
     return text
-
-
-
-def add_plot_option(parser, what: str) -> None:
-    """``--plot FILE.png|svg`` on a scoring command: ``what`` the figure shows."""
-    parser.add_argument("--plot", type=plot_file, metavar="FILE.png|svg",
-                        help=f"also draw {what} to FILE (PNG or SVG by the suffix; needs the plot extra: "
-                             f"{INSTALL})")
 
 
 def save(fig, path, *, dpi: int = 150) -> Path:

@@ -27,7 +27,7 @@ import numpy as np
 from segscore.engine import check_options
 from segscore.io.grid import IndexedView
 from segscore.io.sources import as_source
-from segscore.errors import ScoreError, VerifyError  # noqa: F401  (VerifyError: kit's name)
+from segscore.errors import ScoreError, VerifyError, moved  # noqa: F401  (VerifyError: kit's name)
 from segscore.ink.quantize import MIN_FLOAT_LEVELS, quantize_values  # noqa: F401
 from segscore.io.grid import MAX_AXIS_MISMATCH, check_crop, label_grid  # noqa: F401
 from segscore.io.results import as_result
@@ -55,7 +55,7 @@ def _round(x, nd=4):
 # pure metrics
 
 
-def auc_scores(ink_scores, background_scores):
+def _auc_scores(ink_scores, background_scores):
     """Mann-Whitney AUC with ties counted half, exact on 65,536 integer levels.
 
     Compatibility entry point (kit's ``auc_scores(ink, background)``): prefer :func:`segscore.api.auc` for a map.
@@ -78,6 +78,10 @@ def auc_scores(ink_scores, background_scores):
     ha = np.bincount(levels[: a.size], minlength=65536)
     hb = np.bincount(levels[a.size:], minlength=65536)
     return auc(ha, hb)
+
+
+auc_scores = moved(_auc_scores, "segscore.ink.auc.auc_scores",
+                   "segscore.api.auc(truth, pred, mask=mask)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,7 +259,7 @@ def _default_executor(arrays, executor):
 
 
 @as_result
-def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=None, executor=None,
+def _score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=None, executor=None,
                 threads=None, workers=None):
     """AUC of a 2D map against same-shape boolean ``ink`` and ``mask`` already on its grid.
 
@@ -278,6 +282,10 @@ def score_array(prediction, ink, mask, keep_zero=False, inner=0, *, tile_rows=No
                            engine=check_options(tile_rows=tile_rows, executor=executor, threads=threads,
                                                   workers=workers))
     return _public(cards[0])
+
+
+score_array = moved(_score_array, "segscore.ink.auc.score_array",
+                    "segscore.api.auc(truth=ink, pred=prediction, mask=mask)")
 
 
 def _labels_of(ink, mask, src):
@@ -352,7 +360,7 @@ def labels_on_map(labels, mask, level, surface_shape, crop, map_shape):
 
 
 @as_result
-def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, crop=None, surface_shape=None,
+def _score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, crop=None, surface_shape=None,
                 keep_zero=False, inner=0, bootstrap=0, block_px=BLOCK_PX, compare=None, seed=0, *,
                 tile_rows=None, executor=None, threads=None, progress=None, workers=None, return_draws=False):
     """Score a map file (and its control, and a compared map) against a segment's labels.
@@ -447,6 +455,10 @@ def score_files(prediction, labels, mask, control=None, level=DEFAULT_LEVEL, cro
 
     result = lift_notes(result)
     return (Result(result), arrays) if return_draws else result
+
+
+score_files = moved(_score_files, "segscore.ink.auc.score_files",
+                    "segscore.api.auc(truth=labels, pred=prediction, mask=mask, ...)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, moved
 from segscore.io.results import as_result
 
 __all__ = ["probe", "probe_target", "evidence_image", "write_evidence", "format_probe", "DEFAULT_GATE_PX"]
@@ -231,7 +231,7 @@ def _target_gate(meta: dict):
 
 
 @as_result
-def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIUS, gate_px=None,
+def _probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIUS, gate_px=None,
                  tile_radius: int = TILE_RADIUS, evidence=None, evidence_threshold: float = 0.5,
                  threads=None, workers=None) -> dict:
     """Probe a prediction (path or array) against an ink target folder; ``gate_px`` defaults to the
@@ -265,6 +265,10 @@ def probe_target(prediction, target, *, origin=None, radius: int = DEFAULT_RADIU
         write_evidence(evidence, arr, ink, threshold=evidence_threshold)
         out["evidence"] = os.fspath(evidence)
     return out
+
+
+probe_target = moved(_probe_target, "segscore.ink.placement.probe_target",
+                     "segscore.api.placement(truth=target, pred=prediction, ...)")
 
 
 def _downsample(x: np.ndarray, f: int, how: str) -> np.ndarray:
@@ -326,6 +330,11 @@ def write_evidence(path, prediction, label, *, threshold: float = 0.5) -> None:
         raise
 
 
+def _tiles_said(r: dict) -> str:
+    n = r["n_tiles"]
+    return f"{n} tile{'' if n == 1 else 's'} of {r['tile_px']} px"
+
+
 def format_probe(r: dict) -> str:
     if r.get("offset_px") is None:
         lines = [f"placement: no peak ({(r.get('notes') or {}).get('offset_px', 'undefined')})"]
@@ -335,17 +344,21 @@ def format_probe(r: dict) -> str:
                  f"gate {r['gate_px']:g} px ({r.get('gate_from', 'given')}): "
                  f"{'PASSED' if r['passed'] else 'FAILED'}"]
     if r.get("n_tiles") and r.get("tile_sd_dy") is None:  # tiles, none with a defined NCC
-        lines.append(f"tiles: {r['n_tiles']} of {r['tile_px']} px with >= 1 % ink; "
+        lines.append(f"tiles: {_tiles_said(r)} with >= 1 % ink; "
                      f"{(r.get('notes') or {}).get('tile_sd_dy', 'no tile has a defined peak')}")
     elif r.get("n_tiles"):
-        lines.append(f"tiles: {r['n_tiles']} of {r['tile_px']} px with >= 1 % ink; sd dy {r['tile_sd_dy']:.1f}, "
+        lines.append(f"tiles: {_tiles_said(r)} with >= 1 % ink; sd dy {r['tile_sd_dy']:.1f}, "
                      f"sd dx {r['tile_sd_dx']:.1f}, worst tile {r['worst_tile_px']:.1f} px "
                      f"(search +/-{r['tile_radius']} px)")
     elif "tile_sd_dy" in (r.get("notes") or {}):
         lines.append(f"tiles: {r['notes']['tile_sd_dy']}")
     rec = r.get("recorded_placement")
-    if rec:
-        lines.append(f"recorded in meta.json: {rec['offset_level2_px']} px at {rec['peak_shift_level2_px']} "
+    if rec:  # a field meta.json does not state is left out, not printed as None
+        offset = rec.get("offset_level2_px")
+        shift = rec.get("peak_shift_level2_px")
+        said = " ".join(part for part in (f"{offset} px" if offset is not None else "",
+                                          f"at {shift}" if shift is not None else "") if part)
+        lines.append(f"recorded in meta.json: {said or 'a placement without offset or shift'} "
                      f"(measured against the canon prediction, not this one)")
     if r.get("evidence"):
         lines.append(f"evidence: {r['evidence']}")

@@ -32,7 +32,7 @@ import numpy as np
 
 from segscore.engine import check_options
 from segscore.engine.plan import plan_bands
-from segscore.errors import InputFileError, ScoreError
+from segscore.errors import InputFileError, ScoreError, moved
 from segscore.ink.cards import EXACT_THRESHOLDS, card_from_exact, card_from_histograms, constant_card, p_levels_for
 
 __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors", "format_scorecard",
@@ -411,7 +411,7 @@ def _prewarm():
 
 
 @as_result
-def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = False,
+def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = False,
                  allow_failing_placement: bool = False, floors: bool = True, seed: int = 0, tile_rows=None,
                  executor=None, threads=None, band_rows=None, workers=None, return_curves: bool = False):
     """Score ``prediction`` (a path or an array) against a target folder (or a loaded
@@ -513,6 +513,10 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
                                                                                             p_levels_for(kind)),
               "floors": {name: curves_from_histograms(*h) for name, h in floor_hists.items()}}
     return Result(result), curves
+
+
+score_target = moved(_score_target, "segscore.ink.targets.score_target",
+                     "segscore.api.target(truth=target, pred=prediction, ...)")
 
 
 def _cell(v):

@@ -16,6 +16,6 @@ def warm() -> None:
     mask = np.ones((8, 8), bool)
     for dtype in (np.uint8, np.uint16, np.float32, np.float64):
         pred = (rng.random((8, 8)) * 200 + 1).astype(dtype)
-        auc.score_array(pred, ink, mask, executor="synchronous")
+        auc._score_array(pred, ink, mask, executor="synchronous")
     auc.block_bootstrap(pred, ink, mask, draws=20, block_px=4, other=pred, executor="synchronous")
     _warm_exact()

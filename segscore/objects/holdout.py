@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from segscore.errors import InputFileError, ScoreError
+from segscore.errors import InputFileError, ScoreError, moved
 from segscore.io.paths import check_readable, special_kind
 from segscore.io.results import as_result
 from segscore.io.schema import Field, validate
@@ -199,7 +199,7 @@ def verify_holdout(holdout: HoldoutSet) -> list:
     return problems
 
 
-def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
+def _score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
     """Score ``(truth, prediction)`` label arrays per field, pooled from counts (module docstring).
 
     Compatibility entry point (spacr's shape, label arrays): for files prefer :func:`segscore.api.holdout`.
@@ -231,6 +231,10 @@ def score_holdout(pairs, *, name: str, version: str, **kwargs) -> HoldoutScore:
         raise ScoreError(f"held-out set {name}@{version} has no fields to score")
     metrics = {"n_fields": len(per_field), **metrics_from_sums(pooled)}
     return HoldoutScore(str(name), str(version), metrics, tuple(per_field), worst)
+
+
+score_holdout = moved(_score_holdout, "segscore.objects.holdout.score_holdout",
+                      "segscore.api.holdout(manifest, predictions, ...)")
 
 
 def worst_means(score: HoldoutScore, missing: str = "worst") -> dict:
@@ -275,7 +279,7 @@ def score_model_on_holdout(holdout: HoldoutSet, predict, *, read_mask=None, **kw
     Compatibility entry point (spacr's shape): for a folder of predictions prefer :func:`segscore.api.holdout`."""
     read_mask = read_mask or read_labels
     pairs = ((read_mask(holdout.path_to(f.truth)), predict(holdout.path_to(f.image))) for f in holdout.fields)
-    return score_holdout(pairs, name=holdout.name, version=holdout.version, **kwargs)
+    return _score_holdout(pairs, name=holdout.name, version=holdout.version, **kwargs)
 
 
 def _is_number(v) -> bool:
@@ -519,11 +523,11 @@ def _score_folder(holdout: HoldoutSet, folder, **kwargs) -> HoldoutScore:
             else:
                 yield truth, pred
 
-    return score_holdout(pairs(), name=holdout.name, version=holdout.version, **kwargs)
+    return _score_holdout(pairs(), name=holdout.name, version=holdout.version, **kwargs)
 
 
 @as_result
-def score_holdout_files(manifest, predictions, *, baseline=None, missing=None, **kwargs) -> dict:
+def _score_holdout_files(manifest, predictions, *, baseline=None, missing=None, **kwargs) -> dict:
     """Score a folder of predictions (and optionally a baseline folder) on a manifest's set.
 
     Returns ``{"holdout", "holdout_version", "n_fields", "digest_problems", "finetuned",
@@ -562,3 +566,7 @@ def score_holdout_files(manifest, predictions, *, baseline=None, missing=None, *
         if baseline is not None:
             out["means"]["vanilla"] = worst_means(van, missing)
     return lift_notes(out)
+
+
+score_holdout_files = moved(_score_holdout_files, "segscore.objects.holdout.score_holdout_files",
+                            "segscore.api.holdout(manifest, predictions, ...)")

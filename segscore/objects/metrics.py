@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from segscore.errors import ScoreError
+from segscore.errors import ScoreError, moved
 from segscore.io.results import as_result
 from segscore.objects.matching import (DEFAULT_IOU_THRESHOLDS, Match, _chosen_index, _ratio, ap_key,
                                        match_table, sweep)
@@ -567,7 +567,7 @@ def metrics_from_sums(s: dict) -> dict:
 
 
 @as_result
-def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
+def _score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DEFAULT_IOU_THRESHOLDS,
                        boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
                        minimum_overlap: float = DEFAULT_MINIMUM_OVERLAP, table=None, tile_rows=None,
                        executor=None, threads=None, progress=None, count_background: bool = False,
@@ -674,6 +674,10 @@ def score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=DE
     if said:
         out["warnings"] = said
     return out
+
+
+score_segmentation = moved(_score_segmentation, "segscore.objects.metrics.score_segmentation",
+                           "segscore.api.objects(truth, pred, ...)")
 
 
 #: the binary-mask hint of :func:`binary_masks_warning` reads images up to this many voxels whole
@@ -847,8 +851,8 @@ def compare_against_baseline(truth, finetuned, vanilla, **kwargs) -> dict:
     """
     from segscore.io.results import lift_notes
 
-    a = score_segmentation(truth, finetuned, **kwargs)
-    b = score_segmentation(truth, vanilla, **kwargs)
+    a = _score_segmentation(truth, finetuned, **kwargs)
+    b = _score_segmentation(truth, vanilla, **kwargs)
     delta = delta_of(a, b, drop={"match_iou", "n_truth", "nsd_tolerance", "spacing", "spacing_source",
                                      "spacing_unit"})
     notes = {f"delta.{k}": f"{'finetuned' if a[k] is None else 'vanilla'}.{k} is null"

@@ -1,6 +1,6 @@
 """The command-line face of :func:`segscore.stats.analyse`: option declarations and their reading.
 
-``segscore report`` calls :func:`add_arguments` on its parser and, when :func:`wanted` says a
+``segscore report`` declares the options (``segscore.cli.report.STATS_OPTIONS``) and, when :func:`wanted` says a
 statistics option was given, :func:`analyse_args` (with the results folder's report as a dict
 where no ``--table`` is given) then :func:`write_outputs`. Nothing here prints; the report
 command shows the result.
@@ -18,43 +18,6 @@ from segscore.errors import ScoreError
 
 #: the flags that ask for an analysis (any one of them)
 PART_FLAGS = ("intervals", "compare", "rank", "stability")
-
-
-def add_arguments(p) -> None:
-    """Declare the statistics options on ``segscore report``'s parser (``--by``, ``--missing``,
-    ``--json``, ``--json-out`` and ``--csv`` are the report's own)."""
-    g = p.add_argument_group("benchmark statistics (is A better than B?)")
-    g.add_argument("--table", metavar="FILE", help="a long table (CSV, or Parquet with the parquet extra) with one row "
-                                                   "per case and model, instead of a results folder")
-    g.add_argument("--case", metavar="COL", help="the case column (a table) or tag (a results folder)")
-    g.add_argument("--metric", metavar="COL[,COL...]", help="the metric column(s) (a results folder: headline "
-                                                           "columns; default its first table's headlines)")
-    g.add_argument("--task", metavar="COL", help="the task column or tag: each task analysed on its own")
-    g.add_argument("--cluster-by", metavar="COL", help="draw clusters of cases (a scroll, a patient) instead of cases")
-    g.add_argument("--smaller-better", metavar="COL[,COL...]", help="metrics where smaller is better (a results "
-                                                                  "folder: added to the registry's)")
-    g.add_argument("--worst", metavar="COL=VALUE", action="append", default=None,
-                   help="the worst value of a metric, counted for a missing value under --missing worst (needed "
-                        "for a table; repeat per metric)")
-    g.add_argument("--intervals", action="store_true", help="each model's statistic with its bootstrap interval")
-    g.add_argument("--statistic", choices=("mean", "median"), default="mean", help="the statistic (default mean)")
-    g.add_argument("--level", type=float, default=0.95, help="the interval's confidence level (default 0.95)")
-    g.add_argument("--resamples", type=int, default=10_000, help="bootstrap draws (default 10,000)")
-    g.add_argument("--seed", type=int, default=0, help="the draws' seed: default_rng(seed + task index) (default 0)")
-    g.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
-                   help="the bootstrap interval (default percentile)")
-    g.add_argument("--compare", action="store_true", help="every ordered pair of models on their common cases: the "
-                                                         "difference with its paired interval and a one-sided test")
-    g.add_argument("--adjust", choices=("holm", "bonferroni", "bh", "none"), default="holm",
-                   help="the adjustment over each task's k(k-1) pairs (default holm)")
-    g.add_argument("--alpha", type=float, default=0.05, help="a win is p_adjusted <= alpha (default 0.05)")
-    g.add_argument("--test", choices=("wilcoxon", "permutation"), default="wilcoxon",
-                   help="wilcoxon: R's paired wilcox.test (exact=FALSE); permutation: the sign-flip test")
-    g.add_argument("--permutations", type=int, default=9_999, help="sign patterns of --test permutation (exact "
-                                                                   "when 2**n fit; default 9,999)")
-    g.add_argument("--rank", action="store_true", help="challengeR's rankings (and their consensus over tasks)")
-    g.add_argument("--stability", action="store_true", help="rank distributions over the bootstrap draws, the "
-                                                           "share ranked first, Kendall's tau")
 
 
 def wanted(args) -> bool:

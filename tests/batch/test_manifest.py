@@ -29,11 +29,11 @@ def test_csv_with_tags_and_relative_paths(folder):
                                      "b,\"objects T.tif P.tif --tolerances 1 2\",m2,t\n")
     a, b = load_manifest(folder / "jobs.csv")
     assert (a.id, a.command, a.family, a.tags) == ("a", "curve", "curvilinear", {"model": "m1", "target": "t"})
-    assert a.args.prediction == str(folder / "runs" / "m1" / "pred.png")
-    assert a.args.gt == str(folder / "gt.png") and a.args.prune_px == 17
-    assert a.inputs == [a.args.prediction, a.args.gt]
+    assert a.values["pred"] == str(folder / "runs" / "m1" / "pred.png")
+    assert a.values["truth"] == str(folder / "gt.png") and a.values["prune_px"] == 17
+    assert a.inputs == [a.values["pred"], a.values["truth"]]
     assert a.where.endswith("jobs.csv:3")
-    assert b.args.tolerances == [1, 2] and b.inputs == [str(folder / "T.tif"), str(folder / "P.tif")]
+    assert b.values["tolerances"] == [1, 2] and b.inputs == [str(folder / "T.tif"), str(folder / "P.tif")]
 
 
 def test_json_list_and_jsonl(folder):
@@ -43,10 +43,10 @@ def test_json_list_and_jsonl(folder):
     (folder / "jobs.jsonl").write_text("\n".join(json.dumps(i) for i in items) + "\n")
     for name in ("jobs.json", "jobs.jsonl"):
         x, t, c = load_manifest(folder / name)
-        assert x.tags == {"model": "m1", "split": "val"} and x.args.paths == [str(folder / "LABELS.npy"),
-                                                                          str(folder / "TARGET")]
-        assert t.id.startswith("target-") and t.args.target == "/abs/target"  # absolute stays
-        assert c.id == "7" and c.args.origin == [3, 4]
+        assert x.tags == {"model": "m1", "split": "val"} and [x.values["pred"], x.values["truth"]] == [
+            str(folder / "LABELS.npy"), str(folder / "TARGET")]
+        assert t.id.startswith("target-") and t.values["truth"] == "/abs/target"  # absolute stays
+        assert c.id == "7" and c.values["origin"] == [3, 4]
     assert load_manifest(folder / "jobs.json")[2].where.endswith("jobs.json:11")
     assert load_manifest(folder / "jobs.jsonl")[2].where.endswith("jobs.jsonl:3")
 
@@ -59,7 +59,7 @@ def test_grid_expands_globs_and_lists(folder):
     assert [j.id for j in jobs] == ["m1_a_0", "m1_b_0", "m2_a_0", "m2_b_0"]
     assert jobs[1].job == "target runs/m1/pred.png targets/b --seed 0"
     assert jobs[1].tags == {"pred": "runs/m1/pred.png", "target": "targets/b", "seed": 0}
-    assert jobs[1].args.prediction == str(folder / "runs/m1/pred.png")
+    assert jobs[1].values["pred"] == str(folder / "runs/m1/pred.png")
     grid["id"] = "{target}-{pred}"
     (folder / "grid.json").write_text(json.dumps(grid))
     assert load_manifest(folder / "grid.json")[0].id == "a-m1"
@@ -106,5 +106,5 @@ def test_paths_resolve_against_the_manifest_not_the_working_folder(folder, tmp_p
     (folder / "jobs.csv").write_text("id,job\na,curve p.png --gt ../g.png --json-out r.json\n")
     monkeypatch.chdir(tmp_path)
     (job,) = load_manifest(os.path.relpath(folder / "jobs.csv"))
-    assert job.args.prediction == str(folder / "p.png") and job.args.gt == str(tmp_path / "g.png")
-    assert job.args.json_out == str(folder / "r.json") and job.outputs == {"--json-out": "json_out"}
+    assert job.values["pred"] == str(folder / "p.png") and job.values["truth"] == str(tmp_path / "g.png")
+    assert job.values["json_out"] == str(folder / "r.json") and job.outputs == {"--json-out": "json_out"}

@@ -143,7 +143,7 @@ def test_a_crash_is_recorded_and_the_batch_goes_on(ws, tmp_path, cli, monkeypatc
     folder, jobs = ws
     import segscore.commands.objects as objects_command
 
-    def boom(args, **kw):
+    def boom(**kw):
         raise RuntimeError("a bug\nsecond line")
 
     monkeypatch.setattr(objects_command, "compute", boom)
@@ -187,7 +187,7 @@ def test_outputs_are_written_under_the_job_folder(ws, tmp_path):
 
 
 def test_array_jobs_in_python(tmp_path):
-    from segscore.objects.metrics import score_segmentation
+    from segscore.api import objects as score_segmentation
     from tests.objects.helpers import synthetic_pair
 
     truth, pred = synthetic_pair((64, 64), n=12, seed=1)[:2]
@@ -227,21 +227,20 @@ def test_imports_are_light_and_batch_never_imports_cli():
 
 
 def test_the_registry_describes_every_batch_command():
-    from segscore.batch.jobs import option_dests, parser_for
+    from segscore.batch.jobs import output_names
     from segscore.cli.main import ALIASES, COMMANDS as CLI
     from segscore.families import COMMANDS, FAMILIES, command
 
     for name, spec in COMMANDS.items():
         assert name in CLI and name in FAMILIES[spec.family].commands
         assert callable(spec.load("compute")) and callable(spec.load("row"))
-        p = parser_for(name)
-        dests = {a.dest for a in p._actions}
-        assert set(spec.inputs) <= dests, name
-        assert set(option_dests(name, spec.outputs)) == set(spec.outputs), name
-        # the CLI module uses the same argument definitions
+        names = {o.name for o in spec.module.OPTIONS}
+        assert set(spec.inputs) <= names, name
+        assert set(output_names(name, spec.outputs)) == set(spec.outputs), name
+        # the CLI module uses the same declarations
         import importlib
 
-        assert importlib.import_module(CLI[name]).add_arguments is spec.load("arguments")
+        assert importlib.import_module(CLI[name]).OPTIONS is spec.module.OPTIONS
     for alias, name in ALIASES.items():
         assert command(alias).name == name
     with pytest.raises(KeyError, match="commands:"):

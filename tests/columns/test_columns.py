@@ -163,7 +163,7 @@ def test_cli_alias_json_and_refusals(cli, target, tmp_path):
     r = json.loads(out)
     assert list(r)[:2] == ["target", "prediction"] and {"metrics", "per_column", "gutters", "floors"} <= set(r)
     code, out, err = cli("columns", tmp_path / "p.npy", folder)
-    assert code == 0 and out.startswith("| model / target | col_gutter_auc")
+    assert code == 0 and out.split("\n", 1)[1].startswith("| model / target | col_gutter_auc")
     assert out.count("| floor: ") == 3
     one_line_error(*cli("columns", tmp_path / "p.npy", folder, "--origin", 5, 5), "runs past the target's grid")
     bad = p.copy()

@@ -64,7 +64,8 @@ def test_the_text_report_is_laid_out_as_curvicosts(run_once):
     code, out, err, d = run_once
     assert code == 0 and err == ""  # no progress: stderr is not a terminal
     result = json.loads((d / "a.json").read_text())
-    lines = out.splitlines()
+    roles, *lines = out.splitlines()  # the first line names the inputs' roles
+    assert roles.startswith("masks: ") and len(roles.split()) == 5
     assert lines[1] == f"{result['n_cases']} cases from 4 reference mask(s)"
     assert lines[2] == "scored against:"
     assert lines[3] == "  traceable_frac         traceable length (reachable reference skeleton)"

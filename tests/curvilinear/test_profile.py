@@ -303,7 +303,7 @@ def test_refusals_name_the_input(tree, tmp_path):
 
 
 # ------------------------------------------------------------------------------------------
-# the command (built here from the module's add_arguments/run; main.py registers it)
+# the command (built here from the module's OPTIONS/run; main.py registers it)
 # ------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -313,7 +313,9 @@ def run_profile(capsys):
 
     def run(*argv):
         p = argparse.ArgumentParser(prog="segscore profile")
-        cmd.add_arguments(p)
+        from segscore.commands._declare import add_to_parser
+
+        add_to_parser(p, cmd.OPTIONS)
         try:
             args = p.parse_args([str(a) for a in argv])
         except SystemExit as exc:

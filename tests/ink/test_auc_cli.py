@@ -34,7 +34,8 @@ def base(seg, *extra):
 def test_text_and_json_outputs(cli, seg):
     code, out, err = cli(*base(seg, "--control", seg["rev"], "--bootstrap", "30", "--block-px", "9"))
     assert code == 0, err
-    lines = out.splitlines()
+    roles, *lines = out.splitlines()  # the first line names the inputs' roles
+    assert roles == f"truth: {seg['labels']}  pred: {seg['map']}  mask: {seg['mask']}"
     assert lines[0].startswith("map    : AUC ") and lines[1].startswith("control: AUC ")
     assert lines[2].startswith("map minus control: ")
     assert lines[3].startswith("map AUC 95 % interval ") and "(30 draws of " in lines[3] and "blocks of 9 px)" in lines[3]
@@ -63,7 +64,7 @@ def test_compare_line_and_fields(cli, seg):
 
 def test_json_out_and_csv_files(cli, seg, tmp_path):
     code, out, _ = cli(*base(seg, "--json-out", tmp_path / "r.json", "--csv", tmp_path / "r.csv"))
-    assert code == 0 and out.startswith("map    : AUC")
+    assert code == 0 and out.split("\n", 1)[1].startswith("map    : AUC")
     r = json.loads((tmp_path / "r.json").read_text())
     header, row = (tmp_path / "r.csv").read_text().splitlines()
     assert "forward.auc" in header.split(",") and str(r["forward"]["auc"]) in row
@@ -73,7 +74,7 @@ def test_no_auc_is_exit_0_with_a_null(cli, seg, tmp_path):
     pred, ink, mask = seg["arrays"]
     L = write_levels(tmp_path / "empty.zarr", {"2": np.zeros(ink.shape, np.uint8)})
     code, out, _ = cli("auc", seg["map"], "--labels", L, "--mask", seg["mask"])
-    assert code == 0 and out.startswith("map    : no AUC (ink 0 px, background ")
+    assert code == 0 and out.split("\n", 1)[1].startswith("map    : no AUC (ink 0 px, background ")
     code, out, _ = cli("auc", seg["map"], "--labels", L, "--mask", seg["mask"], "--json")
     assert code == 0 and json.loads(out)["forward"]["auc"] is None
 
@@ -261,4 +262,4 @@ def test_demo_says_how_to_rerun_its_command(cli, tmp_path):
     assert line.startswith(f"cd {shlex.quote(str(keep))} && segscore auc seg/MAP.tif")
     again = subprocess.run(line, shell=True, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.splitlines()[0] == out.splitlines()[0]
+    assert again.stdout.splitlines()[1] == out.splitlines()[0]  # after its roles line, the demo's AUC

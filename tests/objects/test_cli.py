@@ -67,7 +67,8 @@ def test_holdout_scores_and_writes_csv(cli, tmp_path):
     code, out, err = cli("holdout", m, "--predictions", tmp_path / "pred", "--baseline", tmp_path / "base",
                          "--csv", tmp_path / "card.csv")
     assert code == 0 and err == ""
-    assert out.startswith("held-out toy@2.1: 3 fields") and "finetuned" in out and "delta" in out
+    assert out.startswith(f"manifest: {m}  predictions: {tmp_path / 'pred'}\nheld-out toy@2.1: 3 fields")
+    assert "finetuned" in out and "delta" in out
     from segscore.objects import read_scorecard_csv
 
     card = read_scorecard_csv((tmp_path / "card.csv").read_text())

@@ -109,11 +109,11 @@ def test_api_holdout_takes_missing(holdout_set):
     from segscore import api
     from segscore.errors import ScoreError
 
-    r = api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2", missing="worst")
+    r = api.holdout(manifest=holdout_set / "set.json", predictions=holdout_set / "k2", missing="worst")
     assert r["missing"] == "worst" and r["means"]["finetuned"]["dice_per_object"]["n_left_out"] == 2
-    assert "means" not in api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2")
+    assert "means" not in api.holdout(manifest=holdout_set / "set.json", predictions=holdout_set / "k2")
     with pytest.raises(ScoreError, match="--missing: invalid choice"):
-        api.holdout(truth=holdout_set / "set.json", pred=holdout_set / "k2", missing="foo")
+        api.holdout(manifest=holdout_set / "set.json", predictions=holdout_set / "k2", missing="foo")
 
 
 def test_holdout_missing_keeps_the_result_contract(holdout_set):

@@ -184,12 +184,14 @@ def _store_report():
 def test_results_folder_rows_directions_worst_and_floors():
     import argparse
 
-    from segscore.stats.options import add_arguments, analyse_args
+    from segscore.cli.report import STATS_OPTIONS
+    from segscore.commands._declare import add_to_parser
+    from segscore.stats.options import analyse_args
 
     p = argparse.ArgumentParser()
     p.add_argument("--by")
     p.add_argument("--missing")
-    add_arguments(p)
+    add_to_parser(p, STATS_OPTIONS)
     args = p.parse_args(["--case", "case", "--by", "model", "--intervals", "--rank", "--resamples", "100"])
     out = analyse_args(args, _store_report())
     assert out["params"]["metrics"] == ["dice", "hd95"]
