@@ -193,3 +193,53 @@ COMMANDS = {"auc": auc, "target": target, "columns": columns, "placement": place
             "objects": objects, "holdout": holdout, "curve": curve, "perturb": perturb, "fibers": fibers,
             "fibers-aggregate": fibers_aggregate, "fibers-target": fibers_target, "audit": audit,
             "profile": profile, "surfaces": surfaces, "demo": demo}
+
+
+def _report_function():
+    """``segscore.api.report``: the signature and checks of ``segscore report``'s declarations."""
+    import inspect
+
+    from segscore.commands import report as module
+    from segscore.commands._declare import bind, doc, signature, unknown_keywords
+
+    sig = signature(module.OPTIONS, module.INPUTS)
+
+    def report(*args, **kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            unknown_keywords("report", module.OPTIONS, [k for k in kwargs if k not in sig.parameters])
+            raise TypeError(f"segscore.api.report(): {exc}") from None
+        o = bind("report", module.OPTIONS, dict(bound.arguments))
+        if module.wanted(o):
+            return module.analyse(o)
+        from segscore.batch.report import report as leaderboard
+        from segscore.errors import ScoreError
+        from segscore.io.results import Result, write_json
+
+        if not o["results"]:
+            raise ScoreError("segscore report: give the RESULTS_DIR of a `segscore batch` run (or table= with "
+                             "intervals=True etc.)")
+        rep = leaderboard(o["results"], by=o["by"], missing=o["missing"])
+        if o.get("csv"):
+            rep.to_csv(o["csv"])
+        result = Result(rep.to_dict())
+        if o.get("json_out"):
+            write_json(o["json_out"], result)
+        return result
+
+    report.__signature__ = sig
+    report.__module__ = __name__
+    report.__doc__ = ("A batch's leaderboard, or the benchmark statistics of a suite (is model A better than B?): "
+                      "bootstrap intervals, paired comparisons with one-sided tests, challengeR's rankings and "
+                      "their stability (docs/stats.md).\n\n``results``: the ``--out`` folder of ``segscore "
+                      "batch``; or ``table=`` a long CSV/Parquet table with ``case=``, ``by=``, ``metric=``. With "
+                      "any of ``table``, ``intervals``, ``compare``, ``rank``, ``stability``: the analysis (a dict: "
+                      "``intervals``, ``comparisons``, ``rankings``, ``stability``, ``params`` with the seed, "
+                      "``counts``, ``notes``; ``to_frame(part)``); else the leaderboard as a Result.\n\nThe command "
+                      "line: ``segscore report [RESULTS_DIR] ... --json``.\n\n" + doc(module.OPTIONS, module.INPUTS))
+    return report
+
+
+report = _report_function()
+__all__.append("report")

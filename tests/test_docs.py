@@ -1,8 +1,8 @@
 """Every code block of README.md and docs/*.md runs (issue 29 item 5): a small doctest-like runner.
 
-Each page runs in its own temporary folder, prepared by ``prepare`` with the sample inputs the
-pages name (docs/README.md lists them): ``seg/`` is the demo's sample segment (what
-``segscore demo --keep seg`` writes) and ``data/`` holds small synthetic inputs of every kind.
+Each page runs in its own temporary folder, prepared by ``prepare``: what ``segscore demo --keep
+DIR`` writes, the demo's sample segment in ``seg/`` and small synthetic inputs of every kind in
+``data/`` (:func:`segscore.io.samples.write_data`).
 The blocks of one page run in order in that folder, so a block may use what an earlier one
 wrote. A ```bash block runs with ``bash -euo pipefail`` (``segscore`` from this checkout); a
 ```python block runs in a fresh interpreter whose namespace the page's later python blocks share
