@@ -211,9 +211,11 @@ def _report_function():
             unknown_keywords("report", module.OPTIONS, [k for k in kwargs if k not in sig.parameters])
             raise TypeError(f"segscore.api.report(): {exc}") from None
         o = bind("report", module.OPTIONS, dict(bound.arguments))
-        if module.wanted(o):
-            return module.analyse(o)
         from segscore.batch.report import report as leaderboard
+        from segscore.batch.report import statistics, wants_statistics
+
+        if wants_statistics(o):
+            return statistics(o)
         from segscore.errors import ScoreError
         from segscore.io.results import Result, write_json
 

@@ -620,3 +620,41 @@ def _text(v) -> str:
 
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def statistics(o: dict):
+    """The statistics part of ``segscore report`` (``o``: the option values of
+    ``segscore.commands.report.OPTIONS``, checked): :func:`segscore.stats.analyse`
+    on ``table`` or on the results folder's rows, its files (``csv``, ``json_out``, ``plot``) written.
+    Returns the :class:`segscore.stats.analysis.Analysis` (a dict: ``intervals``, ``comparisons``,
+    ``rankings``, ``stability``, ``params``, ``counts``, ``notes``; ``to_frame(part)``)."""
+    from types import SimpleNamespace
+
+    from segscore.errors import ScoreError
+    from segscore.stats import options as stats_options
+
+    args = SimpleNamespace(**o)
+    rep = None
+    if not o.get("table"):
+        if not o.get("results"):
+            raise ScoreError("give a RESULTS_DIR or --table FILE to analyse")
+        rep = report(o["results"], by=None).to_dict()
+    if o.get("plot"):
+        from segscore import figures
+
+        figures.require_matplotlib()  # before the work
+    result = stats_options.analyse_args(args, rep)
+    stats_options.write_outputs(args, result)
+    if o.get("plot"):
+        from segscore import figures
+        from segscore.figures.stats import draw_for
+
+        figures.save(draw_for(result), o["plot"])
+    return result
+
+
+def wants_statistics(o: dict) -> bool:
+    """Whether the values ask for the statistics (a table, or any of their parts)."""
+    from segscore.stats.options import PART_FLAGS
+
+    return bool(o.get("table")) or any(o.get(f) for f in PART_FLAGS)

@@ -32,7 +32,7 @@ def run(args) -> int:
     from segscore.batch.report import report
     from segscore.cli._common import show, warn
 
-    from segscore.commands.report import wanted
+    from segscore.batch.report import wants_statistics as wanted
 
     if wanted(vars(args)):  # intervals, comparisons, rankings, stability (segscore.stats)
         return _run_stats(args)
@@ -75,7 +75,7 @@ def run(args) -> int:
 def _run_stats(args) -> int:
     """The statistics (:func:`segscore.commands.report.analyse`): the text tables, or ``--json``."""
     from segscore.cli._common import show
-    from segscore.commands.report import analyse
+    from segscore.batch.report import statistics as analyse
 
     result = analyse(vars(args))
     show(args, result, result.to_markdown())

@@ -210,3 +210,31 @@ def test_results_folder_rows_directions_worst_and_floors():
 
     with pytest.raises(ScoreError, match="no tag 'nope'"):
         analyse_args(args, _store_report())
+
+
+def test_api_report_is_the_cli_json_and_typed(tmp_path, cli):
+    """``segscore.api.report`` takes report's declared options as keywords (a list for ``metric``
+    too), checks them as the command line does, and returns the JSON ``--json`` prints."""
+    import csv
+    import inspect
+
+    from segscore import api
+    from segscore.errors import ScoreError
+
+    table = tmp_path / "suite.csv"
+    rows = _suite_rows(missing=False)
+    with open(table, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    params = inspect.signature(api.report).parameters
+    assert list(params)[0] == "results" and params["resamples"].default == 10_000 and params["seed"].default == 0
+    assert params["adjust"].kind is inspect.Parameter.KEYWORD_ONLY
+    code, out, err = cli("report", "--table", table, "--case", "case", "--by", "model", "--metric", "dice",
+                         "--intervals", "--compare", "--rank", "--stability", "--resamples", "200", "--json")
+    assert code == 0, err
+    got = api.report(table=str(table), case="case", by="model", metric=["dice"], intervals=True, compare=True,
+                     rank=True, stability=True, resamples=200)
+    assert json.loads(out) == json.loads(json.dumps(got))
+    with pytest.raises(ScoreError, match="--adjust"):
+        api.report(table=str(table), case="case", by="model", metric="dice", compare=True, adjust="sidak")
