@@ -178,8 +178,8 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
 
 
 def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
-                keep_rows=False):
-    """Rank ``read_band(r0, r1)`` exactly against ``codes``: a
+                keep_rows=False, dtype=None):
+    """Rank ``read_band(r0, r1)`` (a map of ``dtype``; None: float64) exactly against ``codes``: a
     :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
     every pixel of the map, scored or not, after the first pass)."""
     from segscore.metrics.exact import rank_exact
@@ -196,7 +196,7 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
         return values[scored], c[scored] & 1, values
 
     return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads,
-                      check=check, keep_rows=keep_rows)
+                      check=check, keep_rows=keep_rows, dtype=dtype, expected_px=int(np.count_nonzero(codes & 2)))
 
 
 def _rows_curves(ex):
@@ -255,7 +255,7 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", til
         kind = map_kind(src.dtype)
         read_band = lambda a, b: src.read((slice(a, b), slice(0, codes.shape[1])))  # noqa: E731
         if kind == "float":
-            ex = _rank_float(read_band, codes, check=lambda *s: check_values(name, *s), **engine)
+            ex = _rank_float(read_band, codes, check=lambda *s: check_values(name, *s), dtype=src.dtype, **engine)
             return _exact_card(ex)
         ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, codes, **engine)
     check_values(name, lo, hi, bad)
@@ -458,7 +458,7 @@ def score_target(prediction, target, *, origin=None, allow_non_scoring: bool = F
         read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
         if kind == "float":
             ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
-                             keep_rows=return_curves, **engine)
+                             keep_rows=return_curves, dtype=src.dtype, **engine)
             card = _exact_card(ex)
         else:
             ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)

@@ -4,15 +4,24 @@ A score is a float64 probability in [0, 1] (``-0.0`` made ``+0.0``) and its *key
 pattern as a uint64: for non-negative doubles the order of the keys is the order of the values,
 and equal keys are equal values. A class is 1 (positive) or 0 (negative).
 
+A float32 map is ranked on its own bits (uint32 keys, the same order, half the bytes): every kernel
+takes either width, all of one call's keys of one width.
+
 - :func:`bucket_pass`: the first pass, 65,536 buckets ``min(int(p * 65536), 65535)`` (monotone
   in ``p``), each with its class counts and its smallest and largest key, plus the class
-  counts between consecutive thresholds.
+  counts between consecutive thresholds; it can also write out every pixel as
+  ``key << 1 | class`` (a first pass that gathers the whole map when it fits the budget).
+- :func:`keep_buckets`: keeps, in place, the gathered pixels of the buckets still to rank.
 - :func:`region_pass`: a later pass over disjoint key ranges (regions), each either split into
   sub-bins ``(key - lo) >> shift`` (class counts, smallest and largest key) or collected: its
-  pixels are written out as ``key << 1 | class`` (keys of [0, 1] leave bit 63 free).
+  pixels are written out as ``key << 1 | class`` (keys of [0, 1] leave the top bit free).
 - :func:`collected_terms` and :func:`row_terms`: the terms of ROC-AUC, average precision and
   the best F1 over every distinct score, of rows (a distinct score, or a run of scores whose
   inner order cannot change a metric) whose counts above them are known.
+
+No kernel calls a helper taking arrays per pixel: such a call is not inlined and counts references
+to each array (atomic operations), which made these loops 7x slower; the helpers take and return
+scalars.
 """
 
 from __future__ import annotations
@@ -28,27 +37,31 @@ SKIP, SPLIT, COLLECT = 0, 1, 2
 
 
 @jit
-def _tally(pos, neg, kmin, kmax, b, key, c):
-    """Count a value of class ``c`` with sort key ``key`` into bin ``b`` (counts and key range)."""
-    if c:
-        pos[b] += 1
-    else:
-        neg[b] += 1
-    if key < kmin[b]:
-        kmin[b] = key
-    if key > kmax[b]:
-        kmax[b] = key
+def bucket_of_key(key, mbits, bias):
+    """The first-pass bucket ``min(int(p * 65536), 65535)`` of the score whose bits are ``key``.
+
+    ``mbits``, ``bias``: 52 and 1023 for float64 bits, 23 and 127 for float32. ``p * 65536`` is
+    exact, so its floor is the integer part of the significand shifted by the exponent.
+    """
+    k = np.uint64(key)
+    e = np.int64(k >> np.uint64(mbits))
+    if e < bias - 16:  # p < 2**-16 (zero and subnormals too)
+        return np.int64(0)
+    if e >= bias:  # p >= 1
+        return np.int64(65535)
+    m = (k & np.uint64((1 << mbits) - 1)) | np.uint64(1 << mbits)
+    return np.int64(m >> np.uint64(mbits + bias - 16 - e))
 
 
 @jit
-def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
-    """Count one tile's scores into the 65,536 first-pass buckets.
+def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount, out):
+    """Count one tile's scores into the 65,536 first-pass buckets (and gather them, with ``out``).
 
     Parameters
     ----------
-    keys : (n,) uint64
-        The bits of ``p`` (the same memory viewed as uint64).
-    p : (n,) float64
+    keys : (n,) uint64 or uint32
+        The bits of ``p`` (the same memory viewed as unsigned integers).
+    p : (n,) float64 or float32
         Scores in [0, 1], no NaN, no ``-0.0``.
     cls : (n,) uint8
         1 positive, 0 negative.
@@ -58,28 +71,69 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
         (``searchsorted(thresholds, arange(65536) / 65536, "right")``).
     pos, neg : (65536,) int64
         Class counts per bucket, accumulated in place.
-    kmin, kmax : (65536,) uint64
-        Smallest and largest key per bucket, updated in place (start them at the largest
-        uint64 and 0).
+    kmin, kmax : (65536,) of ``keys``' dtype
+        Smallest and largest key per bucket, updated in place (start them at the dtype's
+        largest value and 0).
     tcount : (2, t + 1) int64
         ``tcount[c, j]``: scores of class ``c`` with exactly ``j`` thresholds ``<= p``, in place.
+    out : (n,) or (0,) of ``keys``' dtype
+        With n entries, receives ``key << 1 | class`` of every score, in tile order; with none,
+        nothing is gathered.
 
     Notes
     -----
     Does not check NaN, the range of ``p`` or lengths.
     """
     nt = thresholds.shape[0]
+    gather = out.shape[0] > 0
     for i in range(p.shape[0]):
-        x = p[i]
+        x = np.float64(p[i])
         b = np.int64(x * 65536.0)
         if b > 65535:
             b = 65535
         c = cls[i]
-        _tally(pos, neg, kmin, kmax, b, keys[i], c)
+        key = keys[i]
+        if c:
+            pos[b] += 1
+        else:
+            neg[b] += 1
+        if key < kmin[b]:
+            kmin[b] = key
+        if key > kmax[b]:
+            kmax[b] = key
         j = below[b]  # x >= b / 65536 exactly (a product by 2**16 is exact): those thresholds are <= x
         while j < nt and thresholds[j] <= x:
             j += 1
         tcount[c, j] += 1
+        if gather:
+            out[i] = key + key + c
+
+
+@jit
+def keep_buckets(packed, need, mbits, bias):
+    """Keep, in place and in order, the gathered pixels whose bucket is needed.
+
+    Parameters
+    ----------
+    packed : (n,) uint64 or uint32
+        ``key << 1 | class`` of gathered pixels, overwritten by the kept ones.
+    need : (65536,) uint8
+        Nonzero for the first-pass buckets to keep.
+    mbits, bias : int
+        As :func:`bucket_of_key` (52, 1023 for float64 keys; 23, 127 for float32).
+
+    Returns
+    -------
+    k : int
+        Pixels kept (``packed[:k]``).
+    """
+    k = 0
+    for i in range(packed.shape[0]):
+        v = packed[i]
+        if need[bucket_of_key(v >> 1, mbits, bias)]:
+            packed[k] = v
+            k += 1
+    return k
 
 
 @jit
@@ -89,27 +143,27 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
 
     Parameters
     ----------
-    keys : (n,) uint64
-    p : (n,) float64
+    keys : (n,) uint64 or uint32
+    p : (n,) float64 or float32
         The scores whose bits ``keys`` are.
     cls : (n,) uint8
     first : (65537,) int64
         The regions inside first-pass bucket ``b`` are ``first[b]:first[b + 1]`` (a region never
         spans two buckets: it is a bucket or a part of one).
-    fine_off, fine_lo, fine_shift, fine_n : (65536,) int64, uint64, int64, int64
+    fine_off, fine_lo, fine_shift, fine_n : (65536,) int64, ``keys``' dtype, int64, int64
         A bucket holding many regions has a finer index: ``fine_off[b] >= 0``, and a key ``k`` of
         it lies in slot ``s = (k - fine_lo[b]) >> fine_shift[b]`` (``0 <= s < fine_n[b]``), whose
         regions are at most ``fine[fine_off[b] + s] : fine[fine_off[b] + s + 1] + 1``.
     fine : (f,) int64
-    rlo, rhi : (r,) uint64
+    rlo, rhi : (r,) of ``keys``' dtype
         Inclusive key ranges of the regions, disjoint and increasing.
     state : (r,) int64
         ``SKIP`` (0), ``SPLIT`` (1) or ``COLLECT`` (2).
     shift, base : (r,) int64
         A split region's sub-bin of key ``k`` is ``base + ((k - lo) >> shift)``.
-    sub_pos, sub_neg : (s,) int64; sub_min, sub_max : (s,) uint64
+    sub_pos, sub_neg : (s,) int64; sub_min, sub_max : (s,) of ``keys``' dtype
         Sub-bin class counts and key range, updated in place.
-    out : (n,) uint64
+    out : (n,) of ``keys``' dtype
         Receives ``key << 1 | class`` of each collected pixel, in tile order.
 
     Returns
@@ -119,7 +173,7 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
 
     Notes
     -----
-    Does not check that keys leave bit 63 free, nor the sub-bin bounds.
+    Does not check that keys leave the top bit free, nor the sub-bin bounds.
     """
     r = rlo.shape[0]
     k = 0
@@ -127,7 +181,7 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
         return k
     for i in range(keys.shape[0]):
         key = keys[i]
-        bk = np.int64(p[i] * 65536.0)
+        bk = np.int64(np.float64(p[i]) * 65536.0)
         if bk > 65535:
             bk = 65535
         lo = first[bk]
@@ -158,36 +212,45 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
         s = state[j]
         if s == 1:
             b = base[j] + np.int64((key - rlo[j]) >> np.uint64(shift[j]))
-            _tally(sub_pos, sub_neg, sub_min, sub_max, b, key, cls[i])
+            if cls[i]:
+                sub_pos[b] += 1
+            else:
+                sub_neg[b] += 1
+            if key < sub_min[b]:
+                sub_min[b] = key
+            if key > sub_max[b]:
+                sub_max[b] = key
         elif s == 2:
-            out[k] = (key << np.uint64(1)) | np.uint64(cls[i])
+            out[k] = key + key + cls[i]
             k += 1
     return k
 
 
 @jit
-def _term(a, b, t0, f0, n_pos, n_neg, key, acc, best, best_key):
-    """Add one row (``a`` positives, ``b`` negatives at one score, ``t0``/``f0`` above it)."""
+def _term(a, b, t0, f0, n_pos, n_neg, key, s, comp, best, best_key):
+    """One row (``a`` positives, ``b`` negatives at one score ``key``, ``t0``/``f0`` above it):
+    ``(wins2, s, comp, best, best_key)``, the running AP sum ``s`` and its compensation ``comp``
+    and the best F1 so far updated (scalars in and out: see the module docstring)."""
     t1 = t0 + a
     f1 = f0 + b
     # ROC-AUC: doubled wins against the negatives strictly below, ties half
     wins2 = a * (2 * (n_neg - f1) + b)
     if a > 0:  # average precision: (R_k - R_{k-1}) P_k, as scikit-learn evaluates each term
         term = (t1 / n_pos - t0 / n_pos) * (t1 / (t1 + f1))
-        y = term - acc[1]  # Kahan summation
-        t = acc[0] + y
-        acc[1] = (t - acc[0]) - y
-        acc[0] = t
+        y = term - comp  # Kahan summation
+        t = s + y
+        comp = (t - s) - y
+        s = t
     # F1 with threshold at this score (recall and precision as segscore.metrics.ranking.fbeta_sweep)
     called = t1 + f1
     precision = t1 / called if called > 0 else 0.0
     recall = t1 / n_pos
     denom = precision + recall
     f = 2.0 * precision * recall / denom if denom > 0 else 0.0
-    if f > best[0] or (f == best[0] and key < best_key[0]):
-        best[0] = f
-        best_key[0] = key
-    return wins2
+    if f > best or (f == best and key < best_key):
+        best = f
+        best_key = key
+    return wins2, s, comp, best, best_key
 
 
 @jit
@@ -196,14 +259,14 @@ def row_terms(keys, a, b, t0, f0, n_pos, n_neg, acc, best, best_key):
 
     Parameters
     ----------
-    keys : (m,) uint64
+    keys : (m,) uint64 or uint32
         Each row's score (the smallest key of a run).
     a, b, t0, f0 : (m,) int64
         Positives and negatives of the row; positives and negatives scoring above it.
     n_pos, n_neg : int
     acc : (2,) float64
         Average precision sum and its Kahan compensation, in place.
-    best : (1,) float64; best_key : (1,) uint64
+    best : (1,) float64; best_key : (1,) of ``keys``' dtype
         Best F1 so far (start at -1) and the lowest key reaching it, in place.
 
     Returns
@@ -216,8 +279,11 @@ def row_terms(keys, a, b, t0, f0, n_pos, n_neg, acc, best, best_key):
     Rows may come in any order; ties of F1 go to the lowest key.
     """
     w = np.int64(0)
+    s, comp, bf, bk = acc[0], acc[1], best[0], best_key[0]
     for i in range(keys.shape[0]):
-        w += _term(a[i], b[i], t0[i], f0[i], n_pos, n_neg, keys[i], acc, best, best_key)
+        d, s, comp, bf, bk = _term(a[i], b[i], t0[i], f0[i], n_pos, n_neg, keys[i], s, comp, bf, bk)
+        w += d
+    acc[0], acc[1], best[0], best_key[0] = s, comp, bf, bk
     return w
 
 
@@ -227,9 +293,9 @@ def collected_terms(packed, lo, t0, f0, n_pos, n_neg, acc, best, best_key):
 
     Parameters
     ----------
-    packed : (m,) uint64, sorted ascending
+    packed : (m,) uint64 or uint32, sorted ascending
         ``key << 1 | class`` of every pixel of the collected regions.
-    lo : (r,) uint64, increasing
+    lo : (r,) of ``packed``'s dtype, increasing
         Smallest key of each collected region (every pixel's key is at or above its region's).
     t0, f0 : (r,) int64
         Positives and negatives scoring above each region.
@@ -247,23 +313,24 @@ def collected_terms(packed, lo, t0, f0, n_pos, n_neg, acc, best, best_key):
     t = np.int64(0)
     f = np.int64(0)
     cur = -1
+    s, comp, bf, bk = acc[0], acc[1], best[0], best_key[0]
     while i >= 0:
-        key = packed[i] >> np.uint64(1)
+        key = packed[i] >> 1
         while key < lo[j]:
             j -= 1
         if j != cur:
             cur = j
             t = t0[j]
             f = f0[j]
+        end = i
         a = np.int64(0)
-        b = np.int64(0)
-        while i >= 0 and (packed[i] >> np.uint64(1)) == key:
-            if packed[i] & np.uint64(1):
-                a += 1
-            else:
-                b += 1
+        while i >= 0 and (packed[i] >> 1) == key:
+            a += np.int64(packed[i] & 1)
             i -= 1
-        w += _term(a, b, t, f, n_pos, n_neg, key, acc, best, best_key)
+        b = np.int64(end - i) - a
+        d, s, comp, bf, bk = _term(a, b, t, f, n_pos, n_neg, key, s, comp, bf, bk)
+        w += d
         t += a
         f += b
+    acc[0], acc[1], best[0], best_key[0] = s, comp, bf, bk
     return w

@@ -1,34 +1,44 @@
 """Exact ranking of float scores streamed by tiles, in memory that does not grow with the map.
 
 scikit-learn ranks float64 scores exactly: every distinct value is a threshold. So do these
-passes, without holding the map or a sorted copy of it:
+passes, without holding more than a fixed budget of the map:
 
 1. One pass counts each class into 65,536 buckets ``min(int(p * 65536), 65535)`` (monotone in
    ``p``), with each bucket's smallest and largest score, and counts the scores at or above
-   each threshold of the F1 sweep (exact: a count, no ranking needed).
+   each threshold of the F1 sweep (exact: a count, no ranking needed). While the scores read so
+   far fit the budget, the same pass also gathers them (``key << 1 | class``, the key the
+   score's bits): a map that fits is ranked from that one pass, with no later pass at all.
 2. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
    final when its inner order cannot change a metric: it holds one distinct score, or only
    negatives (no positive term of AUC or AP, and a threshold inside it never has the best
    F1), or only positives with no negative above it (precision 1 throughout; best F1 at its
    lowest score). It then counts as one row.
-3. Every other region is refined in later passes over the map: one holding at most
-   ``budget_px`` scores is *collected* (its scores, with their classes, are gathered, sorted
-   and read as distinct values), several per pass up to ``budget_px`` scores in all; a larger
-   one is *split* into sub-ranges of its float bits (``(bits - lo) >> shift``), which become
-   regions of the next pass. Each pass shrinks a split range by a factor of at least 2**12,
-   so at most six split levels separate any two doubles of [0, 1].
+3. Every other region is ranked from its gathered scores, sorted. When the first pass could not
+   gather the map, later passes over it refine the regions: one holding at most ``budget_px``
+   scores is *collected* (its scores gathered, sorted and read as distinct values), several per
+   pass up to ``budget_px`` scores in all; a larger one is *split* into sub-ranges of its float
+   bits (``(bits - lo) >> shift``), which become regions of the next pass. Each pass shrinks a
+   split range by a factor of at least 2**12, so at most six split levels separate any two
+   doubles of [0, 1].
 
-What a pass holds is bounded: 65,536 sub-bins of counts and key ranges (2 MiB), at most
-``budget_px`` collected scores (8 bytes each; with threads, each tile's are copied into one
-buffer as it is folded in; with dask, the tiles' pieces are joined at the end, twice that), and
-the tiles in flight. The price of a map
-whose every score is distinct is passes: about ``(scored pixels) / budget_px`` collecting passes
-over the map.
+A float32 (or float16) map is ranked on float32 bits (4 bytes a score; the same order and the same
+values as its float64 copy), any other map on float64 bits (8 bytes). The budget is
+:data:`DEFAULT_BUDGET_BYTES` (128 MiB: 2**24 float64 or 2**25 float32 scores), so a 4,096² map (a
+ScrollGT target and its uniform floor) or a full PHerc 1667 column grid's column and gutter pixels
+in float32 (33.4 M) is ranked in one pass. What a pass holds besides is bounded too: 65,536
+buckets (2 MiB) per tile in flight, or as many sub-bins, and the tiles in flight (with dask, the
+tiles' gathered pieces are joined at the end: twice the budget). The price of a map larger than
+the budget is passes: about ``(scored pixels) / budget_px`` collecting passes over the map.
 
 Every term is then scikit-learn's: ROC-AUC is the Mann-Whitney count (doubled wins in integers,
 one division), average precision ``sum (R_k - R_{k-1}) P_k`` term by term as scikit-learn
-evaluates each (summed with compensation), F1 from the counts at each threshold. The order of
-the regions never matters: each carries the counts above it.
+evaluates each (summed with compensation: the final regions' rows lowest first, then the gathered
+scores highest first, pass by pass), F1 from the counts at each threshold. The order of the
+regions never matters to AUC and F1: each carries the counts above it.
+
+Measured (benchmarks/README.md, bench_exact.py and bench_targets.py): the uniform floor of a 4,096²
+target, 16.7 M distinct doubles, was ranked in six passes (one kernel step per pixel called a
+helper taking arrays, 7x slower than inline) and is now ranked in one.
 """
 
 from __future__ import annotations
@@ -40,15 +50,26 @@ import numpy as np
 
 from segscore.errors import ScoreError
 
-__all__ = ["ExactRanking", "rank_exact", "keys_of", "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
+__all__ = ["ExactRanking", "ExactPass", "rank_exact", "keys_of", "key_bits", "DEFAULT_BUDGET_BYTES",
+           "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
 
-#: scores collected (and sorted) in memory per pass: 2**22 x 8 bytes = 32 MiB
-DEFAULT_BUDGET_PX = 1 << 22
+#: bytes of scores gathered (and sorted) in memory per pass: 2**24 float64 or 2**25 float32 scores
+DEFAULT_BUDGET_BYTES = 1 << 27
+#: the budget in float64 scores
+DEFAULT_BUDGET_PX = DEFAULT_BUDGET_BYTES // 8
 #: sub-bins of the regions split in one pass
 SPLIT_BINS = 1 << 16
 #: sub-bins per split region at least (so each split shrinks a range by 2**12 or more)
 _MIN_SUB_BITS = 12
-_MAXU = np.iinfo(np.uint64).max
+#: per key width: the float and unsigned types, and the significand bits and exponent bias
+_FLOAT = {32: np.float32, 64: np.float64}
+_UINT = {32: np.uint32, 64: np.uint64}
+_LAYOUT = {32: (23, 127), 64: (52, 1023)}
+
+
+def key_bits(dtype) -> int:
+    """32 for a float32 or float16 map (ranked on float32 bits), 64 for any other."""
+    return 32 if np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.float16)) else 64
 
 
 @dataclass
@@ -75,12 +96,18 @@ class ExactRanking:
     rows: tuple | None = field(default=None, repr=False)
 
 
-def keys_of(raw) -> tuple[np.ndarray, np.ndarray]:
-    """``(p, keys)``: ``raw`` as float64 clipped to [0, 1] (``-0.0`` made ``+0.0``) and its bits."""
-    p = np.array(raw, dtype=np.float64, copy=True).ravel()
+def keys_of(raw, bits: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, keys)``: ``raw`` clipped to [0, 1] (``-0.0`` made ``+0.0``) as float64 (``bits=64``)
+    or float32 (``bits=32``: ``raw`` must hold float32 values, as a float32 or float16 map does;
+    ValueError otherwise) and its bits as unsigned integers of that width."""
+    raw = np.asarray(raw)
+    p = np.array(raw, dtype=_FLOAT[bits], copy=True).ravel()
+    if bits == 32 and raw.dtype not in (np.dtype(np.float32), np.dtype(np.float16)) and \
+            not np.array_equal(p, raw.ravel(), equal_nan=True):
+        raise ValueError(f"scores of dtype {raw.dtype} are not all float32 values: rank them on float64 bits")
     np.clip(p, 0.0, 1.0, out=p)
     p += 0.0
-    return p, p.view(np.uint64)
+    return p, p.view(_UINT[bits])
 
 
 def _raw_stats(raw):
@@ -101,12 +128,13 @@ def _raw_stats(raw):
 class _Terms:
     """Running sums of the metrics' terms over rows."""
 
-    def __init__(self, n_pos, n_neg, keep_rows):
+    def __init__(self, n_pos, n_neg, keep_rows, bits):
         self.n_pos, self.n_neg = int(n_pos), int(n_neg)
+        self.ut, self.ft = _UINT[bits], _FLOAT[bits]
         self.wins2 = 0
         self.acc = np.zeros(2)
         self.best = np.full(1, -1.0)
-        self.best_key = np.zeros(1, np.uint64)
+        self.best_key = np.zeros(1, self.ut)
         self.rows = [] if keep_rows else None
 
     def rows_(self, keys, a, b, t0, f0):
@@ -116,7 +144,7 @@ class _Terms:
             self.wins2 += int(row_terms(keys, a, b, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
                                         self.best_key))
             if self.rows is not None:
-                self.rows.append((keys.copy(), a.copy(), b.copy()))
+                self.rows.append((keys.view(self.ft).astype(np.float64), a.copy(), b.copy()))
 
     def collected(self, packed, lo, t0, f0):
         from segscore.kernels.exactrank import collected_terms
@@ -125,11 +153,14 @@ class _Terms:
             self.wins2 += int(collected_terms(packed, lo, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
                                               self.best_key))
             if self.rows is not None:
-                keys = packed >> np.uint64(1)
+                keys = packed >> self.ut(1)
                 starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-                pos = np.add.reduceat((packed & np.uint64(1)).astype(np.int64), starts)
+                pos = np.add.reduceat((packed & self.ut(1)).astype(np.int64), starts)
                 n = np.diff(np.r_[starts, keys.size])
-                self.rows.append((keys[starts], pos, n - pos))
+                self.rows.append((keys[starts].view(self.ft).astype(np.float64), pos, n - pos))
+
+    def best_threshold(self) -> float:
+        return float(self.best_key.view(self.ft)[0])
 
 
 #: a bucket holding more regions than this gets a finer index (region_pass's ``fine``)
@@ -138,15 +169,17 @@ _FINE_FROM = 8
 
 def _bucket_index(rlo, rhi=None):
     """``(first, fine_off, fine_lo, fine_shift, fine_n, fine)``, region_pass's index of the regions
-    (sorted by key): those inside first-pass bucket ``b`` are ``first[b]:first[b + 1]``, and a
-    bucket holding more than ``_FINE_FROM`` of them gets about four slots per region (at most 65,536
-    slots), each slot knowing the few regions that can hold its keys."""
+    (sorted by key; uint64 keys of float64 scores or uint32 keys of float32 ones): those inside
+    first-pass bucket ``b`` are ``first[b]:first[b + 1]``, and a bucket holding more than
+    ``_FINE_FROM`` of them gets about four slots per region (at most 65,536 slots), each slot
+    knowing the few regions that can hold its keys."""
     from segscore.kernels.exactrank import N_BUCKETS
 
-    bucket = np.minimum((rlo.view(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
+    ft = np.float32 if rlo.dtype == np.uint32 else np.float64
+    bucket = np.minimum((rlo.view(ft).astype(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
     first = np.searchsorted(bucket, np.arange(N_BUCKETS + 1), side="left").astype(np.int64)
     fine_off = np.full(N_BUCKETS, -1, np.int64)
-    fine_lo = np.zeros(N_BUCKETS, np.uint64)
+    fine_lo = np.zeros(N_BUCKETS, rlo.dtype)
     fine_shift = np.zeros(N_BUCKETS, np.int64)
     fine_n = np.zeros(N_BUCKETS, np.int64)
     parts, off = [], 0
@@ -158,7 +191,7 @@ def _bucket_index(rlo, rhi=None):
             sh = max(0, width.bit_length() - bits)
             n = (width >> sh) + 1
             starts = np.uint64(lo) + (np.arange(n + 1, dtype=np.uint64) << np.uint64(sh))
-            parts.append(a + np.searchsorted(rhi[a:z], starts, side="left").astype(np.int64))
+            parts.append(a + np.searchsorted(rhi[a:z].astype(np.uint64), starts, side="left").astype(np.int64))
             fine_off[b], fine_lo[b], fine_shift[b], fine_n[b] = off, lo, sh, n
             off += n + 1
     fine = np.concatenate(parts) if parts else np.zeros(1, np.int64)
@@ -171,8 +204,297 @@ def _above(a):
     return np.r_[s[1:], 0].astype(np.int64)
 
 
-def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget_px: int = DEFAULT_BUDGET_PX,
-               keep_rows: bool = False, check=None) -> ExactRanking:
+def _sort_packed(packed, bits):
+    """Sort gathered ``key << 1 | class`` in place. Sorted as floats: these bit patterns (top bit
+    clear, below the exponent of inf and NaN) order as floats exactly as they order as integers,
+    and NumPy sorts floats faster."""
+    packed.view(_FLOAT[bits]).sort()
+
+
+#: a first pass's gathered pieces when they outgrew the budget
+_OVERFLOW = "overflow"
+
+
+class ExactPass:
+    """One exact ranking (:func:`rank_exact`), its first pass done by the caller's own pass.
+
+    ``first(raw, cls, whole=None)`` is the first pass's work on one tile (its partial result),
+    ``merge(x, y)`` adds two partials in window order, and ``finish(total, read, windows)`` ranks
+    from the merged partial, reading the map again only when the first pass could not gather it.
+    A family whose own pass reads the map anyway (``columns``: row profiles) calls ``first`` on the
+    same tiles instead of reading the map twice. Options as :func:`rank_exact`.
+    """
+
+    def __init__(self, *, thresholds, dtype=None, budget_px=None, expected_px=None, keep_rows=False,
+                 executor=None):
+        from segscore.kernels.exactrank import N_BUCKETS
+
+        self.bits = 64 if dtype is None else key_bits(dtype)
+        self.ut, self.ft = _UINT[self.bits], _FLOAT[self.bits]
+        budget_px = DEFAULT_BUDGET_BYTES // (self.bits // 8) if budget_px is None else int(budget_px)
+        if budget_px < 1:
+            raise ValueError(f"budget_px {budget_px}: must be >= 1")
+        self.budget_px = budget_px
+        self.keep_rows = keep_rows
+        self.thr = np.unique(np.asarray(thresholds, np.float64))
+        self.below = np.searchsorted(self.thr, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
+        self.local = executor is None or isinstance(executor, str) and executor in ("threads", "synchronous")
+        # gather in the first pass unless the map is known not to fit
+        self.gathering = expected_px is None or int(expected_px) <= budget_px
+        self._buf = None  # this process's buffer of gathered scores (threads), filled in window order
+        self._filled = 0
+
+    def empty(self):
+        from segscore.kernels.exactrank import N_BUCKETS
+
+        maxu = np.iinfo(self.ut).max
+        return [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, self.ut),
+                np.zeros(N_BUCKETS, self.ut), np.zeros((2, self.thr.size + 1), np.int64), math.inf, -math.inf, 0,
+                [] if self.gathering else _OVERFLOW, 0]
+
+    def first(self, raw, cls, whole=None):
+        """The first pass over one tile: ``raw`` (1D, any real dtype; clipped to [0, 1]), ``cls``
+        (1D uint8, 1 positive) and ``whole``, the values whose range is reported (default ``raw``)."""
+        from segscore.kernels.exactrank import bucket_pass
+
+        part = self.empty()
+        part[5], part[6], part[7] = _raw_stats(raw if whole is None else whole)
+        raw = np.asarray(raw)
+        if part[7] or not raw.size:
+            return part
+        p, keys = keys_of(raw, self.bits)
+        gather = self.gathering  # may turn off while tiles run: a tile gathered anyway is dropped in merge
+        out = np.empty(p.size if gather else 0, self.ut)
+        bucket_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), self.thr, self.below, *part[:5], out)
+        if gather and out.size > self.budget_px:
+            self.gathering = False
+            part[8] = _OVERFLOW
+        elif gather and part[8] is not _OVERFLOW:
+            part[8], part[9] = [out], out.size
+        return part
+
+    def merge(self, x, y):
+        """Add partial ``y`` (the later windows) to ``x``."""
+        x[0] += y[0]
+        x[1] += y[1]
+        np.minimum(x[2], y[2], out=x[2])
+        np.maximum(x[3], y[3], out=x[3])
+        x[4] += y[4]
+        x[5], x[6], x[7] = min(x[5], y[5]), max(x[6], y[6]), x[7] + y[7]
+        if x[8] is _OVERFLOW or y[8] is _OVERFLOW or x[9] + y[9] > self.budget_px:
+            self._overflow()
+            x[8], x[9] = _OVERFLOW, 0
+        else:
+            x[8] = x[8] + y[8]
+            x[9] += y[9]
+            if self.local:
+                self._drain(x[8])
+        return x
+
+    def _overflow(self):
+        self.gathering = False
+        self._buf = None
+        self._filled = 0
+
+    def _drain(self, parts):
+        """Copy gathered pieces into this process's buffer (threads: partials stay small)."""
+        if not parts:
+            return
+        if self._buf is None:  # pages are touched only as they are filled
+            self._buf = np.empty(self.budget_px, self.ut)
+        for piece in parts:
+            end = self._filled + piece.size
+            self._buf[self._filled:end] = piece
+            self._filled = end
+        parts.clear()
+
+    def _gathered(self, total):
+        """Every score of the first pass, gathered (a view of this process's buffer), or None."""
+        parts = total[8]
+        if parts is _OVERFLOW:
+            self._overflow()
+            return None
+        if self.local:
+            self._drain(parts)
+            buf = self._buf if self._buf is not None else np.zeros(0, self.ut)
+            return buf[:self._filled]
+        return np.concatenate(parts) if parts else np.zeros(0, self.ut)
+
+    def finish(self, total, read, windows, *, executor=None, threads=None, check=None) -> ExactRanking:
+        """The ranking from the merged first-pass partial ``total`` (None: no window); ``read``
+        and ``windows`` serve the later passes (:func:`rank_exact`)."""
+        try:
+            return self._finish(self.empty() if total is None else total, read, list(windows), executor, threads,
+                                check)
+        finally:
+            self._overflow()  # the buffer is released whatever happens
+
+    def _finish(self, total, read, windows, executor, threads, check):
+        from segscore.engine import reduce
+        from segscore.kernels.exactrank import COLLECT, N_BUCKETS, SPLIT, keep_buckets, region_pass
+
+        bits, ut, budget_px = self.bits, self.ut, self.budget_px
+        pos, neg, kmin, kmax, tcount, lo, hi, bad = total[:8]
+        if check is not None:
+            check(lo, hi, bad)
+        elif bad:
+            raise ScoreError(f"the scores hold {bad} NaN or infinite values; give finite scores")
+        n_pos, n_neg = int(pos.sum()), int(neg.sum())
+        tp_ge = np.cumsum(tcount[1, ::-1])[::-1][1:].astype(np.int64)
+        fp_ge = np.cumsum(tcount[0, ::-1])[::-1][1:].astype(np.int64)
+        out = ExactRanking(n_pos, n_neg, self.thr, tp_ge, fp_ge, None, None, None, None, lo, hi, bad, passes=1)
+        if n_pos == 0 or n_neg == 0:
+            return out
+        if 2.0 * n_pos * n_neg >= 2.0**62:
+            raise ScoreError(f"too many pixels for an exact int64 AUC (positives x negatives = {n_pos * n_neg:.3g}, "
+                             "needs < 2**61); score a smaller region")
+        gathered = self._gathered(total)
+        if gathered is not None and gathered.size != n_pos + n_neg:
+            raise RuntimeError("the first pass gathered a different number of scores than it counted")
+
+        terms = _Terms(n_pos, n_neg, self.keep_rows, bits)
+        occ = np.flatnonzero((pos + neg) > 0)
+        a, b = pos[occ], neg[occ]
+        pending = {"lo": kmin[occ], "hi": kmax[occ], "a": a, "b": b, "t0": _above(a), "f0": _above(b)}
+        del pos, neg, kmin, kmax
+        engine = {"executor": executor, "threads": threads}
+
+        while pending["lo"].size:
+            lo_k, hi_k, a, b, t0, f0 = (pending[k] for k in ("lo", "hi", "a", "b", "t0", "f0"))
+            final = (lo_k == hi_k) | (a == 0) | ((b == 0) & (f0 == 0))
+            fin = np.flatnonzero(final)
+            terms.rows_(lo_k[fin], a[fin], b[fin], t0[fin], f0[fin])
+            todo = np.flatnonzero(~final)
+            if not todo.size:
+                break
+            if gathered is not None:  # the first pass holds every score: keep those of the buckets to rank
+                need = np.zeros(N_BUCKETS, np.uint8)
+                need[occ[todo]] = 1
+                k = keep_buckets(gathered, need, *_LAYOUT[bits])
+                if k != int((a[todo] + b[todo]).sum()):
+                    raise RuntimeError("the first pass gathered a bucket's scores other than it counted")
+                packed = gathered[:k]
+                del gathered
+                _sort_packed(packed, bits)
+                terms.collected(packed, lo_k[todo], t0[todo], f0[todo])
+                out.collected_px = out.max_pass_px = k
+                break
+            n = a[todo] + b[todo]
+            small = todo[n <= budget_px]
+            big = todo[n > budget_px]
+            # collect the small regions, lowest first, up to the budget; split the big ones
+            take = small[np.cumsum(a[small] + b[small]) <= budget_px]
+            n_split = min(big.size, SPLIT_BINS >> _MIN_SUB_BITS)
+            split = big[:n_split]
+            sub_bits = int(math.log2(SPLIT_BINS // max(n_split, 1))) if n_split else 0
+            state_of = np.zeros(lo_k.size, np.int64)
+            state_of[take] = COLLECT
+            state_of[split] = SPLIT
+            active = np.flatnonzero(state_of)  # ascending keys
+            shift = np.zeros(active.size, np.int64)
+            base = np.zeros(active.size, np.int64)
+            used = np.zeros(active.size, np.int64)
+            nxt = 0
+            for i, r in enumerate(active):
+                if state_of[r] == SPLIT:
+                    width = int(hi_k[r]) - int(lo_k[r])
+                    s = max(0, width.bit_length() - sub_bits)
+                    shift[i], base[i], used[i] = s, nxt, (width >> s) + 1
+                    nxt += used[i]
+            rlo, rhi, state = lo_k[active], hi_k[active], state_of[active]
+            n_sub = max(nxt, 1)
+            index = _bucket_index(rlo, rhi)
+            maxu = np.iinfo(ut).max
+
+            def later(tile, raw, cls, *_, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub,
+                      index=index):
+                p, keys = keys_of(raw, bits)
+                sp = np.zeros(n_sub, np.int64)
+                sn = np.zeros(n_sub, np.int64)
+                smin = np.full(n_sub, maxu, ut)
+                smax = np.zeros(n_sub, ut)
+                buf = np.empty(keys.size, ut)
+                k = region_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), *index, rlo, rhi, state, shift,
+                                base, sp, sn, smin, smax, buf)
+                return [sp, sn, smin, smax, [buf[:k].copy()] if k else []]
+
+            n_take = int((a[take] + b[take]).sum())
+            # in this process, each tile's scores go straight into one buffer as they are folded in
+            packed = np.empty(n_take, ut) if self.local else None
+            filled = [0]
+
+            def drain(parts, packed=packed, filled=filled):
+                for part in parts:
+                    end = filled[0] + part.size
+                    if end > packed.size:
+                        raise RuntimeError("the map changed between passes (a collected region's count differs)")
+                    packed[filled[0]:end] = part
+                    filled[0] = end
+                parts.clear()
+
+            def merge_later(x, y):
+                x[0] += y[0]
+                x[1] += y[1]
+                np.minimum(x[2], y[2], out=x[2])
+                np.maximum(x[3], y[3], out=x[3])
+                x[4].extend(y[4])
+                if self.local:
+                    drain(x[4])
+                return x
+
+            got = reduce(read, later, merge_later, windows=windows, **engine)
+            out.passes += 1
+            sp, sn, smin, smax, parts = got
+            if take.size:
+                if self.local:
+                    drain(parts)
+                else:
+                    packed = np.concatenate(parts) if parts else np.zeros(0, ut)
+                    del parts[:]
+                if (filled[0] if self.local else packed.size) != n_take:
+                    raise RuntimeError("the map changed between passes (a collected region's count differs)")
+                _sort_packed(packed, bits)
+                terms.collected(packed, lo_k[take], t0[take], f0[take])
+                out.collected_px += int(packed.size)
+                out.max_pass_px = max(out.max_pass_px, int(packed.size))
+                del packed
+            new = {k: [] for k in pending}
+            for i, r in enumerate(active):
+                if state[i] != SPLIT:
+                    continue
+                sl = slice(base[i], base[i] + used[i])
+                sa, sb = sp[sl], sn[sl]
+                keep = np.flatnonzero((sa + sb) > 0)
+                sa, sb = sa[keep], sb[keep]
+                new["lo"].append(smin[sl][keep])
+                new["hi"].append(smax[sl][keep])
+                new["a"].append(sa)
+                new["b"].append(sb)
+                new["t0"].append(t0[r] + _above(sa))
+                new["f0"].append(f0[r] + _above(sb))
+                out.split_regions += 1
+            wait = np.setdiff1d(todo, np.r_[take, split])
+            for k in pending:
+                new[k].append(pending[k][wait])
+            order_parts = {k: np.concatenate(v) if v else np.zeros(0, pending[k].dtype) for k, v in new.items()}
+            order = np.argsort(order_parts["lo"], kind="stable")
+            pending = {k: v[order] for k, v in order_parts.items()}
+
+        out.roc_auc = terms.wins2 / (2.0 * n_pos * n_neg)
+        out.average_precision = float(max(0.0, terms.acc[0]))
+        out.best_f1 = float(terms.best[0])
+        out.best_threshold = terms.best_threshold()
+        if self.keep_rows:
+            parts = terms.rows
+            values = np.concatenate([r[0] for r in parts])
+            order = np.argsort(values, kind="stable")
+            out.rows = (values[order], np.concatenate([r[1] for r in parts])[order],
+                        np.concatenate([r[2] for r in parts])[order])
+        return out
+
+
+def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget_px: int | None = None,
+               keep_rows: bool = False, check=None, dtype=None, expected_px: int | None = None) -> ExactRanking:
     """Rank the scores ``read(window)`` gives for each of ``windows`` exactly (see the module).
 
     ``read(window) -> (raw, cls)`` or ``(raw, cls, whole)``: the window's scored values (1D, any
@@ -183,185 +505,16 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     sweep's, counted with ``p >= t``. ``check(lo, hi, nonfinite)`` sees the raw values' range
     after the first pass and may raise; without it a NaN or infinite value raises ScoreError.
     ``keep_rows`` keeps every row for curves (memory then grows with the distinct scores).
-    Engine options as :func:`segscore.engine.reduce`.
+    ``dtype``: the map's (float32 and float16 maps are ranked on float32 bits; None: float64).
+    ``budget_px``: scores gathered per pass (default :data:`DEFAULT_BUDGET_BYTES` of them).
+    ``expected_px``: how many scores ``read`` gives in all, when known: above the budget, the
+    first pass does not try to gather them. Engine options as :func:`segscore.engine.reduce`.
     """
     from segscore.engine import reduce
-    from segscore.kernels.exactrank import COLLECT, N_BUCKETS, SPLIT, bucket_pass, region_pass
 
-    budget_px = int(budget_px)
-    if budget_px < 1:
-        raise ValueError(f"budget_px {budget_px}: must be >= 1")
-    thr = np.unique(np.asarray(thresholds, np.float64))
-    nt = thr.size
-    below = np.searchsorted(thr, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
+    ep = ExactPass(thresholds=thresholds, dtype=dtype, budget_px=budget_px, expected_px=expected_px,
+                   keep_rows=keep_rows, executor=executor)
     windows = list(windows)
-
-    def first(tile, raw, cls, whole=None):
-        lo, hi, bad = _raw_stats(raw if whole is None else whole)
-        pos = np.zeros(N_BUCKETS, np.int64)
-        neg = np.zeros(N_BUCKETS, np.int64)
-        kmin = np.full(N_BUCKETS, _MAXU, np.uint64)
-        kmax = np.zeros(N_BUCKETS, np.uint64)
-        tcount = np.zeros((2, nt + 1), np.int64)
-        if not bad and np.asarray(raw).size:
-            p, keys = keys_of(raw)
-            bucket_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), thr, below, pos, neg, kmin, kmax,
-                        tcount)
-        return [pos, neg, kmin, kmax, tcount, lo, hi, bad]
-
-    def merge_first(x, y):
-        x[0] += y[0]
-        x[1] += y[1]
-        np.minimum(x[2], y[2], out=x[2])
-        np.maximum(x[3], y[3], out=x[3])
-        x[4] += y[4]
-        return [x[0], x[1], x[2], x[3], x[4], min(x[5], y[5]), max(x[6], y[6]), x[7] + y[7]]
-
-    engine = {"executor": executor, "threads": threads}
-    local = executor is None or isinstance(executor, str) and executor in ("threads", "synchronous")
-    total = reduce(read, first, merge_first, windows=windows, **engine)
-    if total is None:
-        total = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, _MAXU, np.uint64),
-                 np.zeros(N_BUCKETS, np.uint64), np.zeros((2, nt + 1), np.int64), math.inf, -math.inf, 0]
-    pos, neg, kmin, kmax, tcount, lo, hi, bad = total
-    if check is not None:
-        check(lo, hi, bad)
-    elif bad:
-        raise ScoreError(f"the scores hold {bad} NaN or infinite values; give finite scores")
-    n_pos, n_neg = int(pos.sum()), int(neg.sum())
-    tp_ge = np.cumsum(tcount[1, ::-1])[::-1][1:].astype(np.int64)
-    fp_ge = np.cumsum(tcount[0, ::-1])[::-1][1:].astype(np.int64)
-    out = ExactRanking(n_pos, n_neg, thr, tp_ge, fp_ge, None, None, None, None, lo, hi, bad, passes=1)
-    if n_pos == 0 or n_neg == 0:
-        return out
-    if 2.0 * n_pos * n_neg >= 2.0**62:
-        raise ScoreError(f"too many pixels for an exact int64 AUC (positives x negatives = {n_pos * n_neg:.3g}, "
-                         "needs < 2**61); score a smaller region")
-
-    terms = _Terms(n_pos, n_neg, keep_rows)
-    occ = np.flatnonzero((pos + neg) > 0)
-    a, b = pos[occ], neg[occ]
-    pending = {"lo": kmin[occ], "hi": kmax[occ], "a": a, "b": b, "t0": _above(a), "f0": _above(b)}
-    del pos, neg, kmin, kmax
-
-    while pending["lo"].size:
-        lo_k, hi_k, a, b, t0, f0 = (pending[k] for k in ("lo", "hi", "a", "b", "t0", "f0"))
-        final = (lo_k == hi_k) | (a == 0) | ((b == 0) & (f0 == 0))
-        fin = np.flatnonzero(final)
-        terms.rows_(lo_k[fin], a[fin], b[fin], t0[fin], f0[fin])
-        todo = np.flatnonzero(~final)
-        if not todo.size:
-            break
-        n = a[todo] + b[todo]
-        small = todo[n <= budget_px]
-        big = todo[n > budget_px]
-        # collect the small regions, lowest first, up to the budget; split the big ones
-        take = small[np.cumsum(a[small] + b[small]) <= budget_px]
-        n_split = min(big.size, SPLIT_BINS >> _MIN_SUB_BITS)
-        split = big[:n_split]
-        sub_bits = int(math.log2(SPLIT_BINS // max(n_split, 1))) if n_split else 0
-        state_of = np.zeros(lo_k.size, np.int64)
-        state_of[take] = COLLECT
-        state_of[split] = SPLIT
-        active = np.flatnonzero(state_of)  # ascending keys
-        shift = np.zeros(active.size, np.int64)
-        base = np.zeros(active.size, np.int64)
-        used = np.zeros(active.size, np.int64)
-        nxt = 0
-        for i, r in enumerate(active):
-            if state_of[r] == SPLIT:
-                width = int(hi_k[r] - lo_k[r])
-                s = max(0, width.bit_length() - sub_bits)
-                shift[i], base[i], used[i] = s, nxt, (width >> s) + 1
-                nxt += used[i]
-        rlo, rhi, state = lo_k[active], hi_k[active], state_of[active]
-        n_sub = max(nxt, 1)
-        index = _bucket_index(rlo, rhi)
-
-        def later(tile, raw, cls, *_, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub,
-                  index=index):
-            p, keys = keys_of(raw)
-            sp = np.zeros(n_sub, np.int64)
-            sn = np.zeros(n_sub, np.int64)
-            smin = np.full(n_sub, _MAXU, np.uint64)
-            smax = np.zeros(n_sub, np.uint64)
-            buf = np.empty(keys.size, np.uint64)
-            k = region_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), *index, rlo, rhi, state, shift,
-                            base, sp, sn, smin, smax, buf)
-            return [sp, sn, smin, smax, [buf[:k].copy()] if k else []]
-
-        n_take = int((a[take] + b[take]).sum())
-        # in this process, each tile's scores go straight into one buffer as they are folded in
-        packed = np.empty(n_take, np.uint64) if local else None
-        filled = [0]
-
-        def drain(parts, packed=packed, filled=filled):
-            for part in parts:
-                end = filled[0] + part.size
-                if end > packed.size:
-                    raise RuntimeError("the map changed between passes (a collected region's count differs)")
-                packed[filled[0]:end] = part
-                filled[0] = end
-            parts.clear()
-
-        def merge_later(x, y):
-            x[0] += y[0]
-            x[1] += y[1]
-            np.minimum(x[2], y[2], out=x[2])
-            np.maximum(x[3], y[3], out=x[3])
-            x[4].extend(y[4])
-            if local:
-                drain(x[4])
-            return x
-
-        got = reduce(read, later, merge_later, windows=windows, **engine)
-        out.passes += 1
-        sp, sn, smin, smax, parts = got
-        if take.size:
-            if local:
-                drain(parts)
-            else:
-                packed = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-                del parts[:]
-            if (filled[0] if local else packed.size) != n_take:
-                raise RuntimeError("the map changed between passes (a collected region's count differs)")
-            # sorted as float64: these bit patterns (bit 63 clear, below the exponent of inf and NaN)
-            # order as doubles exactly as they order as integers, and NumPy sorts doubles faster
-            packed.view(np.float64).sort()
-            terms.collected(packed, lo_k[take], t0[take], f0[take])
-            out.collected_px += int(packed.size)
-            out.max_pass_px = max(out.max_pass_px, int(packed.size))
-            del packed
-        new = {k: [] for k in pending}
-        for i, r in enumerate(active):
-            if state[i] != SPLIT:
-                continue
-            sl = slice(base[i], base[i] + used[i])
-            sa, sb = sp[sl], sn[sl]
-            keep = np.flatnonzero((sa + sb) > 0)
-            sa, sb = sa[keep], sb[keep]
-            new["lo"].append(smin[sl][keep])
-            new["hi"].append(smax[sl][keep])
-            new["a"].append(sa)
-            new["b"].append(sb)
-            new["t0"].append(t0[r] + _above(sa))
-            new["f0"].append(f0[r] + _above(sb))
-            out.split_regions += 1
-        wait = np.setdiff1d(todo, np.r_[take, split])
-        for k in pending:
-            new[k].append(pending[k][wait])
-        order_parts = {k: np.concatenate(v) if v else np.zeros(0, pending[k].dtype) for k, v in new.items()}
-        order = np.argsort(order_parts["lo"], kind="stable")
-        pending = {k: v[order] for k, v in order_parts.items()}
-
-    out.roc_auc = terms.wins2 / (2.0 * n_pos * n_neg)
-    out.average_precision = float(max(0.0, terms.acc[0]))
-    out.best_f1 = float(terms.best[0])
-    out.best_threshold = float(terms.best_key.view(np.float64)[0])
-    if keep_rows:
-        parts = terms.rows
-        keys = np.concatenate([r[0] for r in parts])
-        order = np.argsort(keys, kind="stable")
-        out.rows = (keys[order].view(np.float64), np.concatenate([r[1] for r in parts])[order],
-                    np.concatenate([r[2] for r in parts])[order])
-    return out
+    total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, executor=executor,
+                   threads=threads)
+    return ep.finish(total, read, windows, executor=executor, threads=threads, check=check)
