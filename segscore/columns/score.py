@@ -202,7 +202,8 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
     return total
 
 
-def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, tile_rows=None, executor=None, threads=None):
+def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, dtype=None, tile_rows=None, executor=None,
+                  threads=None):
     """The exact ranking (:func:`segscore.metrics.exact.rank_exact`) of the valid pixels of the
     text columns (kind 1, positive) against those of the gutters (kind 0) of a float map, each box's
     pixels counted once per box, as ScrollGT concatenates them."""
@@ -217,6 +218,11 @@ def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, tile_rows=No
     else:
         lo_row = hi_row = 0
     windows = plan_bands((slice(lo_row, hi_row), slice(0, w)), tile_rows=tile_rows, target_px=EXACT_BAND_PX)
+    n_px = 0  # the pixels ranked, each box's counted once per box: one pass gathers them when they fit
+    for (y0, y1, x0, x1), _ in picked:
+        a, b, c, d = max(y0, oy), min(y1, oy + h), max(x0, ox), min(x1, ox + w)
+        if a < b and c < d:
+            n_px += (b - a) * (d - c) if valid is None else int(np.count_nonzero(valid[a:b, c:d]))
 
     def read(window):
         r0, r1 = window[0].start, window[0].stop
@@ -232,10 +238,10 @@ def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, tile_rows=No
             raws.append(sub.ravel())
             classes.append(np.full(sub.size, kd, np.uint8))
         if not raws:
-            return np.zeros(0), np.zeros(0, np.uint8)
+            return np.zeros(0, values.dtype), np.zeros(0, np.uint8)
         return np.concatenate(raws), np.concatenate(classes)
 
-    return rank_exact(read, windows, thresholds=(), executor=executor, threads=threads)
+    return rank_exact(read, windows, thresholds=(), executor=executor, threads=threads, dtype=dtype, expected_px=n_px)
 
 
 def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, pixel_auc=None):
@@ -315,7 +321,8 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, pixel_auc=None)
     return {"metrics": m, "per_column": per_column, "gutters": gut, "notes": notes}
 
 
-def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True, name=None):
+def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True, name=None,
+           dtype=None):
     boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
     kinds = [1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters)
     rs, rc, hist, stats = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
@@ -326,7 +333,7 @@ def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engin
         check_values(name, *stats)
     exact = None
     if kind == "float" and scored and gutters:
-        exact = _exact_pixels(read_band, shape, origin, tgt.valid, boxes, kinds, **engine)
+        exact = _exact_pixels(read_band, shape, origin, tgt.valid, boxes, kinds, dtype=dtype, **engine)
     return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, exact), stats
 
 
@@ -359,7 +366,7 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     # counts do not depend on the values) and all its pixels on one level
     read = lambda a, b: uniform_rows(seed, w, a, b).astype(np.float32)  # noqa: E731
     rs, rc, hist, _ = _accumulate(read, "float", shape, origin, tgt.valid, boxes, kinds, check_range=False, **engine)
-    exact = (_exact_pixels(read, shape, origin, tgt.valid, boxes, kinds, **engine)
+    exact = (_exact_pixels(read, shape, origin, tgt.valid, boxes, kinds, dtype=np.float32, **engine)
              if scored and gutters else None)
     sums = {"uniform_random": (rs, hist)}
     for name, p in (("constant_0_5", 0.5), ("papyrus_mask", 1.0)):  # the mask is 1 on every counted pixel
@@ -396,7 +403,7 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
         kind = map_kind(src.dtype)
         w = src.shape[1]
         core, _ = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
-                         *plan, engine, name=src.name)
+                         *plan, engine, name=src.name, dtype=src.dtype)
         shape = src.shape
     out = {"target": tgt.target_id,
            "prediction": prediction_name(prediction),

@@ -7,11 +7,13 @@ and equal keys are equal values. A class is 1 (positive) or 0 (negative).
 A float32 map is ranked on its own bits (uint32 keys, the same order, half the bytes): every kernel
 takes either width, all of one call's keys of one width.
 
-- :func:`bucket_pass`: the first pass, 65,536 buckets ``min(int(p * 65536), 65535)`` (monotone
-  in ``p``), each with its class counts and its smallest and largest key, plus the class
-  counts between consecutive thresholds; it can also write out every pixel as
-  ``key << 1 | class`` (a first pass that gathers the whole map when it fits the budget).
-- :func:`keep_buckets`: keeps, in place, the gathered pixels of the buckets still to rank.
+- :func:`gather_pass`: the first pass over a map that fits the budget: every pixel written out as
+  ``key << 1 | class``, and the class counts between consecutive thresholds; once the pixels
+  are sorted (:func:`partition` splits them for two threads), :func:`sorted_buckets` reads the
+  first-pass buckets from them in one sequential sweep.
+- :func:`bucket_pass`: the first pass over a larger map, 65,536 buckets
+  ``min(int(p * 65536), 65535)`` (monotone in ``p``), each with its class counts and its smallest
+  and largest key, plus the class counts between consecutive thresholds.
 - :func:`region_pass`: a later pass over disjoint key ranges (regions), each either split into
   sub-bins ``(key - lo) >> shift`` (class counts, smallest and largest key) or collected: its
   pixels are written out as ``key << 1 | class`` (keys of [0, 1] leave the top bit free).
@@ -21,7 +23,9 @@ takes either width, all of one call's keys of one width.
 
 No kernel calls a helper taking arrays per pixel: such a call is not inlined and counts references
 to each array (atomic operations), which made these loops 7x slower; the helpers take and return
-scalars.
+scalars. A pass over unsorted pixels touches small tables only where it can (the threshold table
+has 4,096 cells): random access into megabytes of counts is what a busy machine's shared cache
+makes slow.
 """
 
 from __future__ import annotations
@@ -36,26 +40,14 @@ N_BUCKETS = 65536
 SKIP, SPLIT, COLLECT = 0, 1, 2
 
 
-@jit
-def bucket_of_key(key, mbits, bias):
-    """The first-pass bucket ``min(int(p * 65536), 65535)`` of the score whose bits are ``key``.
-
-    ``mbits``, ``bias``: 52 and 1023 for float64 bits, 23 and 127 for float32. ``p * 65536`` is
-    exact, so its floor is the integer part of the significand shifted by the exponent.
-    """
-    k = np.uint64(key)
-    e = np.int64(k >> np.uint64(mbits))
-    if e < bias - 16:  # p < 2**-16 (zero and subnormals too)
-        return np.int64(0)
-    if e >= bias:  # p >= 1
-        return np.int64(65535)
-    m = (k & np.uint64((1 << mbits) - 1)) | np.uint64(1 << mbits)
-    return np.int64(m >> np.uint64(mbits + bias - 16 - e))
+#: coarse cells of the threshold table ``below``: thresholds ``<=`` each cell's lowest value ``c / 4096``
+#: (``searchsorted(thresholds, arange(4096) / 4096, "right")``), 32 kB, so it stays in cache
+N_CELLS = 4096
 
 
 @jit
-def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount, out):
-    """Count one tile's scores into the 65,536 first-pass buckets (and gather them, with ``out``).
+def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
+    """Count one tile's scores into the 65,536 first-pass buckets.
 
     Parameters
     ----------
@@ -66,9 +58,8 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount, o
     cls : (n,) uint8
         1 positive, 0 negative.
     thresholds : (t,) float64, increasing
-    below : (65536,) int64
-        Thresholds ``<=`` each bucket's lowest value ``b / 65536``
-        (``searchsorted(thresholds, arange(65536) / 65536, "right")``).
+    below : (4096,) int64
+        Thresholds ``<=`` each cell's lowest value (:data:`N_CELLS`).
     pos, neg : (65536,) int64
         Class counts per bucket, accumulated in place.
     kmin, kmax : (65536,) of ``keys``' dtype
@@ -76,16 +67,12 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount, o
         largest value and 0).
     tcount : (2, t + 1) int64
         ``tcount[c, j]``: scores of class ``c`` with exactly ``j`` thresholds ``<= p``, in place.
-    out : (n,) or (0,) of ``keys``' dtype
-        With n entries, receives ``key << 1 | class`` of every score, in tile order; with none,
-        nothing is gathered.
 
     Notes
     -----
     Does not check NaN, the range of ``p`` or lengths.
     """
     nt = thresholds.shape[0]
-    gather = out.shape[0] > 0
     for i in range(p.shape[0]):
         x = np.float64(p[i])
         b = np.int64(x * 65536.0)
@@ -101,38 +88,87 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount, o
             kmin[b] = key
         if key > kmax[b]:
             kmax[b] = key
-        j = below[b]  # x >= b / 65536 exactly (a product by 2**16 is exact): those thresholds are <= x
+        j = below[b >> 4]  # x >= (b >> 4) / 4096 exactly (products by powers of 2 are exact)
         while j < nt and thresholds[j] <= x:
             j += 1
         tcount[c, j] += 1
-        if gather:
-            out[i] = key + key + c
 
 
 @jit
-def keep_buckets(packed, need, mbits, bias):
-    """Keep, in place and in order, the gathered pixels whose bucket is needed.
+def gather_pass(keys, p, cls, thresholds, below, tcount, out):
+    """The first pass over a tile of a map that fits the budget: every score gathered, the
+    thresholds counted (no bucket: those are read from the sorted scores, :func:`sorted_buckets`).
 
     Parameters
     ----------
-    packed : (n,) uint64 or uint32
-        ``key << 1 | class`` of gathered pixels, overwritten by the kept ones.
-    need : (65536,) uint8
-        Nonzero for the first-pass buckets to keep.
-    mbits, bias : int
-        As :func:`bucket_of_key` (52, 1023 for float64 keys; 23, 127 for float32).
+    keys, p, cls, thresholds, below, tcount
+        As :func:`bucket_pass`.
+    out : (n,) of ``keys``' dtype
+        Receives ``key << 1 | class`` of every score, in tile order.
 
-    Returns
-    -------
-    k : int
-        Pixels kept (``packed[:k]``).
+    Notes
+    -----
+    Does not check NaN, the range of ``p`` or lengths.
     """
+    nt = thresholds.shape[0]
+    for i in range(p.shape[0]):
+        x = np.float64(p[i])
+        cell = np.int64(x * 4096.0)
+        if cell > 4095:
+            cell = 4095
+        c = cls[i]
+        j = below[cell]
+        while j < nt and thresholds[j] <= x:
+            j += 1
+        tcount[c, j] += 1
+        out[i] = keys[i] + keys[i] + c
+
+
+@jit
+def sorted_buckets(packed, starts, pos, neg, kmin, kmax):
+    """The first-pass buckets of sorted gathered scores: class counts, smallest and largest key.
+
+    Parameters
+    ----------
+    packed : (n,) uint64 or uint32, sorted ascending
+        ``key << 1 | class``.
+    starts : (65537,) of ``packed``'s dtype
+        ``starts[b]``: the key of ``b / 65536`` (bucket ``b`` holds the keys from ``starts[b]`` up to
+        ``starts[b + 1]``, excluded; ``starts[65536]`` is above every key, the last bucket holding 1).
+    pos, neg : (65536,) int64; kmin, kmax : (65536,) of ``packed``'s dtype
+        Filled (start them at 0, the dtype's largest value and 0).
+    """
+    n = packed.shape[0]
+    i = 0
+    b = 0
+    while i < n:
+        key = packed[i] >> 1
+        while key >= starts[b + 1]:
+            b += 1
+        end = starts[b + 1]
+        kmin[b] = key
+        a = np.int64(0)
+        j = i
+        while j < n and (packed[j] >> 1) < end:
+            a += np.int64(packed[j] & 1)
+            j += 1
+        pos[b] = a
+        neg[b] = np.int64(j - i) - a
+        kmax[b] = packed[j - 1] >> 1
+        i = j
+
+
+@jit
+def partition(packed, pivot):
+    """Reorder ``packed`` in place so that the values below ``pivot`` (of ``packed``'s dtype) come
+    first; returns how many there are (so two threads can sort the two parts). Branch-free (a
+    swap per value and a counted comparison: random data would mispredict a branch half the time)."""
     k = 0
     for i in range(packed.shape[0]):
         v = packed[i]
-        if need[bucket_of_key(v >> 1, mbits, bias)]:
-            packed[k] = v
-            k += 1
+        packed[i] = packed[k]
+        packed[k] = v
+        k += np.int64(v < pivot)
     return k
 
 
@@ -241,6 +277,8 @@ def _term(a, b, t0, f0, n_pos, n_neg, key, s, comp, best, best_key):
         t = s + y
         comp = (t - s) - y
         s = t
+    if a == 0:  # no positive here: the row above with a positive has the same t1, fewer f1, a higher F1
+        return wins2, s, comp, best, best_key
     # F1 with threshold at this score (recall and precision as segscore.metrics.ranking.fbeta_sweep)
     called = t1 + f1
     precision = t1 / called if called > 0 else 0.0
@@ -288,15 +326,16 @@ def row_terms(keys, a, b, t0, f0, n_pos, n_neg, acc, best, best_key):
 
 
 @jit
-def collected_terms(packed, lo, t0, f0, n_pos, n_neg, acc, best, best_key):
-    """Terms of the distinct scores of collected pixels.
+def collected_terms(packed, lo, hi, t0, f0, n_pos, n_neg, acc, best, best_key):
+    """Terms of the distinct scores of gathered pixels inside the given regions.
 
     Parameters
     ----------
     packed : (m,) uint64 or uint32, sorted ascending
-        ``key << 1 | class`` of every pixel of the collected regions.
-    lo : (r,) of ``packed``'s dtype, increasing
-        Smallest key of each collected region (every pixel's key is at or above its region's).
+        ``key << 1 | class`` of gathered pixels: every pixel of each region, and maybe others
+        (skipped).
+    lo, hi : (r,) of ``packed``'s dtype, increasing
+        Smallest and largest key of each region, disjoint.
     t0, f0 : (r,) int64
         Positives and negatives scoring above each region.
     n_pos, n_neg, acc, best, best_key
@@ -307,26 +346,29 @@ def collected_terms(packed, lo, t0, f0, n_pos, n_neg, acc, best, best_key):
     wins2 : int64
     """
     w = np.int64(0)
-    m = packed.shape[0]
     j = lo.shape[0] - 1
-    i = m - 1
+    i = packed.shape[0] - 1
     t = np.int64(0)
     f = np.int64(0)
     cur = -1
     s, comp, bf, bk = acc[0], acc[1], best[0], best_key[0]
     while i >= 0:
         key = packed[i] >> 1
-        while key < lo[j]:
+        while j >= 0 and key < lo[j]:
             j -= 1
-        if j != cur:
-            cur = j
-            t = t0[j]
-            f = f0[j]
+        if j < 0:
+            break
         end = i
         a = np.int64(0)
         while i >= 0 and (packed[i] >> 1) == key:
             a += np.int64(packed[i] & 1)
             i -= 1
+        if key > hi[j]:  # between regions
+            continue
+        if j != cur:
+            cur = j
+            t = t0[j]
+            f = f0[j]
         b = np.int64(end - i) - a
         d, s, comp, bf, bk = _term(a, b, t, f, n_pos, n_neg, key, s, comp, bf, bk)
         w += d

@@ -61,10 +61,9 @@ DEFAULT_BUDGET_PX = DEFAULT_BUDGET_BYTES // 8
 SPLIT_BINS = 1 << 16
 #: sub-bins per split region at least (so each split shrinks a range by 2**12 or more)
 _MIN_SUB_BITS = 12
-#: per key width: the float and unsigned types, and the significand bits and exponent bias
+#: per key width: the float and unsigned types
 _FLOAT = {32: np.float32, 64: np.float64}
 _UINT = {32: np.uint32, 64: np.uint64}
-_LAYOUT = {32: (23, 127), 64: (52, 1023)}
 
 
 def key_bits(dtype) -> int:
@@ -146,18 +145,25 @@ class _Terms:
             if self.rows is not None:
                 self.rows.append((keys.view(self.ft).astype(np.float64), a.copy(), b.copy()))
 
-    def collected(self, packed, lo, t0, f0):
+    def collected(self, packed, lo, hi, t0, f0, need=None):
+        """Terms of sorted gathered pixels inside the regions ``lo``..``hi`` (others skipped);
+        ``need`` (65,536 flags of the buckets holding the regions) when pixels outside them
+        were gathered too and rows are kept."""
         from segscore.kernels.exactrank import collected_terms
 
         if packed.size:
-            self.wins2 += int(collected_terms(packed, lo, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
+            self.wins2 += int(collected_terms(packed, lo, hi, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
                                               self.best_key))
             if self.rows is not None:
-                keys = packed >> self.ut(1)
-                starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-                pos = np.add.reduceat((packed & self.ut(1)).astype(np.int64), starts)
-                n = np.diff(np.r_[starts, keys.size])
-                self.rows.append((keys[starts].view(self.ft).astype(np.float64), pos, n - pos))
+                values = (packed >> self.ut(1)).view(self.ft).astype(np.float64)
+                if need is not None:
+                    inside = need[np.minimum((values * 65536).astype(np.int64), 65535)] != 0
+                    packed, values = packed[inside], values[inside]
+                if packed.size:
+                    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+                    pos = np.add.reduceat((packed & self.ut(1)).astype(np.int64), starts)
+                    n = np.diff(np.r_[starts, values.size])
+                    self.rows.append((values[starts], pos, n - pos))
 
     def best_threshold(self) -> float:
         return float(self.best_key.view(self.ft)[0])
@@ -204,11 +210,26 @@ def _above(a):
     return np.r_[s[1:], 0].astype(np.int64)
 
 
-def _sort_packed(packed, bits):
-    """Sort gathered ``key << 1 | class`` in place. Sorted as floats: these bit patterns (top bit
+def _sort_packed(packed, bits, threads=None):
+    """Sort gathered ``key << 1 | class`` in place, on two threads where there are two and many
+    pixels (split at a sampled median by :func:`segscore.kernels.exactrank.partition`; the result
+    is the one sorted array whatever the threads). Sorted as floats: these bit patterns (top bit
     clear, below the exponent of inf and NaN) order as floats exactly as they order as integers,
-    and NumPy sorts floats faster."""
-    packed.view(_FLOAT[bits]).sort()
+    and NumPy sorts floats faster (and releases the GIL while it sorts)."""
+    from segscore.engine.executor import default_workers, side_by_side
+
+    ft = _FLOAT[bits]
+    workers = default_workers() if threads is None else int(threads)
+    if packed.size < (1 << 20) or workers < 2:
+        packed.view(ft).sort()
+        return
+    from segscore.kernels.exactrank import partition
+
+    step = packed.size // 1024
+    pivot = np.sort(packed[::step])[packed[::step].size // 2]
+    k = partition(packed, pivot)
+    lo, hi = packed[:k].view(ft), packed[k:].view(ft)
+    side_by_side([lo.sort, hi.sort], threads=2)
 
 
 #: a first pass's gathered pieces when they outgrew the budget
@@ -227,7 +248,7 @@ class ExactPass:
 
     def __init__(self, *, thresholds, dtype=None, budget_px=None, expected_px=None, keep_rows=False,
                  executor=None):
-        from segscore.kernels.exactrank import N_BUCKETS
+        from segscore.kernels.exactrank import N_CELLS
 
         self.bits = 64 if dtype is None else key_bits(dtype)
         self.ut, self.ft = _UINT[self.bits], _FLOAT[self.bits]
@@ -237,58 +258,71 @@ class ExactPass:
         self.budget_px = budget_px
         self.keep_rows = keep_rows
         self.thr = np.unique(np.asarray(thresholds, np.float64))
-        self.below = np.searchsorted(self.thr, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
+        self.below = np.searchsorted(self.thr, np.arange(N_CELLS) / N_CELLS, side="right").astype(np.int64)
         self.local = executor is None or isinstance(executor, str) and executor in ("threads", "synchronous")
-        # gather in the first pass unless the map is known not to fit
-        self.gathering = expected_px is None or int(expected_px) <= budget_px
+        # gather in the first pass unless the map is known not to fit; else count into buckets
+        self.counting = expected_px is not None and int(expected_px) > budget_px
+        self.gathering = not self.counting  # turns off when the gathered scores outgrow the budget
         self._buf = None  # this process's buffer of gathered scores (threads), filled in window order
         self._filled = 0
 
-    def empty(self):
+    # partials: gathering [tcount, lo, hi, bad, pieces or _OVERFLOW, n gathered];
+    # counting [tcount, lo, hi, bad, pos, neg, kmin, kmax]
+    def empty(self, counting=None):
         from segscore.kernels.exactrank import N_BUCKETS
 
+        head = [np.zeros((2, self.thr.size + 1), np.int64), math.inf, -math.inf, 0]
+        if not (self.counting if counting is None else counting):
+            return head + [[], 0]
         maxu = np.iinfo(self.ut).max
-        return [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, self.ut),
-                np.zeros(N_BUCKETS, self.ut), np.zeros((2, self.thr.size + 1), np.int64), math.inf, -math.inf, 0,
-                [] if self.gathering else _OVERFLOW, 0]
+        return head + [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, self.ut),
+                       np.zeros(N_BUCKETS, self.ut)]
 
     def first(self, raw, cls, whole=None):
         """The first pass over one tile: ``raw`` (1D, any real dtype; clipped to [0, 1]), ``cls``
         (1D uint8, 1 positive) and ``whole``, the values whose range is reported (default ``raw``)."""
-        from segscore.kernels.exactrank import bucket_pass
+        return self._first(raw, cls, whole, counting=self.counting)
 
-        part = self.empty()
-        part[5], part[6], part[7] = _raw_stats(raw if whole is None else whole)
+    def _first(self, raw, cls, whole=None, *, counting):
+        from segscore.kernels.exactrank import bucket_pass, gather_pass
+
+        part = self.empty(counting)
+        part[1], part[2], part[3] = _raw_stats(raw if whole is None else whole)
         raw = np.asarray(raw)
-        if part[7] or not raw.size:
+        if part[3] or not raw.size:
             return part
         p, keys = keys_of(raw, self.bits)
-        gather = self.gathering  # may turn off while tiles run: a tile gathered anyway is dropped in merge
-        out = np.empty(p.size if gather else 0, self.ut)
-        bucket_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), self.thr, self.below, *part[:5], out)
-        if gather and out.size > self.budget_px:
+        cls = np.ascontiguousarray(cls, np.uint8).ravel()
+        if counting:
+            bucket_pass(keys, p, cls, self.thr, self.below, *part[4:], part[0])
+        elif p.size > self.budget_px or not self.gathering:  # no use gathering: count the thresholds only
             self.gathering = False
-            part[8] = _OVERFLOW
-        elif gather and part[8] is not _OVERFLOW:
-            part[8], part[9] = [out], out.size
+            out = np.empty(p.size, self.ut)
+            gather_pass(keys, p, cls, self.thr, self.below, part[0], out)
+            part[4] = _OVERFLOW
+        else:
+            out = np.empty(p.size, self.ut)
+            gather_pass(keys, p, cls, self.thr, self.below, part[0], out)
+            part[4], part[5] = [out], out.size
         return part
 
     def merge(self, x, y):
         """Add partial ``y`` (the later windows) to ``x``."""
         x[0] += y[0]
-        x[1] += y[1]
-        np.minimum(x[2], y[2], out=x[2])
-        np.maximum(x[3], y[3], out=x[3])
-        x[4] += y[4]
-        x[5], x[6], x[7] = min(x[5], y[5]), max(x[6], y[6]), x[7] + y[7]
-        if x[8] is _OVERFLOW or y[8] is _OVERFLOW or x[9] + y[9] > self.budget_px:
+        x[1], x[2], x[3] = min(x[1], y[1]), max(x[2], y[2]), x[3] + y[3]
+        if len(x) == 8:  # counting
+            x[4] += y[4]
+            x[5] += y[5]
+            np.minimum(x[6], y[6], out=x[6])
+            np.maximum(x[7], y[7], out=x[7])
+        elif x[4] is _OVERFLOW or y[4] is _OVERFLOW or x[5] + y[5] > self.budget_px:
             self._overflow()
-            x[8], x[9] = _OVERFLOW, 0
+            x[4], x[5] = _OVERFLOW, 0
         else:
-            x[8] = x[8] + y[8]
-            x[9] += y[9]
+            x[4] = x[4] + y[4]
+            x[5] += y[5]
             if self.local:
-                self._drain(x[8])
+                self._drain(x[4])
         return x
 
     def _overflow(self):
@@ -296,29 +330,25 @@ class ExactPass:
         self._buf = None
         self._filled = 0
 
-    def _drain(self, parts):
+    def _drain(self, pieces):
         """Copy gathered pieces into this process's buffer (threads: partials stay small)."""
-        if not parts:
+        if not pieces:
             return
         if self._buf is None:  # pages are touched only as they are filled
             self._buf = np.empty(self.budget_px, self.ut)
-        for piece in parts:
+        for piece in pieces:
             end = self._filled + piece.size
             self._buf[self._filled:end] = piece
             self._filled = end
-        parts.clear()
+        pieces.clear()
 
-    def _gathered(self, total):
-        """Every score of the first pass, gathered (a view of this process's buffer), or None."""
-        parts = total[8]
-        if parts is _OVERFLOW:
-            self._overflow()
-            return None
+    def _gathered(self, pieces):
+        """Every score of the first pass, gathered (a view of this process's buffer)."""
         if self.local:
-            self._drain(parts)
+            self._drain(pieces)
             buf = self._buf if self._buf is not None else np.zeros(0, self.ut)
             return buf[:self._filled]
-        return np.concatenate(parts) if parts else np.zeros(0, self.ut)
+        return np.concatenate(pieces) if pieces else np.zeros(0, self.ut)
 
     def finish(self, total, read, windows, *, executor=None, threads=None, check=None) -> ExactRanking:
         """The ranking from the merged first-pass partial ``total`` (None: no window); ``read``
@@ -331,15 +361,15 @@ class ExactPass:
 
     def _finish(self, total, read, windows, executor, threads, check):
         from segscore.engine import reduce
-        from segscore.kernels.exactrank import COLLECT, N_BUCKETS, SPLIT, keep_buckets, region_pass
+        from segscore.kernels.exactrank import COLLECT, N_BUCKETS, SPLIT, region_pass, sorted_buckets
 
         bits, ut, budget_px = self.bits, self.ut, self.budget_px
-        pos, neg, kmin, kmax, tcount, lo, hi, bad = total[:8]
+        tcount, lo, hi, bad = total[:4]
         if check is not None:
             check(lo, hi, bad)
         elif bad:
             raise ScoreError(f"the scores hold {bad} NaN or infinite values; give finite scores")
-        n_pos, n_neg = int(pos.sum()), int(neg.sum())
+        n_pos, n_neg = int(tcount[1].sum()), int(tcount[0].sum())
         tp_ge = np.cumsum(tcount[1, ::-1])[::-1][1:].astype(np.int64)
         fp_ge = np.cumsum(tcount[0, ::-1])[::-1][1:].astype(np.int64)
         out = ExactRanking(n_pos, n_neg, self.thr, tp_ge, fp_ge, None, None, None, None, lo, hi, bad, passes=1)
@@ -348,16 +378,33 @@ class ExactPass:
         if 2.0 * n_pos * n_neg >= 2.0**62:
             raise ScoreError(f"too many pixels for an exact int64 AUC (positives x negatives = {n_pos * n_neg:.3g}, "
                              "needs < 2**61); score a smaller region")
-        gathered = self._gathered(total)
-        if gathered is not None and gathered.size != n_pos + n_neg:
-            raise RuntimeError("the first pass gathered a different number of scores than it counted")
+        engine = {"executor": executor, "threads": threads}
+        gathered = None
+        if len(total) == 8:
+            pos, neg, kmin, kmax = total[4:]
+        elif total[4] is _OVERFLOW:  # more scores than the budget: count them into buckets in a pass of its own
+            self._overflow()
+            counted = reduce(read, lambda tile, *r: self._first(*r, counting=True), self.merge, windows=windows,
+                             **engine)
+            out.passes += 1
+            pos, neg, kmin, kmax = counted[4:]
+        else:  # every score gathered: sort them and read the buckets from them
+            gathered = self._gathered(total[4])
+            if gathered.size != n_pos + n_neg:
+                raise RuntimeError("the first pass gathered a different number of scores than it counted")
+            _sort_packed(gathered, bits, threads if self.local else 1)
+            pos, neg = np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64)
+            kmin, kmax = np.full(N_BUCKETS, np.iinfo(ut).max, ut), np.zeros(N_BUCKETS, ut)
+            starts = (np.arange(N_BUCKETS + 1) / N_BUCKETS).astype(self.ft).view(ut).copy()
+            starts[-1] = np.iinfo(ut).max  # 1.0 is bucket 65535's
+            sorted_buckets(gathered, starts, pos, neg, kmin, kmax)
+            out.collected_px = out.max_pass_px = int(gathered.size)
 
         terms = _Terms(n_pos, n_neg, self.keep_rows, bits)
         occ = np.flatnonzero((pos + neg) > 0)
         a, b = pos[occ], neg[occ]
         pending = {"lo": kmin[occ], "hi": kmax[occ], "a": a, "b": b, "t0": _above(a), "f0": _above(b)}
         del pos, neg, kmin, kmax
-        engine = {"executor": executor, "threads": threads}
 
         while pending["lo"].size:
             lo_k, hi_k, a, b, t0, f0 = (pending[k] for k in ("lo", "hi", "a", "b", "t0", "f0"))
@@ -367,17 +414,12 @@ class ExactPass:
             todo = np.flatnonzero(~final)
             if not todo.size:
                 break
-            if gathered is not None:  # the first pass holds every score: keep those of the buckets to rank
-                need = np.zeros(N_BUCKETS, np.uint8)
-                need[occ[todo]] = 1
-                k = keep_buckets(gathered, need, *_LAYOUT[bits])
-                if k != int((a[todo] + b[todo]).sum()):
-                    raise RuntimeError("the first pass gathered a bucket's scores other than it counted")
-                packed = gathered[:k]
-                del gathered
-                _sort_packed(packed, bits)
-                terms.collected(packed, lo_k[todo], t0[todo], f0[todo])
-                out.collected_px = out.max_pass_px = k
+            if gathered is not None:  # every score is sorted in memory: the other buckets' are skipped
+                need = None
+                if self.keep_rows:
+                    need = np.zeros(N_BUCKETS, np.uint8)
+                    need[occ[todo]] = 1
+                terms.collected(gathered, lo_k[todo], hi_k[todo], t0[todo], f0[todo], need)
                 break
             n = a[todo] + b[todo]
             small = todo[n <= budget_px]
@@ -453,8 +495,8 @@ class ExactPass:
                     del parts[:]
                 if (filled[0] if self.local else packed.size) != n_take:
                     raise RuntimeError("the map changed between passes (a collected region's count differs)")
-                _sort_packed(packed, bits)
-                terms.collected(packed, lo_k[take], t0[take], f0[take])
+                _sort_packed(packed, bits, threads if self.local else 1)
+                terms.collected(packed, lo_k[take], hi_k[take], t0[take], f0[take])
                 out.collected_px += int(packed.size)
                 out.max_pass_px = max(out.max_pass_px, int(packed.size))
                 del packed

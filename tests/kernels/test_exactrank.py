@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, SPLIT, bucket_of_key, bucket_pass, collected_terms,
-                                        keep_buckets, region_pass, row_terms)
+from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, N_CELLS, SPLIT, bucket_pass,
+                                        collected_terms, gather_pass, partition, region_pass, row_terms,
+                                        sorted_buckets)
 from segscore.metrics.exact import _bucket_index, keys_of
 
 MAXU = np.iinfo(np.uint64).max
@@ -22,23 +23,28 @@ def scores(n, seed, kind):
     return p, (rng.random(n) < 0.3).astype(np.uint8)
 
 
-@pytest.mark.parametrize("n", [0, 1, 17, 2000])
-@pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
-@pytest.mark.parametrize("bits", [64, 32])
-def test_bucket_pass(n, kind, bits):
+def first_scores(n, kind, bits):
     p, cls = scores(n, n + 3, kind)
     if bits == 32:
         p = p.astype(np.float32)
     p, keys = keys_of(p, bits)
-    ut = keys.dtype.type
+    return p, keys, cls, keys.dtype.type
+
+
+BELOW = np.searchsorted(THR, np.arange(N_CELLS) / N_CELLS, side="right").astype(np.int64)
+
+
+@pytest.mark.parametrize("n", [0, 1, 17, 2000])
+@pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
+@pytest.mark.parametrize("bits", [64, 32])
+def test_bucket_pass(n, kind, bits):
+    p, keys, cls, ut = first_scores(n, kind, bits)
     pos = np.zeros(N_BUCKETS, np.int64)
     neg = np.zeros(N_BUCKETS, np.int64)
     kmin = np.full(N_BUCKETS, np.iinfo(ut).max, ut)
     kmax = np.zeros(N_BUCKETS, ut)
     tc = np.zeros((2, THR.size + 1), np.int64)
-    below = np.searchsorted(THR, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
-    out = np.empty(n, ut)
-    bucket_pass(keys, p, cls, THR, below, pos, neg, kmin, kmax, tc, out)
+    bucket_pass(keys, p, cls, THR, BELOW, pos, neg, kmin, kmax, tc)
     p64 = p.astype(np.float64)
     b = np.minimum(np.floor(p64 * 65536).astype(np.int64), 65535)
     np.testing.assert_array_equal(pos, np.bincount(b[cls == 1], minlength=N_BUCKETS))
@@ -49,47 +55,55 @@ def test_bucket_pass(n, kind, bits):
     j = np.searchsorted(THR, p64, side="right")
     for c in (0, 1):
         np.testing.assert_array_equal(tc[c], np.bincount(j[cls == c], minlength=THR.size + 1))
+
+
+@pytest.mark.parametrize("n", [0, 1, 17, 2000])
+@pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
+@pytest.mark.parametrize("bits", [64, 32])
+def test_gather_pass_and_sorted_buckets(n, kind, bits):
+    """The gathering first pass: every score packed, thresholds counted; the buckets read back
+    from the sorted pixels are bucket_pass's."""
+    p, keys, cls, ut = first_scores(n, kind, bits)
+    tc = np.zeros((2, THR.size + 1), np.int64)
+    out = np.empty(n, ut)
+    gather_pass(keys, p, cls, THR, BELOW, tc, out)
     assert out.tolist() == [(int(k) << 1) | int(c) for k, c in zip(keys, cls)]
-    # without an output array, nothing is gathered and the counts are the same
-    pos2 = np.zeros(N_BUCKETS, np.int64)
-    bucket_pass(keys, p, cls, THR, below, pos2, neg.copy(), kmin.copy(), kmax.copy(), tc.copy(), np.empty(0, ut))
-    np.testing.assert_array_equal(pos2, pos)
+    j = np.searchsorted(THR, p.astype(np.float64), side="right")
+    for c in (0, 1):
+        np.testing.assert_array_equal(tc[c], np.bincount(j[cls == c], minlength=THR.size + 1))
+    maxu = np.iinfo(ut).max
+    want = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, ut),
+            np.zeros(N_BUCKETS, ut)]
+    bucket_pass(keys, p, cls, THR, BELOW, *want, np.zeros_like(tc))
+    got = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, ut),
+           np.zeros(N_BUCKETS, ut)]
+    out.sort()
+    starts = (np.arange(N_BUCKETS + 1) / N_BUCKETS).astype(p.dtype).view(ut).copy()
+    starts[-1] = maxu
+    sorted_buckets(out, starts, *got)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
 
 
 EDGE = np.array([0.0, -0.0, 5e-324, 2.2250738585072014e-308, 2.0**-17, 2.0**-16 - 2.0**-70, 2.0**-16, 2.0**-15,
                  0.5 - 2.0**-54, 0.5, 0.75, 1 - 2.0**-53, 1 - 2.0**-17, 1.0])
 
 
+@pytest.mark.parametrize("case", ["empty", "one", "constant", "distinct", "ties", "edges"])
 @pytest.mark.parametrize("bits", [64, 32])
-def test_bucket_of_key(bits):
-    """The bucket from a key's bits, against ``min(floor(p * 65536), 65535)`` on edges and random scores."""
-    rng = np.random.default_rng(bits)
-    raw = np.r_[EDGE, rng.random(5000), rng.random(500) * 2.0**-16, rng.random(100) * 1e-300]
-    if bits == 32:
-        raw = np.r_[raw.astype(np.float32), np.float32(1e-45), np.float32(1.1754944e-38)]
-    p, keys = keys_of(raw, bits)
-    mbits, bias = (52, 1023) if bits == 64 else (23, 127)
-    got = np.array([bucket_of_key(k, mbits, bias) for k in keys])
-    np.testing.assert_array_equal(got, np.minimum(np.floor(p.astype(np.float64) * 65536).astype(np.int64), 65535))
-
-
-@pytest.mark.parametrize("n", [0, 1, 7, 3000])
-@pytest.mark.parametrize("bits", [64, 32])
-def test_keep_buckets(n, bits):
-    rng = np.random.default_rng(n)
-    raw = np.r_[EDGE, rng.random(n), np.full(n // 3, 0.3)][:max(n, 0) + EDGE.size]
-    if bits == 32:
-        raw = raw.astype(np.float32)
-    p, keys = keys_of(raw, bits)
-    cls = (rng.random(p.size) < 0.4).astype(keys.dtype)
-    packed = keys + keys + cls
-    need = (rng.random(N_BUCKETS) < 0.5).astype(np.uint8)
-    b = np.minimum(np.floor(p.astype(np.float64) * 65536).astype(np.int64), 65535)
-    want = packed[need[b] != 0]
-    work = packed.copy()
-    k = keep_buckets(work, need, *((52, 1023) if bits == 64 else (23, 127)))
-    np.testing.assert_array_equal(work[:k], want)
-    assert keep_buckets(np.zeros(0, keys.dtype), need, 52, 1023) == 0
+def test_partition(case, bits):
+    rng = np.random.default_rng(7)
+    ut = np.uint64 if bits == 64 else np.uint32
+    raw = {"empty": np.zeros(0), "one": np.array([0.3]), "constant": np.full(50, 0.25),
+           "distinct": rng.random(3001), "ties": np.floor(rng.random(999) * 4) / 4, "edges": EDGE}[case]
+    _, keys = keys_of(raw.astype(np.float32) if bits == 32 else raw, bits)
+    packed = keys + keys + (rng.random(keys.size) < 0.5).astype(ut)
+    for pivot in np.unique(np.r_[packed, 0, np.iinfo(ut).max]).astype(ut):
+        work = packed.copy()
+        k = partition(work, pivot)
+        assert k == np.count_nonzero(packed < pivot)
+        assert np.all(work[:k] < pivot) and np.all(work[k:] >= pivot)
+        np.testing.assert_array_equal(np.sort(work), np.sort(packed))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -210,10 +224,37 @@ def test_row_and_collected_terms(seed, bits):
     ends = np.r_[cuts[1:], n]  # a region holds keys[cuts[r]:ends[r]]; the counts above are the rows after it
     ta = np.array([a[e:].sum() for e in ends], np.int64)
     fa = np.array([b[e:].sum() for e in ends], np.int64)
-    w2 = collected_terms(packed, lo, ta, fa, P, N, acc2, best2, bk2)
+    hi = keys[ends - 1]
+    w2 = collected_terms(packed, lo, hi, ta, fa, P, N, acc2, best2, bk2)
     assert w2 == want[0] and acc2[0] == pytest.approx(want[1], abs=1e-15) and best2[0] == want[2]
     assert bk2[0] == want[3]
-    assert collected_terms(np.zeros(0, ut), lo, ta, fa, P, N, acc2, best2, bk2) == 0
+    assert collected_terms(np.zeros(0, ut), lo, hi, ta, fa, P, N, acc2, best2, bk2) == 0
+    # rows outside every region are skipped (their counts are in the counts above the regions below)
+    inside = rng.random(n) < 0.6
+    inside[0] = True
+    idx = np.flatnonzero(inside)
+    runs = np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1)
+    lo3 = np.array([keys[r[0]] for r in runs], ut)
+    hi3 = np.array([keys[r[-1]] for r in runs], ut)
+    t3 = np.array([a[r[-1] + 1:].sum() for r in runs], np.int64)
+    f3 = np.array([b[r[-1] + 1:].sum() for r in runs], np.int64)
+    acc3, best3, bk3 = np.zeros(2), np.full(1, -1.0), np.zeros(1, ut)
+    w3 = collected_terms(packed, lo3, hi3, t3, f3, P, N, acc3, best3, bk3)
+    wins, ap, bf, bv = 0, 0.0, -1.0, None
+    for i in range(n - 1, -1, -1):  # highest first, counting every row above
+        x, y = int(a[i]), int(b[i])
+        t, f = int(a[i + 1:].sum()), int(b[i + 1:].sum())
+        if not inside[i]:
+            continue
+        wins += x * (2 * (N - f - y) + y)
+        if x:
+            ap += ((t + x) / P - t / P) * ((t + x) / (t + x + f + y))
+        prec = (t + x) / (t + x + f + y)
+        rec = (t + x) / P
+        fs = 2 * prec * rec / (prec + rec) if prec + rec > 0 else 0.0
+        if fs > bf or (fs == bf and keys[i] < bv):
+            bf, bv = fs, keys[i]
+    assert w3 == wins and acc3[0] == pytest.approx(ap, abs=1e-15) and best3[0] == bf and bk3[0] == bv
 
 
 @pytest.mark.parametrize("seed", range(3))
