@@ -9,9 +9,10 @@ the target's fixed [0, 1] scale, never stretched:
 - uint16: its 65,536 values, ``p = v / 65535``;
 - anything else (float ``.npy``, TIFF, zarr): values in [0, 1] (a 1e-6 slack is clipped, as
   ScrollGT does), ranked exactly as float64, every distinct value a threshold, as ScrollGT's
-  scikit-learn ranks them (:mod:`segscore.metrics.exact`: a first pass of 65,536 buckets, then
-  only the buckets whose inner order matters refined in later passes over the map, in memory
-  that does not grow with the map).
+  scikit-learn ranks them (:mod:`segscore.metrics.exact`: a map that fits its 128 MiB budget, as
+  a 4,096² target does, is gathered in one read and sorted; a larger one is counted into 65,536
+  buckets and only the buckets whose inner order matters refined in later passes over the map,
+  in memory that does not grow with the map).
 
 Zeros are counted and there is no inner margin. An 8- or 16-bit map is streamed in row bands
 through the foundation's level-histogram kernel (:func:`segscore.kernels.levels.class_histograms`)

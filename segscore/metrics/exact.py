@@ -1,44 +1,49 @@
 """Exact ranking of float scores streamed by tiles, in memory that does not grow with the map.
 
 scikit-learn ranks float64 scores exactly: every distinct value is a threshold. So do these
-passes, without holding more than a fixed budget of the map:
+passes, without holding more of the map than a fixed budget:
 
-1. One pass counts each class into 65,536 buckets ``min(int(p * 65536), 65535)`` (monotone in
-   ``p``), with each bucket's smallest and largest score, and counts the scores at or above
-   each threshold of the F1 sweep (exact: a count, no ranking needed). While the scores read so
-   far fit the budget, the same pass also gathers them (``key << 1 | class``, the key the
-   score's bits): a map that fits is ranked from that one pass, with no later pass at all.
-2. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
+1. A map whose scores fit the budget (:data:`DEFAULT_BUDGET_BYTES`; the caller says how many to
+   expect) is read once: each tile's scores are gathered as ``key << 1 | class`` (the key the
+   score's bits) and counted at each threshold of the F1 sweep (a count, no ranking needed);
+   the gathered scores are then sorted (on two threads: split at a sampled median), and the
+   65,536 buckets ``min(int(p * 65536), 65535)`` (monotone in ``p``), with their class counts and
+   smallest and largest score, are read from the sorted scores in one sweep. Nothing is read
+   twice.
+2. A larger map is first counted into those buckets in one pass (with the thresholds), and the
+   buckets ranked by later passes (step 4).
+3. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
    final when its inner order cannot change a metric: it holds one distinct score, or only
    negatives (no positive term of AUC or AP, and a threshold inside it never has the best
    F1), or only positives with no negative above it (precision 1 throughout; best F1 at its
-   lowest score). It then counts as one row.
-3. Every other region is ranked from its gathered scores, sorted. When the first pass could not
-   gather the map, later passes over it refine the regions: one holding at most ``budget_px``
-   scores is *collected* (its scores gathered, sorted and read as distinct values), several per
-   pass up to ``budget_px`` scores in all; a larger one is *split* into sub-ranges of its float
-   bits (``(bits - lo) >> shift``), which become regions of the next pass. Each pass shrinks a
-   split range by a factor of at least 2**12, so at most six split levels separate any two
-   doubles of [0, 1].
+   lowest score). It then counts as one row; the others' rows are the distinct scores in them.
+4. Later passes (a map larger than the budget): a region holding at most ``budget_px`` scores is
+   *collected* (its scores gathered, sorted and read as distinct values), several per pass up to
+   ``budget_px`` scores in all; a larger one is *split* into sub-ranges of its float bits
+   (``(bits - lo) >> shift``), which become regions of the next pass. Each pass shrinks a split
+   range by a factor of at least 2**12, so at most six split levels separate any two doubles of
+   [0, 1].
 
 A float32 (or float16) map is ranked on float32 bits (4 bytes a score; the same order and the same
-values as its float64 copy), any other map on float64 bits (8 bytes). The budget is
-:data:`DEFAULT_BUDGET_BYTES` (128 MiB: 2**24 float64 or 2**25 float32 scores), so a 4,096² map (a
-ScrollGT target and its uniform floor) or a full PHerc 1667 column grid's column and gutter pixels
-in float32 (33.4 M) is ranked in one pass. What a pass holds besides is bounded too: 65,536
-buckets (2 MiB) per tile in flight, or as many sub-bins, and the tiles in flight (with dask, the
-tiles' gathered pieces are joined at the end: twice the budget). The price of a map larger than
-the budget is passes: about ``(scored pixels) / budget_px`` collecting passes over the map.
+values as its float64 copy), any other map on float64 bits (8 bytes). The budget, 128 MiB, is
+2**24 float64 or 2**25 float32 scores: a 4,096² target's uniform floor (16.7 M doubles) or the
+33.4 M column and gutter pixels of a full PHerc 1667 column grid in float32 are ranked from one
+read. Besides the budget a pass holds the tiles in flight and, when counting, 65,536 buckets
+(2 MiB) per tile or as many sub-bins (with dask, the tiles' gathered pieces are joined at the end:
+twice the budget). The price of a map larger than the budget is passes: about
+``(scored pixels) / budget_px`` collecting passes after the counting one.
 
 Every term is then scikit-learn's: ROC-AUC is the Mann-Whitney count (doubled wins in integers,
 one division), average precision ``sum (R_k - R_{k-1}) P_k`` term by term as scikit-learn
-evaluates each (summed with compensation: the final regions' rows lowest first, then the gathered
-scores highest first, pass by pass), F1 from the counts at each threshold. The order of the
-regions never matters to AUC and F1: each carries the counts above it.
+evaluates each (summed with compensation, in one order whatever the passes: the final regions'
+rows lowest first, then the other rows highest first, pass after pass), F1 from the counts at
+each threshold. AUC and F1 do not depend on the order of the regions: each carries the counts
+above it.
 
-Measured (benchmarks/README.md, bench_exact.py and bench_targets.py): the uniform floor of a 4,096²
-target, 16.7 M distinct doubles, was ranked in six passes (one kernel step per pixel called a
-helper taking arrays, 7x slower than inline) and is now ranked in one.
+Where the time went (benchmarks/README.md): the uniform floor of a 4,096² target took six passes
+of about 5 s on a busy machine, each calling a kernel helper that took arrays per pixel (reference
+counted: 7x slower than inline) and looking each score's region up in megabyte tables; it is now
+one read, one sort and two sequential sweeps.
 """
 
 from __future__ import annotations
