@@ -7,13 +7,11 @@ and equal keys are equal values. A class is 1 (positive) or 0 (negative).
 A float32 map is ranked on its own bits (uint32 keys, the same order, half the bytes): every kernel
 takes either width, all of one call's keys of one width.
 
-- :func:`gather_pass`: the first pass over a map that fits the budget: every pixel written out as
-  ``key << 1 | class``, and the class counts between consecutive thresholds; once the pixels
-  are sorted (:func:`partition` splits them for two threads), :func:`sorted_buckets` reads the
-  first-pass buckets from them in one sequential sweep.
-- :func:`bucket_pass`: the first pass over a larger map, 65,536 buckets
-  ``min(int(p * 65536), 65535)`` (monotone in ``p``), each with its class counts and its smallest
-  and largest key, plus the class counts between consecutive thresholds.
+- :func:`first_pass`: the class counts between consecutive thresholds, and either every pixel
+  written out as ``key << 1 | class`` (a map that fits the budget: once the pixels are sorted,
+  :func:`partition` splitting them for two threads, :func:`sorted_buckets` reads the first-pass
+  buckets from them in one sequential sweep) or the 65,536 buckets ``min(int(p * 65536), 65535)``
+  (monotone in ``p``) counted, each with its class counts and its smallest and largest key.
 - :func:`region_pass`: a later pass over disjoint key ranges (regions), each either split into
   sub-bins ``(key - lo) >> shift`` (class counts, smallest and largest key) or collected: its
   pixels are written out as ``key << 1 | class`` (keys of [0, 1] leave the top bit free).
@@ -46,8 +44,10 @@ N_CELLS = 4096
 
 
 @jit
-def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
-    """Count one tile's scores into the 65,536 first-pass buckets.
+def first_pass(keys, p, cls, thresholds, below, tcount, pos, neg, kmin, kmax, out):
+    """The first pass over one tile: the thresholds counted, and the scores counted into the 65,536
+    first-pass buckets (a map larger than the budget) or gathered (one that fits it; the buckets are
+    then read from the sorted scores, :func:`sorted_buckets`), or both.
 
     Parameters
     ----------
@@ -60,19 +60,23 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
     thresholds : (t,) float64, increasing
     below : (4096,) int64
         Thresholds ``<=`` each cell's lowest value (:data:`N_CELLS`).
-    pos, neg : (65536,) int64
-        Class counts per bucket, accumulated in place.
-    kmin, kmax : (65536,) of ``keys``' dtype
-        Smallest and largest key per bucket, updated in place (start them at the dtype's
-        largest value and 0).
     tcount : (2, t + 1) int64
         ``tcount[c, j]``: scores of class ``c`` with exactly ``j`` thresholds ``<= p``, in place.
+    pos, neg : (65536,) or (0,) int64
+        Class counts per bucket, accumulated in place; empty: no buckets counted.
+    kmin, kmax : (65536,) or (0,) of ``keys``' dtype
+        Smallest and largest key per bucket, updated in place (start them at the dtype's
+        largest value and 0).
+    out : (n,) or (0,) of ``keys``' dtype
+        Receives ``key << 1 | class`` of every score, in tile order; empty: nothing gathered.
 
     Notes
     -----
     Does not check NaN, the range of ``p`` or lengths.
     """
     nt = thresholds.shape[0]
+    counting = pos.shape[0] > 0
+    gathering = out.shape[0] > 0
     for i in range(p.shape[0]):
         x = np.float64(p[i])
         b = np.int64(x * 65536.0)
@@ -80,48 +84,21 @@ def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
             b = 65535
         c = cls[i]
         key = keys[i]
-        if c:
-            pos[b] += 1
-        else:
-            neg[b] += 1
-        if key < kmin[b]:
-            kmin[b] = key
-        if key > kmax[b]:
-            kmax[b] = key
         j = below[b >> 4]  # x >= (b >> 4) / 4096 exactly (products by powers of 2 are exact)
         while j < nt and thresholds[j] <= x:
             j += 1
         tcount[c, j] += 1
-
-
-@jit
-def gather_pass(keys, p, cls, thresholds, below, tcount, out):
-    """The first pass over a tile of a map that fits the budget: every score gathered, the
-    thresholds counted (no bucket: those are read from the sorted scores, :func:`sorted_buckets`).
-
-    Parameters
-    ----------
-    keys, p, cls, thresholds, below, tcount
-        As :func:`bucket_pass`.
-    out : (n,) of ``keys``' dtype
-        Receives ``key << 1 | class`` of every score, in tile order.
-
-    Notes
-    -----
-    Does not check NaN, the range of ``p`` or lengths.
-    """
-    nt = thresholds.shape[0]
-    for i in range(p.shape[0]):
-        x = np.float64(p[i])
-        cell = np.int64(x * 4096.0)
-        if cell > 4095:
-            cell = 4095
-        c = cls[i]
-        j = below[cell]
-        while j < nt and thresholds[j] <= x:
-            j += 1
-        tcount[c, j] += 1
-        out[i] = keys[i] + keys[i] + c
+        if counting:
+            if c:
+                pos[b] += 1
+            else:
+                neg[b] += 1
+            if key < kmin[b]:
+                kmin[b] = key
+            if key > kmax[b]:
+                kmax[b] = key
+        if gathering:
+            out[i] = key + key + c
 
 
 @jit

@@ -270,6 +270,7 @@ class ExactPass:
         self.gathering = not self.counting  # turns off when the gathered scores outgrow the budget
         self._buf = None  # this process's buffer of gathered scores (threads), filled in window order
         self._filled = 0
+        self._no_buckets = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, self.ut), np.zeros(0, self.ut))
 
     # partials: gathering [tcount, lo, hi, bad, pieces or _OVERFLOW, n gathered];
     # counting [tcount, lo, hi, bad, pos, neg, kmin, kmax]
@@ -289,7 +290,7 @@ class ExactPass:
         return self._first(raw, cls, whole, counting=self.counting)
 
     def _first(self, raw, cls, whole=None, *, counting):
-        from segscore.kernels.exactrank import bucket_pass, gather_pass
+        from segscore.kernels.exactrank import first_pass
 
         part = self.empty(counting)
         part[1], part[2], part[3] = _raw_stats(raw if whole is None else whole)
@@ -298,17 +299,15 @@ class ExactPass:
             return part
         p, keys = keys_of(raw, self.bits)
         cls = np.ascontiguousarray(cls, np.uint8).ravel()
-        if counting:
-            bucket_pass(keys, p, cls, self.thr, self.below, *part[4:], part[0])
-        elif p.size > self.budget_px or not self.gathering:  # no use gathering: count the thresholds only
-            self.gathering = False
-            out = np.empty(p.size, self.ut)
-            gather_pass(keys, p, cls, self.thr, self.below, part[0], out)
-            part[4] = _OVERFLOW
-        else:
-            out = np.empty(p.size, self.ut)
-            gather_pass(keys, p, cls, self.thr, self.below, part[0], out)
+        gather = not counting and self.gathering and p.size <= self.budget_px
+        out = np.empty(p.size if gather else 0, self.ut)
+        buckets = part[4:] if counting else self._no_buckets
+        first_pass(keys, p, cls, self.thr, self.below, part[0], *buckets, out)
+        if gather:
             part[4], part[5] = [out], out.size
+        elif not counting:  # no use gathering: the scores outgrew the budget
+            self.gathering = False
+            part[4] = _OVERFLOW
         return part
 
     def merge(self, x, y):

@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 
-from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, N_CELLS, SPLIT, bucket_pass,
-                                        collected_terms, gather_pass, partition, region_pass, row_terms,
-                                        sorted_buckets)
+from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, N_CELLS, SPLIT, collected_terms, first_pass,
+                                        partition, region_pass, row_terms, sorted_buckets)
 from segscore.metrics.exact import _bucket_index, keys_of
 
 MAXU = np.iinfo(np.uint64).max
@@ -34,17 +33,23 @@ def first_scores(n, kind, bits):
 BELOW = np.searchsorted(THR, np.arange(N_CELLS) / N_CELLS, side="right").astype(np.int64)
 
 
+def buckets(ut):
+    return [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, np.iinfo(ut).max, ut),
+            np.zeros(N_BUCKETS, ut)]
+
+
+def no_buckets(ut):
+    return [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, ut), np.zeros(0, ut)]
+
+
 @pytest.mark.parametrize("n", [0, 1, 17, 2000])
 @pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
 @pytest.mark.parametrize("bits", [64, 32])
-def test_bucket_pass(n, kind, bits):
+def test_first_pass_counting(n, kind, bits):
     p, keys, cls, ut = first_scores(n, kind, bits)
-    pos = np.zeros(N_BUCKETS, np.int64)
-    neg = np.zeros(N_BUCKETS, np.int64)
-    kmin = np.full(N_BUCKETS, np.iinfo(ut).max, ut)
-    kmax = np.zeros(N_BUCKETS, ut)
+    pos, neg, kmin, kmax = buckets(ut)
     tc = np.zeros((2, THR.size + 1), np.int64)
-    bucket_pass(keys, p, cls, THR, BELOW, pos, neg, kmin, kmax, tc)
+    first_pass(keys, p, cls, THR, BELOW, tc, pos, neg, kmin, kmax, np.empty(0, ut))
     p64 = p.astype(np.float64)
     b = np.minimum(np.floor(p64 * 65536).astype(np.int64), 65535)
     np.testing.assert_array_equal(pos, np.bincount(b[cls == 1], minlength=N_BUCKETS))
@@ -60,26 +65,23 @@ def test_bucket_pass(n, kind, bits):
 @pytest.mark.parametrize("n", [0, 1, 17, 2000])
 @pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
 @pytest.mark.parametrize("bits", [64, 32])
-def test_gather_pass_and_sorted_buckets(n, kind, bits):
+def test_first_pass_gathering_and_sorted_buckets(n, kind, bits):
     """The gathering first pass: every score packed, thresholds counted; the buckets read back
-    from the sorted pixels are bucket_pass's."""
+    from the sorted pixels are the counting pass's."""
     p, keys, cls, ut = first_scores(n, kind, bits)
     tc = np.zeros((2, THR.size + 1), np.int64)
     out = np.empty(n, ut)
-    gather_pass(keys, p, cls, THR, BELOW, tc, out)
+    first_pass(keys, p, cls, THR, BELOW, tc, *no_buckets(ut), out)
     assert out.tolist() == [(int(k) << 1) | int(c) for k, c in zip(keys, cls)]
     j = np.searchsorted(THR, p.astype(np.float64), side="right")
     for c in (0, 1):
         np.testing.assert_array_equal(tc[c], np.bincount(j[cls == c], minlength=THR.size + 1))
-    maxu = np.iinfo(ut).max
-    want = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, ut),
-            np.zeros(N_BUCKETS, ut)]
-    bucket_pass(keys, p, cls, THR, BELOW, *want, np.zeros_like(tc))
-    got = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, ut),
-           np.zeros(N_BUCKETS, ut)]
+    want = buckets(ut)
+    first_pass(keys, p, cls, THR, BELOW, np.zeros_like(tc), *want, np.empty(0, ut))
+    got = buckets(ut)
     out.sort()
     starts = (np.arange(N_BUCKETS + 1) / N_BUCKETS).astype(p.dtype).view(ut).copy()
-    starts[-1] = maxu
+    starts[-1] = np.iinfo(ut).max
     sorted_buckets(out, starts, *got)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
