@@ -21,7 +21,9 @@ takes either width, all of one call's keys of one width.
 
 No kernel calls a helper taking arrays per pixel: such a call is not inlined and counts references
 to each array (atomic operations), which made these loops 7x slower; the helpers take and return
-scalars. A pass over unsorted pixels touches small tables only where it can (the threshold table
+scalars. So the few lines that count a pixel into a bin are written out in :func:`first_pass` and
+:func:`region_pass` (numba's own ``inline="always"`` still counts the references: 5x slower,
+measured on 16.7 M scores). A pass over unsorted pixels touches small tables only where it can (the threshold table
 has 4,096 cells): random access into megabytes of counts is what a busy machine's shared cache
 makes slow.
 """
