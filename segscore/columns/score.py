@@ -166,7 +166,8 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
     k = len(boxes)
     maxh = max([b[1] - b[0] for b in boxes] + [1])
     boxes_a = np.array(boxes, np.int64).reshape(-1, 4)
-    kinds_a = np.array(kinds, np.int64)
+    # the level histograms give an 8- or 16-bit map's pixel AUC; a float map's is ranked exactly
+    kinds_a = np.array(kinds, np.int64) if exact is None else np.full(len(kinds), -1, np.int64)
     valid_a = valid if valid is not None else np.zeros((0, 0), np.uint8)
     passthrough = kind != "float"
     vdiv = {"uint8": 255.0, "uint16": 65535.0}.get(kind, 1.0)
