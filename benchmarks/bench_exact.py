@@ -196,8 +196,8 @@ def main(argv=None):
                              "auc": st["roc_auc"]})
     for r in rows:
         r["vs_int"] = r["mb"] / base[r["case"].split()[0]]
-    print(f"exact float ranking vs integer levels — {machine_note()} — budget {DEFAULT_BUDGET_BYTES >> 20} MiB of scores/pass, "
-          f"medians of {args.repeat}, JIT cache warm, card only (--no-floors)\n")
+    print(f"exact float ranking vs integer levels — {machine_note()} — budget {DEFAULT_BUDGET_BYTES >> 20} MiB of "
+          f"scores/pass, medians of {args.repeat}, JIT cache warm, card only (--no-floors)\n")
     print(table(rows, [("case", "case", None), ("passes", "passes", "{}"), ("splits", "regions split", "{}"),
                        ("gathered", "MiB gathered (all passes)", "{:.0f}"),
                        ("per_pass", "MiB gathered (max one pass)", "{:.0f}"), ("spilled", "bytes spilled", "{}"),
