@@ -20,6 +20,15 @@ peak RSS measured under a bare parent; the passes and bytes come from that proce
 spills to disk: the refinement gathers at most ``budget`` scores in memory per pass.
 
     PYTHONPATH=. nice python benchmarks/bench_exact.py [--repeat 1] [--skip-4x]
+
+``--against TREE`` instead runs the two commands whose time the exact ranking sets, side by side
+with another checkout ``TREE`` (the quantized path it replaced: ``git worktree add TREE bfa3608``):
+``segscore target`` on bench_targets.py's 4,096² 8-bit PNG with its three floors (the uniform floor
+is 16.7 M distinct doubles), and ``segscore columns`` on the full 2,061 x 30,097 float32 column map
+with its floors. Whole processes, each tree on its own path and its own numba cache (warmed by one
+unmeasured run each), the trees alternated run by run, medians of ``--repeat``:
+
+    PYTHONPATH=. nice python benchmarks/bench_exact.py --against /work/scratch/exact-bfa --repeat 3
 """
 
 from __future__ import annotations
@@ -95,19 +104,68 @@ def make_cases(real: Path, skip_4x: bool) -> dict:
     return cases
 
 
+def against(tree: str, repeat: int) -> None:
+    """``target`` with floors and full-size ``columns``, this checkout and ``tree`` alternated."""
+    import statistics
+
+    from benchmarks._harness import REPO, run_once
+    from benchmarks.bench_targets import make_cases
+
+    case = make_cases(shared_data("scrollgt"))
+    trees = {"this": str(REPO), "other": str(Path(tree).resolve())}
+    cmds = {"target 4096² u8 PNG + 3 floors": ["target", case["png"], case["target"]],
+            "columns full grid f32 + 3 floors": ["columns", case["cols"], case["ctarget"]]}
+    with tempfile.TemporaryDirectory() as tmp:
+        envs = {k: dict(os.environ, PYTHONPATH=v, NUMBA_CACHE_DIR=os.path.join(tmp, f"numba_{k}"))
+                for k, v in trees.items()}
+
+        def run(k, argv):
+            out = os.path.join(tmp, f"{k}.json")
+            m = run_once([sys.executable, "-m", "segscore", *argv, "--json-out", out], env=envs[k], cwd=tmp)
+            return m, json.loads(Path(out).read_text())
+
+        rows = []
+        for name, argv in cmds.items():
+            for k in trees:  # warm each tree's cache (the first run compiles)
+                run(k, argv)
+            got = {k: [] for k in trees}
+            cards = {}
+            for _ in range(repeat):
+                for k in trees:
+                    m, cards[k] = run(k, argv)
+                    got[k].append(m)
+            med = {k: (statistics.median(m["seconds"] for m in v), statistics.median(m["peak_mb"] for m in v))
+                   for k, v in got.items()}
+            same = cards["this"] == cards["other"]
+            rows.append({"case": name, "s": med["this"][0], "s_other": med["other"][0],
+                         "ratio": med["this"][0] / med["other"][0], "mb": med["this"][1], "mb_other": med["other"][1],
+                         "mb_ratio": med["this"][1] / med["other"][1], "same": "yes" if same else "no (quantized)",
+                         "runs": " ".join(f"{m['seconds']:.2f}" for m in got["this"]) + " / "
+                         + " ".join(f"{m['seconds']:.2f}" for m in got["other"])})
+    print(f"exact ranking against {tree} — {machine_note()} — whole processes, trees alternated, medians of "
+          f"{repeat}, each tree's numba cache warm\n")
+    print(table(rows, [("case", "case", None), ("s", "this s", "{:.2f}"), ("s_other", "other s", "{:.2f}"),
+                       ("ratio", "this / other", "{:.2f}"), ("mb", "this peak MB", "{:.0f}"),
+                       ("mb_other", "other peak MB", "{:.0f}"), ("mb_ratio", "peak ratio", "{:.2f}"),
+                       ("same", "same JSON", None), ("runs", "runs (this / other)", None)]))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--skip-4x", action="store_true")
+    ap.add_argument("--against", metavar="TREE", help="time target + floors and columns beside another checkout")
     ap.add_argument("--child", nargs="+", metavar="PRED TARGET OUT [floors]", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         return child(*args.child)
+    if args.against:
+        return against(args.against, args.repeat)
     real = shared_data("scrollgt") / "scroll1_20231210121321"
     if not real.exists():
         sys.exit(f"{real} not found: set SEGSCORE_SHARED_DATA")
     cases = make_cases(real, args.skip_4x)
-    from segscore.metrics.exact import DEFAULT_BUDGET_PX
+    from segscore.metrics.exact import DEFAULT_BUDGET_BYTES
 
     rows = []
     base = {}
@@ -138,8 +196,8 @@ def main(argv=None):
                              "auc": st["roc_auc"]})
     for r in rows:
         r["vs_int"] = r["mb"] / base[r["case"].split()[0]]
-    print(f"exact float ranking vs integer levels — {machine_note()} — budget {DEFAULT_BUDGET_PX} scores/pass, "
-          f"medians of {args.repeat}, JIT cache warm, card only (--no-floors)\n")
+    print(f"exact float ranking vs integer levels — {machine_note()} — budget {DEFAULT_BUDGET_BYTES >> 20} MiB of "
+          f"scores/pass, medians of {args.repeat}, JIT cache warm, card only (--no-floors)\n")
     print(table(rows, [("case", "case", None), ("passes", "passes", "{}"), ("splits", "regions split", "{}"),
                        ("gathered", "MiB gathered (all passes)", "{:.0f}"),
                        ("per_pass", "MiB gathered (max one pass)", "{:.0f}"), ("spilled", "bytes spilled", "{}"),

@@ -152,7 +152,11 @@ def _line_period_peak(rsum, rcnt, pitch_lo, pitch_hi):
 
 
 def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_rows=None, executor=None,
-                threads=None, check_range=True):
+                threads=None, check_range=True, exact=None):
+    """One pass over the rows of the boxes: row sums and counts per box, level histograms, the
+    value range; with ``exact`` (an :class:`segscore.metrics.exact.ExactPass` and the boxes it
+    ranks, :func:`_exact_pass`), also the exact ranking's first pass on the same bands (the map,
+    or the floor's draws, read once), its merged partial appended to the result."""
     from segscore.engine import reduce
     from segscore.ink.quantize import kernel_array
     from segscore.kernels.levels import value_stats
@@ -163,7 +167,8 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
     k = len(boxes)
     maxh = max([b[1] - b[0] for b in boxes] + [1])
     boxes_a = np.array(boxes, np.int64).reshape(-1, 4)
-    kinds_a = np.array(kinds, np.int64)
+    # the level histograms give an 8- or 16-bit map's pixel AUC; a float map's is ranked exactly
+    kinds_a = np.array(kinds, np.int64) if exact is None else np.full(len(kinds), -1, np.int64)
     valid_a = valid if valid is not None else np.zeros((0, 0), np.uint8)
     passthrough = kind != "float"
     vdiv = {"uint8": 255.0, "uint16": 65535.0}.get(kind, 1.0)
@@ -172,7 +177,9 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
         hi_row = min(max(b[1] for b in boxes) - oy, h)
     else:
         lo_row = hi_row = 0
-    windows = plan_bands((slice(lo_row, hi_row), slice(0, w)), tile_rows=tile_rows, target_px=MAP_BAND_PX)
+    # with the exact pass, smaller bands: each holds its gathered pixels and their copies in flight
+    windows = plan_bands((slice(lo_row, hi_row), slice(0, w)), tile_rows=tile_rows,
+                         target_px=MAP_BAND_PX if exact is None else 2 * EXACT_BAND_PX)
 
     def read(window):
         return [kernel_array(read_band(window[0].start, window[0].stop))]
@@ -188,30 +195,72 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
         rc = np.zeros((k, maxh), np.int64)
         hist = np.zeros((2, 65536), np.int64)
         box_rows(values, oy + tile.window[0].start, ox, valid_a, boxes_a, kinds_a, passthrough, vdiv, rs, rc, hist)
-        return [rs, rc, hist, (float(lo), float(hi), int(bad))]
+        out = [rs, rc, hist, (float(lo), float(hi), int(bad))]
+        if exact is not None:
+            out.append(exact[0].first(*_box_pixels(values, tile.window[0].start, origin, valid, exact[1])))
+        return out
 
     def merge(a, b):
         a[0] += b[0]
         a[1] += b[1]
         a[2] += b[2]
         (lo, hi, bad), (lo2, hi2, bad2) = a[3], b[3]
-        return [a[0], a[1], a[2], (min(lo, lo2), max(hi, hi2), bad + bad2)]
+        a[3] = (min(lo, lo2), max(hi, hi2), bad + bad2)
+        if exact is not None:
+            a[4] = exact[0].merge(a[4], b[4])
+        return a
 
     total = reduce(read, task, merge, windows=windows, executor=executor, threads=threads)
     if total is None:
-        return np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64), (np.inf, -np.inf, 0)
+        total = [np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64),
+                 (np.inf, -np.inf, 0)] + ([None] if exact is not None else [])
     return total
 
 
-def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, tile_rows=None, executor=None, threads=None):
-    """The exact ranking (:func:`segscore.metrics.exact.rank_exact`) of the valid pixels of the
-    text columns (kind 1, positive) against those of the gutters (kind 0) of a float map, each box's
-    pixels counted once per box, as ScrollGT concatenates them."""
-    from segscore.metrics.exact import rank_exact
+def _box_pixels(values, r0, origin, valid, picked):
+    """The valid pixels of the ranked boxes in map rows ``r0 .. r0 + len(values)`` (``values`` the
+    band, all the map's columns) and their classes (1 text column, 0 gutter), box after box, each
+    box's pixels once per box, as ScrollGT concatenates them."""
+    oy, ox = origin
+    raws, classes = [], []
+    for (y0, y1, x0, x1), kd in picked:
+        a, b = max(y0, oy + r0), min(y1, oy + r0 + len(values))
+        if a >= b:
+            continue
+        sub = values[a - oy - r0:b - oy - r0, x0 - ox:x1 - ox]
+        if valid is not None:
+            sub = sub[valid[a:b, x0:x1] != 0]
+        raws.append(sub.ravel())
+        classes.append(np.full(sub.size, kd, np.uint8))
+    if not raws:
+        return np.zeros(0, values.dtype), np.zeros(0, np.uint8)
+    return np.concatenate(raws), np.concatenate(classes)
+
+
+def _exact_pass(shape, origin, valid, boxes, kinds, *, dtype=None, executor=None):
+    """``(ExactPass, picked)``: the exact ranking (:mod:`segscore.metrics.exact`) of the valid pixels
+    of the text columns (kind 1, positive) against those of the gutters (kind 0) of a float map of
+    ``dtype``, and those boxes with their kinds; told how many pixels to expect, so a map that fits
+    the budget is gathered in the first pass."""
+    from segscore.metrics.exact import ExactPass
 
     h, w = shape
     oy, ox = origin
     picked = [(b, kd) for b, kd in zip(boxes, kinds) if kd >= 0]
+    n_px = 0
+    for (y0, y1, x0, x1), _ in picked:
+        a, b, c, d = max(y0, oy), min(y1, oy + h), max(x0, ox), min(x1, ox + w)
+        if a < b and c < d:
+            n_px += (b - a) * (d - c) if valid is None else int(np.count_nonzero(valid[a:b, c:d]))
+    return ExactPass(thresholds=(), dtype=dtype, expected_px=n_px, executor=executor), picked
+
+
+def _exact_finish(ep, first, read_band, shape, origin, valid, picked, *, tile_rows=None, executor=None,
+                  threads=None):
+    """The exact ranking from its first pass (done in :func:`_accumulate`), reading the map again
+    by bands only if it did not fit the budget."""
+    h, w = shape
+    oy = origin[0]
     if picked:
         lo_row = max(min(b[0] for b, _ in picked) - oy, 0)
         hi_row = min(max(b[1] for b, _ in picked) - oy, h)
@@ -221,22 +270,9 @@ def _exact_pixels(read_band, shape, origin, valid, boxes, kinds, *, tile_rows=No
 
     def read(window):
         r0, r1 = window[0].start, window[0].stop
-        values = np.asarray(read_band(r0, r1))
-        raws, classes = [], []
-        for (y0, y1, x0, x1), kd in picked:
-            a, b = max(y0, oy + r0), min(y1, oy + r1)
-            if a >= b:
-                continue
-            sub = values[a - oy - r0:b - oy - r0, x0 - ox:x1 - ox]
-            if valid is not None:
-                sub = sub[valid[a:b, x0:x1] != 0]
-            raws.append(sub.ravel())
-            classes.append(np.full(sub.size, kd, np.uint8))
-        if not raws:
-            return np.zeros(0), np.zeros(0, np.uint8)
-        return np.concatenate(raws), np.concatenate(classes)
+        return _box_pixels(np.asarray(read_band(r0, r1)), r0, origin, valid, picked)
 
-    return rank_exact(read, windows, thresholds=(), executor=executor, threads=threads)
+    return ep.finish(first, read, windows, executor=executor, threads=threads)
 
 
 def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, pixel_auc=None):
@@ -316,18 +352,22 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, pixel_auc=None)
     return {"metrics": m, "per_column": per_column, "gutters": gut, "notes": notes}
 
 
-def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True, name=None):
+def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True, name=None,
+           dtype=None):
     boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
     kinds = [1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters)
-    rs, rc, hist, stats = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
-                                      check_range=check_range, **engine)
+    ep = None
+    if kind == "float" and scored and gutters:
+        ep = _exact_pass(shape, origin, tgt.valid, boxes, kinds, dtype=dtype, executor=engine.get("executor"))
+    rs, rc, hist, stats, *first = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
+                                              check_range=check_range, exact=ep, **engine)
     if name is not None:  # refuse NaN, inf and values outside [0, 1] before any metric sees them
         from segscore.ink.targets import check_values
 
         check_values(name, *_rows_outside(stats, read_band, kind, shape, origin, boxes))
     exact = None
-    if kind == "float" and scored and gutters:
-        exact = _exact_pixels(read_band, shape, origin, tgt.valid, boxes, kinds, **engine)
+    if ep is not None:
+        exact = _exact_finish(ep[0], first[0], read_band, shape, origin, tgt.valid, ep[1], **engine)
     return _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, exact), stats
 
 
@@ -376,9 +416,11 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     # uniform_random is the one floor to read; a constant map p has row sums p x row counts (the
     # counts do not depend on the values) and all its pixels on one level
     read = lambda a, b: uniform_rows(seed, w, a, b).astype(np.float32)  # noqa: E731
-    rs, rc, hist, _ = _accumulate(read, "float", shape, origin, tgt.valid, boxes, kinds, check_range=False, **engine)
-    exact = (_exact_pixels(read, shape, origin, tgt.valid, boxes, kinds, **engine)
-             if scored and gutters else None)
+    ep = (_exact_pass(shape, origin, tgt.valid, boxes, kinds, dtype=np.float32, executor=engine.get("executor"))
+          if scored and gutters else None)
+    rs, rc, hist, _, *first = _accumulate(read, "float", shape, origin, tgt.valid, boxes, kinds, check_range=False,
+                                          exact=ep, **engine)
+    exact = _exact_finish(ep[0], first[0], read, shape, origin, tgt.valid, ep[1], **engine) if ep else None
     sums = {"uniform_random": (rs, hist)}
     for name, p in (("constant_0_5", 0.5), ("papyrus_mask", 1.0)):  # the mask is 1 on every counted pixel
         h1 = np.zeros((2, 65536), np.int64)
@@ -416,7 +458,7 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
         kind = map_kind(src.dtype)
         w = src.shape[1]
         core, _ = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
-                         *plan, engine, name=src.name)
+                         *plan, engine, name=src.name, dtype=src.dtype)
         shape = src.shape
     out = {"target": tgt.target_id,
            "prediction": prediction_name(prediction),

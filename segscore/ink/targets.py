@@ -9,9 +9,10 @@ the target's fixed [0, 1] scale, never stretched:
 - uint16: its 65,536 values, ``p = v / 65535``;
 - anything else (float ``.npy``, TIFF, zarr): values in [0, 1] (a 1e-6 slack is clipped, as
   ScrollGT does), ranked exactly as float64, every distinct value a threshold, as ScrollGT's
-  scikit-learn ranks them (:mod:`segscore.metrics.exact`: a first pass of 65,536 buckets, then
-  only the buckets whose inner order matters refined in later passes over the map, in memory
-  that does not grow with the map).
+  scikit-learn ranks them (:mod:`segscore.metrics.exact`: a map that fits its 128 MiB budget, as
+  a 4,096² target does, is gathered in one read and sorted; a larger one is counted into 65,536
+  buckets and only the buckets whose inner order matters refined in later passes over the map,
+  in memory that does not grow with the map).
 
 Zeros are counted and there is no inner margin. An 8- or 16-bit map is streamed in row bands
 through the foundation's level-histogram kernel (:func:`segscore.kernels.levels.class_histograms`)
@@ -182,8 +183,8 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
 
 
 def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
-                keep_rows=False):
-    """Rank ``read_band(r0, r1)`` exactly against ``codes``: a
+                keep_rows=False, dtype=None):
+    """Rank ``read_band(r0, r1)`` (a map of ``dtype``; None: float64) exactly against ``codes``: a
     :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
     every pixel of the map, scored or not, after the first pass)."""
     from segscore.metrics.exact import rank_exact
@@ -200,7 +201,7 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
         return values[scored], c[scored] & 1, values
 
     return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads,
-                      check=check, keep_rows=keep_rows)
+                      check=check, keep_rows=keep_rows, dtype=dtype, expected_px=int(np.count_nonzero(codes & 2)))
 
 
 def _rows_curves(ex):
@@ -259,7 +260,7 @@ def score_map(prediction, label, mask=None, *, name: str = "the prediction", til
         kind = map_kind(src.dtype)
         read_band = lambda a, b: src.read((slice(a, b), slice(0, codes.shape[1])))  # noqa: E731
         if kind == "float":
-            ex = _rank_float(read_band, codes, check=lambda *s: check_values(name, *s), **engine)
+            ex = _rank_float(read_band, codes, check=lambda *s: check_values(name, *s), dtype=src.dtype, **engine)
             return _exact_card(ex)
         ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, codes, **engine)
     check_values(name, lo, hi, bad)
@@ -465,7 +466,7 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
         read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
         if kind == "float":
             ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
-                             keep_rows=return_curves, **engine)
+                             keep_rows=return_curves, dtype=src.dtype, **engine)
             card = _exact_card(ex)
         else:
             ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)

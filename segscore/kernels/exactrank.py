@@ -4,15 +4,28 @@ A score is a float64 probability in [0, 1] (``-0.0`` made ``+0.0``) and its *key
 pattern as a uint64: for non-negative doubles the order of the keys is the order of the values,
 and equal keys are equal values. A class is 1 (positive) or 0 (negative).
 
-- :func:`bucket_pass`: the first pass, 65,536 buckets ``min(int(p * 65536), 65535)`` (monotone
-  in ``p``), each with its class counts and its smallest and largest key, plus the class
-  counts between consecutive thresholds.
+A float32 map is ranked on its own bits (uint32 keys, the same order, half the bytes): every kernel
+takes either width, all of one call's keys of one width.
+
+- :func:`first_pass`: the class counts between consecutive thresholds, and either every pixel
+  written out as ``key << 1 | class`` (a map that fits the budget: once the pixels are sorted,
+  :func:`partition` splitting them for two threads, :func:`sorted_buckets` reads the first-pass
+  buckets from them in one sequential sweep) or the 65,536 buckets ``min(int(p * 65536), 65535)``
+  (monotone in ``p``) counted, each with its class counts and its smallest and largest key.
 - :func:`region_pass`: a later pass over disjoint key ranges (regions), each either split into
   sub-bins ``(key - lo) >> shift`` (class counts, smallest and largest key) or collected: its
-  pixels are written out as ``key << 1 | class`` (keys of [0, 1] leave bit 63 free).
+  pixels are written out as ``key << 1 | class`` (keys of [0, 1] leave the top bit free).
 - :func:`collected_terms` and :func:`row_terms`: the terms of ROC-AUC, average precision and
   the best F1 over every distinct score, of rows (a distinct score, or a run of scores whose
   inner order cannot change a metric) whose counts above them are known.
+
+No kernel calls a helper taking arrays per pixel: such a call is not inlined and counts references
+to each array (atomic operations), which made these loops 7x slower; the helpers take and return
+scalars. So the few lines that count a pixel into a bin are written out in :func:`first_pass` and
+:func:`region_pass` (numba's own ``inline="always"`` still counts the references: 5x slower,
+measured on 16.7 M scores). A pass over unsorted pixels touches small tables only where it can (the threshold table
+has 4,096 cells): random access into megabytes of counts is what a busy machine's shared cache
+makes slow.
 """
 
 from __future__ import annotations
@@ -27,59 +40,115 @@ N_BUCKETS = 65536
 SKIP, SPLIT, COLLECT = 0, 1, 2
 
 
-@jit
-def _tally(pos, neg, kmin, kmax, b, key, c):
-    """Count a value of class ``c`` with sort key ``key`` into bin ``b`` (counts and key range)."""
-    if c:
-        pos[b] += 1
-    else:
-        neg[b] += 1
-    if key < kmin[b]:
-        kmin[b] = key
-    if key > kmax[b]:
-        kmax[b] = key
+#: coarse cells of the threshold table ``below``: thresholds ``<=`` each cell's lowest value ``c / 4096``
+#: (``searchsorted(thresholds, arange(4096) / 4096, "right")``), 32 kB, so it stays in cache
+N_CELLS = 4096
 
 
 @jit
-def bucket_pass(keys, p, cls, thresholds, below, pos, neg, kmin, kmax, tcount):
-    """Count one tile's scores into the 65,536 first-pass buckets.
+def first_pass(keys, p, cls, thresholds, below, tcount, pos, neg, kmin, kmax, out):
+    """The first pass over one tile: the thresholds counted, and the scores counted into the 65,536
+    first-pass buckets (a map larger than the budget) or gathered (one that fits it; the buckets are
+    then read from the sorted scores, :func:`sorted_buckets`), or both.
 
     Parameters
     ----------
-    keys : (n,) uint64
-        The bits of ``p`` (the same memory viewed as uint64).
-    p : (n,) float64
+    keys : (n,) uint64 or uint32
+        The bits of ``p`` (the same memory viewed as unsigned integers).
+    p : (n,) float64 or float32
         Scores in [0, 1], no NaN, no ``-0.0``.
     cls : (n,) uint8
         1 positive, 0 negative.
     thresholds : (t,) float64, increasing
-    below : (65536,) int64
-        Thresholds ``<=`` each bucket's lowest value ``b / 65536``
-        (``searchsorted(thresholds, arange(65536) / 65536, "right")``).
-    pos, neg : (65536,) int64
-        Class counts per bucket, accumulated in place.
-    kmin, kmax : (65536,) uint64
-        Smallest and largest key per bucket, updated in place (start them at the largest
-        uint64 and 0).
+    below : (4096,) int64
+        Thresholds ``<=`` each cell's lowest value (:data:`N_CELLS`).
     tcount : (2, t + 1) int64
         ``tcount[c, j]``: scores of class ``c`` with exactly ``j`` thresholds ``<= p``, in place.
+    pos, neg : (65536,) or (0,) int64
+        Class counts per bucket, accumulated in place; empty: no buckets counted.
+    kmin, kmax : (65536,) or (0,) of ``keys``' dtype
+        Smallest and largest key per bucket, updated in place (start them at the dtype's
+        largest value and 0).
+    out : (n,) or (0,) of ``keys``' dtype
+        Receives ``key << 1 | class`` of every score, in tile order; empty: nothing gathered.
 
     Notes
     -----
     Does not check NaN, the range of ``p`` or lengths.
     """
     nt = thresholds.shape[0]
+    counting = pos.shape[0] > 0
+    gathering = out.shape[0] > 0
     for i in range(p.shape[0]):
-        x = p[i]
+        x = np.float64(p[i])
         b = np.int64(x * 65536.0)
         if b > 65535:
             b = 65535
         c = cls[i]
-        _tally(pos, neg, kmin, kmax, b, keys[i], c)
-        j = below[b]  # x >= b / 65536 exactly (a product by 2**16 is exact): those thresholds are <= x
+        key = keys[i]
+        j = below[b >> 4]  # x >= (b >> 4) / 4096 exactly (products by powers of 2 are exact)
         while j < nt and thresholds[j] <= x:
             j += 1
         tcount[c, j] += 1
+        if counting:
+            if c:
+                pos[b] += 1
+            else:
+                neg[b] += 1
+            if key < kmin[b]:
+                kmin[b] = key
+            if key > kmax[b]:
+                kmax[b] = key
+        if gathering:
+            out[i] = key + key + c
+
+
+@jit
+def sorted_buckets(packed, starts, pos, neg, kmin, kmax):
+    """The first-pass buckets of sorted gathered scores: class counts, smallest and largest key.
+
+    Parameters
+    ----------
+    packed : (n,) uint64 or uint32, sorted ascending
+        ``key << 1 | class``.
+    starts : (65537,) of ``packed``'s dtype
+        ``starts[b]``: the key of ``b / 65536`` (bucket ``b`` holds the keys from ``starts[b]`` up to
+        ``starts[b + 1]``, excluded; ``starts[65536]`` is above every key, the last bucket holding 1).
+    pos, neg : (65536,) int64; kmin, kmax : (65536,) of ``packed``'s dtype
+        Filled (start them at 0, the dtype's largest value and 0).
+    """
+    n = packed.shape[0]
+    i = 0
+    b = 0
+    while i < n:
+        key = packed[i] >> 1
+        while key >= starts[b + 1]:
+            b += 1
+        end = starts[b + 1]
+        kmin[b] = key
+        a = np.int64(0)
+        j = i
+        while j < n and (packed[j] >> 1) < end:
+            a += np.int64(packed[j] & 1)
+            j += 1
+        pos[b] = a
+        neg[b] = np.int64(j - i) - a
+        kmax[b] = packed[j - 1] >> 1
+        i = j
+
+
+@jit
+def partition(packed, pivot):
+    """Reorder ``packed`` in place so that the values below ``pivot`` (of ``packed``'s dtype) come
+    first; returns how many there are (so two threads can sort the two parts). Branch-free (a
+    swap per value and a counted comparison: random data would mispredict a branch half the time)."""
+    k = 0
+    for i in range(packed.shape[0]):
+        v = packed[i]
+        packed[i] = packed[k]
+        packed[k] = v
+        k += np.int64(v < pivot)
+    return k
 
 
 @jit
@@ -89,27 +158,27 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
 
     Parameters
     ----------
-    keys : (n,) uint64
-    p : (n,) float64
+    keys : (n,) uint64 or uint32
+    p : (n,) float64 or float32
         The scores whose bits ``keys`` are.
     cls : (n,) uint8
     first : (65537,) int64
         The regions inside first-pass bucket ``b`` are ``first[b]:first[b + 1]`` (a region never
         spans two buckets: it is a bucket or a part of one).
-    fine_off, fine_lo, fine_shift, fine_n : (65536,) int64, uint64, int64, int64
+    fine_off, fine_lo, fine_shift, fine_n : (65536,) int64, ``keys``' dtype, int64, int64
         A bucket holding many regions has a finer index: ``fine_off[b] >= 0``, and a key ``k`` of
         it lies in slot ``s = (k - fine_lo[b]) >> fine_shift[b]`` (``0 <= s < fine_n[b]``), whose
         regions are at most ``fine[fine_off[b] + s] : fine[fine_off[b] + s + 1] + 1``.
     fine : (f,) int64
-    rlo, rhi : (r,) uint64
+    rlo, rhi : (r,) of ``keys``' dtype
         Inclusive key ranges of the regions, disjoint and increasing.
     state : (r,) int64
         ``SKIP`` (0), ``SPLIT`` (1) or ``COLLECT`` (2).
     shift, base : (r,) int64
         A split region's sub-bin of key ``k`` is ``base + ((k - lo) >> shift)``.
-    sub_pos, sub_neg : (s,) int64; sub_min, sub_max : (s,) uint64
+    sub_pos, sub_neg : (s,) int64; sub_min, sub_max : (s,) of ``keys``' dtype
         Sub-bin class counts and key range, updated in place.
-    out : (n,) uint64
+    out : (n,) of ``keys``' dtype
         Receives ``key << 1 | class`` of each collected pixel, in tile order.
 
     Returns
@@ -119,7 +188,7 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
 
     Notes
     -----
-    Does not check that keys leave bit 63 free, nor the sub-bin bounds.
+    Does not check that keys leave the top bit free, nor the sub-bin bounds.
     """
     r = rlo.shape[0]
     k = 0
@@ -127,7 +196,7 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
         return k
     for i in range(keys.shape[0]):
         key = keys[i]
-        bk = np.int64(p[i] * 65536.0)
+        bk = np.int64(np.float64(p[i]) * 65536.0)
         if bk > 65535:
             bk = 65535
         lo = first[bk]
@@ -158,36 +227,47 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
         s = state[j]
         if s == 1:
             b = base[j] + np.int64((key - rlo[j]) >> np.uint64(shift[j]))
-            _tally(sub_pos, sub_neg, sub_min, sub_max, b, key, cls[i])
+            if cls[i]:
+                sub_pos[b] += 1
+            else:
+                sub_neg[b] += 1
+            if key < sub_min[b]:
+                sub_min[b] = key
+            if key > sub_max[b]:
+                sub_max[b] = key
         elif s == 2:
-            out[k] = (key << np.uint64(1)) | np.uint64(cls[i])
+            out[k] = key + key + cls[i]
             k += 1
     return k
 
 
 @jit
-def _term(a, b, t0, f0, n_pos, n_neg, key, acc, best, best_key):
-    """Add one row (``a`` positives, ``b`` negatives at one score, ``t0``/``f0`` above it)."""
+def _term(a, b, t0, f0, n_pos, n_neg, key, s, comp, best, best_key):
+    """One row (``a`` positives, ``b`` negatives at one score ``key``, ``t0``/``f0`` above it):
+    ``(wins2, s, comp, best, best_key)``, the running AP sum ``s`` and its compensation ``comp``
+    and the best F1 so far updated (scalars in and out: see the module docstring)."""
     t1 = t0 + a
     f1 = f0 + b
     # ROC-AUC: doubled wins against the negatives strictly below, ties half
     wins2 = a * (2 * (n_neg - f1) + b)
     if a > 0:  # average precision: (R_k - R_{k-1}) P_k, as scikit-learn evaluates each term
         term = (t1 / n_pos - t0 / n_pos) * (t1 / (t1 + f1))
-        y = term - acc[1]  # Kahan summation
-        t = acc[0] + y
-        acc[1] = (t - acc[0]) - y
-        acc[0] = t
+        y = term - comp  # Kahan summation
+        t = s + y
+        comp = (t - s) - y
+        s = t
+    if a == 0:  # no positive here: the row above with a positive has the same t1, fewer f1, a higher F1
+        return wins2, s, comp, best, best_key
     # F1 with threshold at this score (recall and precision as segscore.metrics.ranking.fbeta_sweep)
     called = t1 + f1
     precision = t1 / called if called > 0 else 0.0
     recall = t1 / n_pos
     denom = precision + recall
     f = 2.0 * precision * recall / denom if denom > 0 else 0.0
-    if f > best[0] or (f == best[0] and key < best_key[0]):
-        best[0] = f
-        best_key[0] = key
-    return wins2
+    if f > best or (f == best and key < best_key):
+        best = f
+        best_key = key
+    return wins2, s, comp, best, best_key
 
 
 @jit
@@ -196,14 +276,14 @@ def row_terms(keys, a, b, t0, f0, n_pos, n_neg, acc, best, best_key):
 
     Parameters
     ----------
-    keys : (m,) uint64
+    keys : (m,) uint64 or uint32
         Each row's score (the smallest key of a run).
     a, b, t0, f0 : (m,) int64
         Positives and negatives of the row; positives and negatives scoring above it.
     n_pos, n_neg : int
     acc : (2,) float64
         Average precision sum and its Kahan compensation, in place.
-    best : (1,) float64; best_key : (1,) uint64
+    best : (1,) float64; best_key : (1,) of ``keys``' dtype
         Best F1 so far (start at -1) and the lowest key reaching it, in place.
 
     Returns
@@ -216,21 +296,25 @@ def row_terms(keys, a, b, t0, f0, n_pos, n_neg, acc, best, best_key):
     Rows may come in any order; ties of F1 go to the lowest key.
     """
     w = np.int64(0)
+    s, comp, bf, bk = acc[0], acc[1], best[0], best_key[0]
     for i in range(keys.shape[0]):
-        w += _term(a[i], b[i], t0[i], f0[i], n_pos, n_neg, keys[i], acc, best, best_key)
+        d, s, comp, bf, bk = _term(a[i], b[i], t0[i], f0[i], n_pos, n_neg, keys[i], s, comp, bf, bk)
+        w += d
+    acc[0], acc[1], best[0], best_key[0] = s, comp, bf, bk
     return w
 
 
 @jit
-def collected_terms(packed, lo, t0, f0, n_pos, n_neg, acc, best, best_key):
-    """Terms of the distinct scores of collected pixels.
+def collected_terms(packed, lo, hi, t0, f0, n_pos, n_neg, acc, best, best_key):
+    """Terms of the distinct scores of gathered pixels inside the given regions.
 
     Parameters
     ----------
-    packed : (m,) uint64, sorted ascending
-        ``key << 1 | class`` of every pixel of the collected regions.
-    lo : (r,) uint64, increasing
-        Smallest key of each collected region (every pixel's key is at or above its region's).
+    packed : (m,) uint64 or uint32, sorted ascending
+        ``key << 1 | class`` of gathered pixels: every pixel of each region, and maybe others
+        (skipped).
+    lo, hi : (r,) of ``packed``'s dtype, increasing
+        Smallest and largest key of each region, disjoint.
     t0, f0 : (r,) int64
         Positives and negatives scoring above each region.
     n_pos, n_neg, acc, best, best_key
@@ -241,29 +325,33 @@ def collected_terms(packed, lo, t0, f0, n_pos, n_neg, acc, best, best_key):
     wins2 : int64
     """
     w = np.int64(0)
-    m = packed.shape[0]
     j = lo.shape[0] - 1
-    i = m - 1
+    i = packed.shape[0] - 1
     t = np.int64(0)
     f = np.int64(0)
     cur = -1
+    s, comp, bf, bk = acc[0], acc[1], best[0], best_key[0]
     while i >= 0:
-        key = packed[i] >> np.uint64(1)
-        while key < lo[j]:
+        key = packed[i] >> 1
+        while j >= 0 and key < lo[j]:
             j -= 1
+        if j < 0:
+            break
+        end = i
+        a = np.int64(0)
+        while i >= 0 and (packed[i] >> 1) == key:
+            a += np.int64(packed[i] & 1)
+            i -= 1
+        if key > hi[j]:  # between regions
+            continue
         if j != cur:
             cur = j
             t = t0[j]
             f = f0[j]
-        a = np.int64(0)
-        b = np.int64(0)
-        while i >= 0 and (packed[i] >> np.uint64(1)) == key:
-            if packed[i] & np.uint64(1):
-                a += 1
-            else:
-                b += 1
-            i -= 1
-        w += _term(a, b, t, f, n_pos, n_neg, key, acc, best, best_key)
+        b = np.int64(end - i) - a
+        d, s, comp, bf, bk = _term(a, b, t, f, n_pos, n_neg, key, s, comp, bf, bk)
+        w += d
         t += a
         f += b
+    acc[0], acc[1], best[0], best_key[0] = s, comp, bf, bk
     return w

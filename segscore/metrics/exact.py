@@ -1,34 +1,49 @@
 """Exact ranking of float scores streamed by tiles, in memory that does not grow with the map.
 
 scikit-learn ranks float64 scores exactly: every distinct value is a threshold. So do these
-passes, without holding the map or a sorted copy of it:
+passes, without holding more of the map than a fixed budget:
 
-1. One pass counts each class into 65,536 buckets ``min(int(p * 65536), 65535)`` (monotone in
-   ``p``), with each bucket's smallest and largest score, and counts the scores at or above
-   each threshold of the F1 sweep (exact: a count, no ranking needed).
-2. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
+1. A map whose scores fit the budget (:data:`DEFAULT_BUDGET_BYTES`; the caller says how many to
+   expect) is read once: each tile's scores are gathered as ``key << 1 | class`` (the key the
+   score's bits) and counted at each threshold of the F1 sweep (a count, no ranking needed);
+   the gathered scores are then sorted (on two threads: split at a sampled median), and the
+   65,536 buckets ``min(int(p * 65536), 65535)`` (monotone in ``p``), with their class counts and
+   smallest and largest score, are read from the sorted scores in one sweep. Nothing is read
+   twice.
+2. A larger map is first counted into those buckets in one pass (with the thresholds), and the
+   buckets ranked by later passes (step 4).
+3. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
    final when its inner order cannot change a metric: it holds one distinct score, or only
    negatives (no positive term of AUC or AP, and a threshold inside it never has the best
    F1), or only positives with no negative above it (precision 1 throughout; best F1 at its
-   lowest score). It then counts as one row.
-3. Every other region is refined in later passes over the map: one holding at most
-   ``budget_px`` scores is *collected* (its scores, with their classes, are gathered, sorted
-   and read as distinct values), several per pass up to ``budget_px`` scores in all; a larger
-   one is *split* into sub-ranges of its float bits (``(bits - lo) >> shift``), which become
-   regions of the next pass. Each pass shrinks a split range by a factor of at least 2**12,
-   so at most six split levels separate any two doubles of [0, 1].
+   lowest score). It then counts as one row; the others' rows are the distinct scores in them.
+4. Later passes (a map larger than the budget): a region holding at most ``budget_px`` scores is
+   *collected* (its scores gathered, sorted and read as distinct values), several per pass up to
+   ``budget_px`` scores in all; a larger one is *split* into sub-ranges of its float bits
+   (``(bits - lo) >> shift``), which become regions of the next pass. Each pass shrinks a split
+   range by a factor of at least 2**12, so at most six split levels separate any two doubles of
+   [0, 1].
 
-What a pass holds is bounded: 65,536 sub-bins of counts and key ranges (2 MiB), at most
-``budget_px`` collected scores (8 bytes each; with threads, each tile's are copied into one
-buffer as it is folded in; with dask, the tiles' pieces are joined at the end, twice that), and
-the tiles in flight. The price of a map
-whose every score is distinct is passes: about ``(scored pixels) / budget_px`` collecting passes
-over the map.
+A float32 (or float16) map is ranked on float32 bits (4 bytes a score; the same order and the same
+values as its float64 copy), any other map on float64 bits (8 bytes). The budget, 128 MiB, is
+2**24 float64 or 2**25 float32 scores: a 4,096² target's uniform floor (16.7 M doubles) or the
+33.4 M column and gutter pixels of a full PHerc 1667 column grid in float32 are ranked from one
+read. Besides the budget a pass holds the tiles in flight and, when counting, 65,536 buckets
+(2 MiB) per tile or as many sub-bins (with dask, the tiles' gathered pieces are joined at the end:
+twice the budget). The price of a map larger than the budget is passes: about
+``(scored pixels) / budget_px`` collecting passes after the counting one.
 
 Every term is then scikit-learn's: ROC-AUC is the Mann-Whitney count (doubled wins in integers,
 one division), average precision ``sum (R_k - R_{k-1}) P_k`` term by term as scikit-learn
-evaluates each (summed with compensation), F1 from the counts at each threshold. The order of
-the regions never matters: each carries the counts above it.
+evaluates each (summed with compensation, in one order whatever the passes: the final regions'
+rows lowest first, then the other rows highest first, pass after pass), F1 from the counts at
+each threshold. AUC and F1 do not depend on the order of the regions: each carries the counts
+above it.
+
+Where the time went (benchmarks/README.md): the uniform floor of a 4,096² target took six passes
+of about 5 s on a busy machine, each calling a kernel helper that took arrays per pixel (reference
+counted: 7x slower than inline) and looking each score's region up in megabyte tables; it is now
+one read, one sort and two sequential sweeps.
 """
 
 from __future__ import annotations
@@ -40,15 +55,25 @@ import numpy as np
 
 from segscore.errors import ScoreError
 
-__all__ = ["ExactRanking", "rank_exact", "keys_of", "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
+__all__ = ["ExactRanking", "ExactPass", "rank_exact", "keys_of", "key_bits", "DEFAULT_BUDGET_BYTES",
+           "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
 
-#: scores collected (and sorted) in memory per pass: 2**22 x 8 bytes = 32 MiB
-DEFAULT_BUDGET_PX = 1 << 22
+#: bytes of scores gathered (and sorted) in memory per pass: 2**24 float64 or 2**25 float32 scores
+DEFAULT_BUDGET_BYTES = 1 << 27
+#: the budget in float64 scores
+DEFAULT_BUDGET_PX = DEFAULT_BUDGET_BYTES // 8
 #: sub-bins of the regions split in one pass
 SPLIT_BINS = 1 << 16
 #: sub-bins per split region at least (so each split shrinks a range by 2**12 or more)
 _MIN_SUB_BITS = 12
-_MAXU = np.iinfo(np.uint64).max
+#: per key width: the float and unsigned types
+_FLOAT = {32: np.float32, 64: np.float64}
+_UINT = {32: np.uint32, 64: np.uint64}
+
+
+def key_bits(dtype) -> int:
+    """32 for a float32 or float16 map (ranked on float32 bits), 64 for any other."""
+    return 32 if np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.float16)) else 64
 
 
 @dataclass
@@ -75,12 +100,18 @@ class ExactRanking:
     rows: tuple | None = field(default=None, repr=False)
 
 
-def keys_of(raw) -> tuple[np.ndarray, np.ndarray]:
-    """``(p, keys)``: ``raw`` as float64 clipped to [0, 1] (``-0.0`` made ``+0.0``) and its bits."""
-    p = np.array(raw, dtype=np.float64, copy=True).ravel()
+def keys_of(raw, bits: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, keys)``: ``raw`` clipped to [0, 1] (``-0.0`` made ``+0.0``) as float64 (``bits=64``)
+    or float32 (``bits=32``: ``raw`` must hold float32 values, as a float32 or float16 map does;
+    ValueError otherwise) and its bits as unsigned integers of that width."""
+    raw = np.asarray(raw)
+    p = np.array(raw, dtype=_FLOAT[bits], copy=True).ravel()
+    if bits == 32 and raw.dtype not in (np.dtype(np.float32), np.dtype(np.float16)) and \
+            not np.array_equal(p, raw.ravel(), equal_nan=True):
+        raise ValueError(f"scores of dtype {raw.dtype} are not all float32 values: rank them on float64 bits")
     np.clip(p, 0.0, 1.0, out=p)
     p += 0.0
-    return p, p.view(np.uint64)
+    return p, p.view(_UINT[bits])
 
 
 def _raw_stats(raw):
@@ -101,12 +132,13 @@ def _raw_stats(raw):
 class _Terms:
     """Running sums of the metrics' terms over rows."""
 
-    def __init__(self, n_pos, n_neg, keep_rows):
+    def __init__(self, n_pos, n_neg, keep_rows, bits):
         self.n_pos, self.n_neg = int(n_pos), int(n_neg)
+        self.ut, self.ft = _UINT[bits], _FLOAT[bits]
         self.wins2 = 0
         self.acc = np.zeros(2)
         self.best = np.full(1, -1.0)
-        self.best_key = np.zeros(1, np.uint64)
+        self.best_key = np.zeros(1, self.ut)
         self.rows = [] if keep_rows else None
 
     def rows_(self, keys, a, b, t0, f0):
@@ -116,20 +148,30 @@ class _Terms:
             self.wins2 += int(row_terms(keys, a, b, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
                                         self.best_key))
             if self.rows is not None:
-                self.rows.append((keys.copy(), a.copy(), b.copy()))
+                self.rows.append((keys.view(self.ft).astype(np.float64), a.copy(), b.copy()))
 
-    def collected(self, packed, lo, t0, f0):
+    def collected(self, packed, lo, hi, t0, f0, need=None):
+        """Terms of sorted gathered pixels inside the regions ``lo``..``hi`` (others skipped);
+        ``need`` (65,536 flags of the buckets holding the regions) when pixels outside them
+        were gathered too and rows are kept."""
         from segscore.kernels.exactrank import collected_terms
 
         if packed.size:
-            self.wins2 += int(collected_terms(packed, lo, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
+            self.wins2 += int(collected_terms(packed, lo, hi, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
                                               self.best_key))
             if self.rows is not None:
-                keys = packed >> np.uint64(1)
-                starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-                pos = np.add.reduceat((packed & np.uint64(1)).astype(np.int64), starts)
-                n = np.diff(np.r_[starts, keys.size])
-                self.rows.append((keys[starts], pos, n - pos))
+                values = (packed >> self.ut(1)).view(self.ft).astype(np.float64)
+                if need is not None:
+                    inside = need[np.minimum((values * 65536).astype(np.int64), 65535)] != 0
+                    packed, values = packed[inside], values[inside]
+                if packed.size:
+                    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+                    pos = np.add.reduceat((packed & self.ut(1)).astype(np.int64), starts)
+                    n = np.diff(np.r_[starts, values.size])
+                    self.rows.append((values[starts], pos, n - pos))
+
+    def best_threshold(self) -> float:
+        return float(self.best_key.view(self.ft)[0])
 
 
 #: a bucket holding more regions than this gets a finer index (region_pass's ``fine``)
@@ -138,15 +180,17 @@ _FINE_FROM = 8
 
 def _bucket_index(rlo, rhi=None):
     """``(first, fine_off, fine_lo, fine_shift, fine_n, fine)``, region_pass's index of the regions
-    (sorted by key): those inside first-pass bucket ``b`` are ``first[b]:first[b + 1]``, and a
-    bucket holding more than ``_FINE_FROM`` of them gets about four slots per region (at most 65,536
-    slots), each slot knowing the few regions that can hold its keys."""
+    (sorted by key; uint64 keys of float64 scores or uint32 keys of float32 ones): those inside
+    first-pass bucket ``b`` are ``first[b]:first[b + 1]``, and a bucket holding more than
+    ``_FINE_FROM`` of them gets about four slots per region (at most 65,536 slots), each slot
+    knowing the few regions that can hold its keys."""
     from segscore.kernels.exactrank import N_BUCKETS
 
-    bucket = np.minimum((rlo.view(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
+    ft = np.float32 if rlo.dtype == np.uint32 else np.float64
+    bucket = np.minimum((rlo.view(ft).astype(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
     first = np.searchsorted(bucket, np.arange(N_BUCKETS + 1), side="left").astype(np.int64)
     fine_off = np.full(N_BUCKETS, -1, np.int64)
-    fine_lo = np.zeros(N_BUCKETS, np.uint64)
+    fine_lo = np.zeros(N_BUCKETS, rlo.dtype)
     fine_shift = np.zeros(N_BUCKETS, np.int64)
     fine_n = np.zeros(N_BUCKETS, np.int64)
     parts, off = [], 0
@@ -158,7 +202,7 @@ def _bucket_index(rlo, rhi=None):
             sh = max(0, width.bit_length() - bits)
             n = (width >> sh) + 1
             starts = np.uint64(lo) + (np.arange(n + 1, dtype=np.uint64) << np.uint64(sh))
-            parts.append(a + np.searchsorted(rhi[a:z], starts, side="left").astype(np.int64))
+            parts.append(a + np.searchsorted(rhi[a:z].astype(np.uint64), starts, side="left").astype(np.int64))
             fine_off[b], fine_lo[b], fine_shift[b], fine_n[b] = off, lo, sh, n
             off += n + 1
     fine = np.concatenate(parts) if parts else np.zeros(1, np.int64)
@@ -171,8 +215,332 @@ def _above(a):
     return np.r_[s[1:], 0].astype(np.int64)
 
 
-def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget_px: int = DEFAULT_BUDGET_PX,
-               keep_rows: bool = False, check=None) -> ExactRanking:
+def _sort_packed(packed, bits, threads=None):
+    """Sort gathered ``key << 1 | class`` in place, on two threads where there are two and many
+    pixels (split at a sampled median by :func:`segscore.kernels.exactrank.partition`; the result
+    is the one sorted array whatever the threads). Sorted as floats: these bit patterns (top bit
+    clear, below the exponent of inf and NaN) order as floats exactly as they order as integers,
+    and NumPy sorts floats faster (and releases the GIL while it sorts)."""
+    from segscore.engine.executor import default_workers, side_by_side
+
+    ft = _FLOAT[bits]
+    workers = default_workers() if threads is None else int(threads)
+    if packed.size < (1 << 20) or workers < 2:
+        packed.view(ft).sort()
+        return
+    from segscore.kernels.exactrank import partition
+
+    step = packed.size // 1024
+    pivot = np.sort(packed[::step])[packed[::step].size // 2]
+    k = partition(packed, pivot)
+    lo, hi = packed[:k].view(ft), packed[k:].view(ft)
+    side_by_side([lo.sort, hi.sort], threads=2)
+
+
+#: a first pass's gathered pieces when they outgrew the budget
+_OVERFLOW = "overflow"
+
+
+class ExactPass:
+    """One exact ranking (:func:`rank_exact`), its first pass done by the caller's own pass.
+
+    ``first(raw, cls, whole=None)`` is the first pass's work on one tile (its partial result),
+    ``merge(x, y)`` adds two partials in window order, and ``finish(total, read, windows)`` ranks
+    from the merged partial, reading the map again only when the first pass could not gather it.
+    A family whose own pass reads the map anyway (``columns``: row profiles) calls ``first`` on the
+    same tiles instead of reading the map twice. Options as :func:`rank_exact`.
+    """
+
+    def __init__(self, *, thresholds, dtype=None, budget_px=None, expected_px=None, keep_rows=False,
+                 executor=None):
+        from segscore.kernels.exactrank import N_CELLS
+
+        self.bits = 64 if dtype is None else key_bits(dtype)
+        self.ut, self.ft = _UINT[self.bits], _FLOAT[self.bits]
+        budget_px = DEFAULT_BUDGET_BYTES // (self.bits // 8) if budget_px is None else int(budget_px)
+        if budget_px < 1:
+            raise ValueError(f"budget_px {budget_px}: must be >= 1")
+        self.budget_px = budget_px
+        self.keep_rows = keep_rows
+        self.thr = np.unique(np.asarray(thresholds, np.float64))
+        self.below = np.searchsorted(self.thr, np.arange(N_CELLS) / N_CELLS, side="right").astype(np.int64)
+        self.local = executor is None or isinstance(executor, str) and executor in ("threads", "synchronous")
+        # gather in the first pass unless the map is known not to fit; else count into buckets
+        self.counting = expected_px is not None and int(expected_px) > budget_px
+        self.gathering = not self.counting  # turns off when the gathered scores outgrow the budget
+        self._buf = None  # this process's buffer of gathered scores (threads), filled in window order
+        self._filled = 0
+        self._no_buckets = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, self.ut), np.zeros(0, self.ut))
+
+    # partials: gathering [tcount, lo, hi, bad, pieces or _OVERFLOW, n gathered];
+    # counting [tcount, lo, hi, bad, pos, neg, kmin, kmax]
+    def empty(self, counting=None):
+        from segscore.kernels.exactrank import N_BUCKETS
+
+        head = [np.zeros((2, self.thr.size + 1), np.int64), math.inf, -math.inf, 0]
+        if not (self.counting if counting is None else counting):
+            return head + [[], 0]
+        maxu = np.iinfo(self.ut).max
+        return head + [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, maxu, self.ut),
+                       np.zeros(N_BUCKETS, self.ut)]
+
+    def first(self, raw, cls, whole=None):
+        """The first pass over one tile: ``raw`` (1D, any real dtype; clipped to [0, 1]), ``cls``
+        (1D uint8, 1 positive) and ``whole``, the values whose range is reported (default ``raw``)."""
+        return self._first(raw, cls, whole, counting=self.counting)
+
+    def _first(self, raw, cls, whole=None, *, counting):
+        from segscore.kernels.exactrank import first_pass
+
+        part = self.empty(counting)
+        part[1], part[2], part[3] = _raw_stats(raw if whole is None else whole)
+        raw = np.asarray(raw)
+        if part[3] or not raw.size:
+            return part
+        p, keys = keys_of(raw, self.bits)
+        cls = np.ascontiguousarray(cls, np.uint8).ravel()
+        gather = not counting and self.gathering and p.size <= self.budget_px
+        out = np.empty(p.size if gather else 0, self.ut)
+        buckets = part[4:] if counting else self._no_buckets
+        first_pass(keys, p, cls, self.thr, self.below, part[0], *buckets, out)
+        if gather:
+            part[4], part[5] = [out], out.size
+        elif not counting:  # no use gathering: the scores outgrew the budget
+            self.gathering = False
+            part[4] = _OVERFLOW
+        return part
+
+    def merge(self, x, y):
+        """Add partial ``y`` (the later windows) to ``x``."""
+        x[0] += y[0]
+        x[1], x[2], x[3] = min(x[1], y[1]), max(x[2], y[2]), x[3] + y[3]
+        if len(x) == 8:  # counting
+            x[4] += y[4]
+            x[5] += y[5]
+            np.minimum(x[6], y[6], out=x[6])
+            np.maximum(x[7], y[7], out=x[7])
+        elif x[4] is _OVERFLOW or y[4] is _OVERFLOW or x[5] + y[5] > self.budget_px:
+            self._overflow()
+            x[4], x[5] = _OVERFLOW, 0
+        else:
+            x[4] = x[4] + y[4]
+            x[5] += y[5]
+            if self.local:
+                self._drain(x[4])
+        return x
+
+    def _overflow(self):
+        self.gathering = False
+        self._buf = None
+        self._filled = 0
+
+    def _drain(self, pieces):
+        """Copy gathered pieces into this process's buffer (threads: partials stay small)."""
+        if not pieces:
+            return
+        if self._buf is None:  # pages are touched only as they are filled
+            self._buf = np.empty(self.budget_px, self.ut)
+        for piece in pieces:
+            end = self._filled + piece.size
+            self._buf[self._filled:end] = piece
+            self._filled = end
+        pieces.clear()
+
+    def _gathered(self, pieces):
+        """Every score of the first pass, gathered (a view of this process's buffer)."""
+        if self.local:
+            self._drain(pieces)
+            buf = self._buf if self._buf is not None else np.zeros(0, self.ut)
+            return buf[:self._filled]
+        return np.concatenate(pieces) if pieces else np.zeros(0, self.ut)
+
+    def finish(self, total, read, windows, *, executor=None, threads=None, check=None) -> ExactRanking:
+        """The ranking from the merged first-pass partial ``total`` (None: no window); ``read``
+        and ``windows`` serve the later passes (:func:`rank_exact`)."""
+        try:
+            return self._finish(self.empty() if total is None else total, read, list(windows), executor, threads,
+                                check)
+        finally:
+            self._overflow()  # the buffer is released whatever happens
+
+    def _finish(self, total, read, windows, executor, threads, check):
+        from segscore.engine import reduce
+        from segscore.kernels.exactrank import COLLECT, N_BUCKETS, SPLIT, region_pass, sorted_buckets
+
+        bits, ut, budget_px = self.bits, self.ut, self.budget_px
+        tcount, lo, hi, bad = total[:4]
+        if check is not None:
+            check(lo, hi, bad)
+        elif bad:
+            raise ScoreError(f"the scores hold {bad} NaN or infinite values; give finite scores")
+        n_pos, n_neg = int(tcount[1].sum()), int(tcount[0].sum())
+        tp_ge = np.cumsum(tcount[1, ::-1])[::-1][1:].astype(np.int64)
+        fp_ge = np.cumsum(tcount[0, ::-1])[::-1][1:].astype(np.int64)
+        out = ExactRanking(n_pos, n_neg, self.thr, tp_ge, fp_ge, None, None, None, None, lo, hi, bad, passes=1)
+        if n_pos == 0 or n_neg == 0:
+            return out
+        if 2.0 * n_pos * n_neg >= 2.0**62:
+            raise ScoreError(f"too many pixels for an exact int64 AUC (positives x negatives = {n_pos * n_neg:.3g}, "
+                             "needs < 2**61); score a smaller region")
+        engine = {"executor": executor, "threads": threads}
+        gathered = None
+        if len(total) == 8:
+            pos, neg, kmin, kmax = total[4:]
+        elif total[4] is _OVERFLOW:  # more scores than the budget: count them into buckets in a pass of its own
+            self._overflow()
+            counted = reduce(read, lambda tile, *r: self._first(*r, counting=True), self.merge, windows=windows,
+                             **engine)
+            out.passes += 1
+            pos, neg, kmin, kmax = counted[4:]
+        else:  # every score gathered: sort them and read the buckets from them
+            gathered = self._gathered(total[4])
+            if gathered.size != n_pos + n_neg:
+                raise RuntimeError("the first pass gathered a different number of scores than it counted")
+            _sort_packed(gathered, bits, threads if self.local else 1)
+            pos, neg = np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64)
+            kmin, kmax = np.full(N_BUCKETS, np.iinfo(ut).max, ut), np.zeros(N_BUCKETS, ut)
+            starts = (np.arange(N_BUCKETS + 1) / N_BUCKETS).astype(self.ft).view(ut).copy()
+            starts[-1] = np.iinfo(ut).max  # 1.0 is bucket 65535's
+            sorted_buckets(gathered, starts, pos, neg, kmin, kmax)
+            out.collected_px = out.max_pass_px = int(gathered.size)
+
+        terms = _Terms(n_pos, n_neg, self.keep_rows, bits)
+        occ = np.flatnonzero((pos + neg) > 0)
+        a, b = pos[occ], neg[occ]
+        pending = {"lo": kmin[occ], "hi": kmax[occ], "a": a, "b": b, "t0": _above(a), "f0": _above(b)}
+        del pos, neg, kmin, kmax
+
+        while pending["lo"].size:
+            lo_k, hi_k, a, b, t0, f0 = (pending[k] for k in ("lo", "hi", "a", "b", "t0", "f0"))
+            final = (lo_k == hi_k) | (a == 0) | ((b == 0) & (f0 == 0))
+            fin = np.flatnonzero(final)
+            terms.rows_(lo_k[fin], a[fin], b[fin], t0[fin], f0[fin])
+            todo = np.flatnonzero(~final)
+            if not todo.size:
+                break
+            if gathered is not None:  # every score is sorted in memory: the other buckets' are skipped
+                need = None
+                if self.keep_rows:
+                    need = np.zeros(N_BUCKETS, np.uint8)
+                    need[occ[todo]] = 1
+                terms.collected(gathered, lo_k[todo], hi_k[todo], t0[todo], f0[todo], need)
+                break
+            n = a[todo] + b[todo]
+            small = todo[n <= budget_px]
+            big = todo[n > budget_px]
+            # collect the small regions, lowest first, up to the budget; split the big ones
+            take = small[np.cumsum(a[small] + b[small]) <= budget_px]
+            n_split = min(big.size, SPLIT_BINS >> _MIN_SUB_BITS)
+            split = big[:n_split]
+            sub_bits = int(math.log2(SPLIT_BINS // max(n_split, 1))) if n_split else 0
+            state_of = np.zeros(lo_k.size, np.int64)
+            state_of[take] = COLLECT
+            state_of[split] = SPLIT
+            active = np.flatnonzero(state_of)  # ascending keys
+            shift = np.zeros(active.size, np.int64)
+            base = np.zeros(active.size, np.int64)
+            used = np.zeros(active.size, np.int64)
+            nxt = 0
+            for i, r in enumerate(active):
+                if state_of[r] == SPLIT:
+                    width = int(hi_k[r]) - int(lo_k[r])
+                    s = max(0, width.bit_length() - sub_bits)
+                    shift[i], base[i], used[i] = s, nxt, (width >> s) + 1
+                    nxt += used[i]
+            rlo, rhi, state = lo_k[active], hi_k[active], state_of[active]
+            n_sub = max(nxt, 1)
+            index = _bucket_index(rlo, rhi)
+            maxu = np.iinfo(ut).max
+
+            def later(tile, raw, cls, *_, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub,
+                      index=index):
+                p, keys = keys_of(raw, bits)
+                sp = np.zeros(n_sub, np.int64)
+                sn = np.zeros(n_sub, np.int64)
+                smin = np.full(n_sub, maxu, ut)
+                smax = np.zeros(n_sub, ut)
+                buf = np.empty(keys.size, ut)
+                k = region_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), *index, rlo, rhi, state, shift,
+                                base, sp, sn, smin, smax, buf)
+                return [sp, sn, smin, smax, [buf[:k].copy()] if k else []]
+
+            n_take = int((a[take] + b[take]).sum())
+            # in this process, each tile's scores go straight into one buffer as they are folded in
+            packed = np.empty(n_take, ut) if self.local else None
+            filled = [0]
+
+            def drain(parts, packed=packed, filled=filled):
+                for part in parts:
+                    end = filled[0] + part.size
+                    if end > packed.size:
+                        raise RuntimeError("the map changed between passes (a collected region's count differs)")
+                    packed[filled[0]:end] = part
+                    filled[0] = end
+                parts.clear()
+
+            def merge_later(x, y):
+                x[0] += y[0]
+                x[1] += y[1]
+                np.minimum(x[2], y[2], out=x[2])
+                np.maximum(x[3], y[3], out=x[3])
+                x[4].extend(y[4])
+                if self.local:
+                    drain(x[4])
+                return x
+
+            got = reduce(read, later, merge_later, windows=windows, **engine)
+            out.passes += 1
+            sp, sn, smin, smax, parts = got
+            if take.size:
+                if self.local:
+                    drain(parts)
+                else:
+                    packed = np.concatenate(parts) if parts else np.zeros(0, ut)
+                    del parts[:]
+                if (filled[0] if self.local else packed.size) != n_take:
+                    raise RuntimeError("the map changed between passes (a collected region's count differs)")
+                _sort_packed(packed, bits, threads if self.local else 1)
+                terms.collected(packed, lo_k[take], hi_k[take], t0[take], f0[take])
+                out.collected_px += int(packed.size)
+                out.max_pass_px = max(out.max_pass_px, int(packed.size))
+                del packed
+            new = {k: [] for k in pending}
+            for i, r in enumerate(active):
+                if state[i] != SPLIT:
+                    continue
+                sl = slice(base[i], base[i] + used[i])
+                sa, sb = sp[sl], sn[sl]
+                keep = np.flatnonzero((sa + sb) > 0)
+                sa, sb = sa[keep], sb[keep]
+                new["lo"].append(smin[sl][keep])
+                new["hi"].append(smax[sl][keep])
+                new["a"].append(sa)
+                new["b"].append(sb)
+                new["t0"].append(t0[r] + _above(sa))
+                new["f0"].append(f0[r] + _above(sb))
+                out.split_regions += 1
+            wait = np.setdiff1d(todo, np.r_[take, split])
+            for k in pending:
+                new[k].append(pending[k][wait])
+            order_parts = {k: np.concatenate(v) if v else np.zeros(0, pending[k].dtype) for k, v in new.items()}
+            order = np.argsort(order_parts["lo"], kind="stable")
+            pending = {k: v[order] for k, v in order_parts.items()}
+
+        out.roc_auc = terms.wins2 / (2.0 * n_pos * n_neg)
+        out.average_precision = float(max(0.0, terms.acc[0]))
+        out.best_f1 = float(terms.best[0])
+        out.best_threshold = terms.best_threshold()
+        if self.keep_rows:
+            parts = terms.rows
+            values = np.concatenate([r[0] for r in parts])
+            order = np.argsort(values, kind="stable")
+            out.rows = (values[order], np.concatenate([r[1] for r in parts])[order],
+                        np.concatenate([r[2] for r in parts])[order])
+        return out
+
+
+def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget_px: int | None = None,
+               keep_rows: bool = False, check=None, dtype=None, expected_px: int | None = None) -> ExactRanking:
     """Rank the scores ``read(window)`` gives for each of ``windows`` exactly (see the module).
 
     ``read(window) -> (raw, cls)`` or ``(raw, cls, whole)``: the window's scored values (1D, any
@@ -183,185 +551,16 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     sweep's, counted with ``p >= t``. ``check(lo, hi, nonfinite)`` sees the raw values' range
     after the first pass and may raise; without it a NaN or infinite value raises ScoreError.
     ``keep_rows`` keeps every row for curves (memory then grows with the distinct scores).
-    Engine options as :func:`segscore.engine.reduce`.
+    ``dtype``: the map's (float32 and float16 maps are ranked on float32 bits; None: float64).
+    ``budget_px``: scores gathered per pass (default :data:`DEFAULT_BUDGET_BYTES` of them).
+    ``expected_px``: how many scores ``read`` gives in all, when known: above the budget, the
+    first pass does not try to gather them. Engine options as :func:`segscore.engine.reduce`.
     """
     from segscore.engine import reduce
-    from segscore.kernels.exactrank import COLLECT, N_BUCKETS, SPLIT, bucket_pass, region_pass
 
-    budget_px = int(budget_px)
-    if budget_px < 1:
-        raise ValueError(f"budget_px {budget_px}: must be >= 1")
-    thr = np.unique(np.asarray(thresholds, np.float64))
-    nt = thr.size
-    below = np.searchsorted(thr, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
+    ep = ExactPass(thresholds=thresholds, dtype=dtype, budget_px=budget_px, expected_px=expected_px,
+                   keep_rows=keep_rows, executor=executor)
     windows = list(windows)
-
-    def first(tile, raw, cls, whole=None):
-        lo, hi, bad = _raw_stats(raw if whole is None else whole)
-        pos = np.zeros(N_BUCKETS, np.int64)
-        neg = np.zeros(N_BUCKETS, np.int64)
-        kmin = np.full(N_BUCKETS, _MAXU, np.uint64)
-        kmax = np.zeros(N_BUCKETS, np.uint64)
-        tcount = np.zeros((2, nt + 1), np.int64)
-        if not bad and np.asarray(raw).size:
-            p, keys = keys_of(raw)
-            bucket_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), thr, below, pos, neg, kmin, kmax,
-                        tcount)
-        return [pos, neg, kmin, kmax, tcount, lo, hi, bad]
-
-    def merge_first(x, y):
-        x[0] += y[0]
-        x[1] += y[1]
-        np.minimum(x[2], y[2], out=x[2])
-        np.maximum(x[3], y[3], out=x[3])
-        x[4] += y[4]
-        return [x[0], x[1], x[2], x[3], x[4], min(x[5], y[5]), max(x[6], y[6]), x[7] + y[7]]
-
-    engine = {"executor": executor, "threads": threads}
-    local = executor is None or isinstance(executor, str) and executor in ("threads", "synchronous")
-    total = reduce(read, first, merge_first, windows=windows, **engine)
-    if total is None:
-        total = [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, _MAXU, np.uint64),
-                 np.zeros(N_BUCKETS, np.uint64), np.zeros((2, nt + 1), np.int64), math.inf, -math.inf, 0]
-    pos, neg, kmin, kmax, tcount, lo, hi, bad = total
-    if check is not None:
-        check(lo, hi, bad)
-    elif bad:
-        raise ScoreError(f"the scores hold {bad} NaN or infinite values; give finite scores")
-    n_pos, n_neg = int(pos.sum()), int(neg.sum())
-    tp_ge = np.cumsum(tcount[1, ::-1])[::-1][1:].astype(np.int64)
-    fp_ge = np.cumsum(tcount[0, ::-1])[::-1][1:].astype(np.int64)
-    out = ExactRanking(n_pos, n_neg, thr, tp_ge, fp_ge, None, None, None, None, lo, hi, bad, passes=1)
-    if n_pos == 0 or n_neg == 0:
-        return out
-    if 2.0 * n_pos * n_neg >= 2.0**62:
-        raise ScoreError(f"too many pixels for an exact int64 AUC (positives x negatives = {n_pos * n_neg:.3g}, "
-                         "needs < 2**61); score a smaller region")
-
-    terms = _Terms(n_pos, n_neg, keep_rows)
-    occ = np.flatnonzero((pos + neg) > 0)
-    a, b = pos[occ], neg[occ]
-    pending = {"lo": kmin[occ], "hi": kmax[occ], "a": a, "b": b, "t0": _above(a), "f0": _above(b)}
-    del pos, neg, kmin, kmax
-
-    while pending["lo"].size:
-        lo_k, hi_k, a, b, t0, f0 = (pending[k] for k in ("lo", "hi", "a", "b", "t0", "f0"))
-        final = (lo_k == hi_k) | (a == 0) | ((b == 0) & (f0 == 0))
-        fin = np.flatnonzero(final)
-        terms.rows_(lo_k[fin], a[fin], b[fin], t0[fin], f0[fin])
-        todo = np.flatnonzero(~final)
-        if not todo.size:
-            break
-        n = a[todo] + b[todo]
-        small = todo[n <= budget_px]
-        big = todo[n > budget_px]
-        # collect the small regions, lowest first, up to the budget; split the big ones
-        take = small[np.cumsum(a[small] + b[small]) <= budget_px]
-        n_split = min(big.size, SPLIT_BINS >> _MIN_SUB_BITS)
-        split = big[:n_split]
-        sub_bits = int(math.log2(SPLIT_BINS // max(n_split, 1))) if n_split else 0
-        state_of = np.zeros(lo_k.size, np.int64)
-        state_of[take] = COLLECT
-        state_of[split] = SPLIT
-        active = np.flatnonzero(state_of)  # ascending keys
-        shift = np.zeros(active.size, np.int64)
-        base = np.zeros(active.size, np.int64)
-        used = np.zeros(active.size, np.int64)
-        nxt = 0
-        for i, r in enumerate(active):
-            if state_of[r] == SPLIT:
-                width = int(hi_k[r] - lo_k[r])
-                s = max(0, width.bit_length() - sub_bits)
-                shift[i], base[i], used[i] = s, nxt, (width >> s) + 1
-                nxt += used[i]
-        rlo, rhi, state = lo_k[active], hi_k[active], state_of[active]
-        n_sub = max(nxt, 1)
-        index = _bucket_index(rlo, rhi)
-
-        def later(tile, raw, cls, *_, rlo=rlo, rhi=rhi, state=state, shift=shift, base=base, n_sub=n_sub,
-                  index=index):
-            p, keys = keys_of(raw)
-            sp = np.zeros(n_sub, np.int64)
-            sn = np.zeros(n_sub, np.int64)
-            smin = np.full(n_sub, _MAXU, np.uint64)
-            smax = np.zeros(n_sub, np.uint64)
-            buf = np.empty(keys.size, np.uint64)
-            k = region_pass(keys, p, np.ascontiguousarray(cls, np.uint8).ravel(), *index, rlo, rhi, state, shift,
-                            base, sp, sn, smin, smax, buf)
-            return [sp, sn, smin, smax, [buf[:k].copy()] if k else []]
-
-        n_take = int((a[take] + b[take]).sum())
-        # in this process, each tile's scores go straight into one buffer as they are folded in
-        packed = np.empty(n_take, np.uint64) if local else None
-        filled = [0]
-
-        def drain(parts, packed=packed, filled=filled):
-            for part in parts:
-                end = filled[0] + part.size
-                if end > packed.size:
-                    raise RuntimeError("the map changed between passes (a collected region's count differs)")
-                packed[filled[0]:end] = part
-                filled[0] = end
-            parts.clear()
-
-        def merge_later(x, y):
-            x[0] += y[0]
-            x[1] += y[1]
-            np.minimum(x[2], y[2], out=x[2])
-            np.maximum(x[3], y[3], out=x[3])
-            x[4].extend(y[4])
-            if local:
-                drain(x[4])
-            return x
-
-        got = reduce(read, later, merge_later, windows=windows, **engine)
-        out.passes += 1
-        sp, sn, smin, smax, parts = got
-        if take.size:
-            if local:
-                drain(parts)
-            else:
-                packed = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-                del parts[:]
-            if (filled[0] if local else packed.size) != n_take:
-                raise RuntimeError("the map changed between passes (a collected region's count differs)")
-            # sorted as float64: these bit patterns (bit 63 clear, below the exponent of inf and NaN)
-            # order as doubles exactly as they order as integers, and NumPy sorts doubles faster
-            packed.view(np.float64).sort()
-            terms.collected(packed, lo_k[take], t0[take], f0[take])
-            out.collected_px += int(packed.size)
-            out.max_pass_px = max(out.max_pass_px, int(packed.size))
-            del packed
-        new = {k: [] for k in pending}
-        for i, r in enumerate(active):
-            if state[i] != SPLIT:
-                continue
-            sl = slice(base[i], base[i] + used[i])
-            sa, sb = sp[sl], sn[sl]
-            keep = np.flatnonzero((sa + sb) > 0)
-            sa, sb = sa[keep], sb[keep]
-            new["lo"].append(smin[sl][keep])
-            new["hi"].append(smax[sl][keep])
-            new["a"].append(sa)
-            new["b"].append(sb)
-            new["t0"].append(t0[r] + _above(sa))
-            new["f0"].append(f0[r] + _above(sb))
-            out.split_regions += 1
-        wait = np.setdiff1d(todo, np.r_[take, split])
-        for k in pending:
-            new[k].append(pending[k][wait])
-        order_parts = {k: np.concatenate(v) if v else np.zeros(0, pending[k].dtype) for k, v in new.items()}
-        order = np.argsort(order_parts["lo"], kind="stable")
-        pending = {k: v[order] for k, v in order_parts.items()}
-
-    out.roc_auc = terms.wins2 / (2.0 * n_pos * n_neg)
-    out.average_precision = float(max(0.0, terms.acc[0]))
-    out.best_f1 = float(terms.best[0])
-    out.best_threshold = float(terms.best_key.view(np.float64)[0])
-    if keep_rows:
-        parts = terms.rows
-        keys = np.concatenate([r[0] for r in parts])
-        order = np.argsort(keys, kind="stable")
-        out.rows = (keys[order].view(np.float64), np.concatenate([r[1] for r in parts])[order],
-                    np.concatenate([r[2] for r in parts])[order])
-    return out
+    total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, executor=executor,
+                   threads=threads)
+    return ep.finish(total, read, windows, executor=executor, threads=threads, check=check)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, SPLIT, bucket_pass, collected_terms, region_pass,
-                                        row_terms)
+from segscore.kernels.exactrank import (COLLECT, N_BUCKETS, N_CELLS, SPLIT, collected_terms, first_pass,
+                                        partition, region_pass, row_terms, sorted_buckets)
 from segscore.metrics.exact import _bucket_index, keys_of
 
 MAXU = np.iinfo(np.uint64).max
@@ -22,44 +22,112 @@ def scores(n, seed, kind):
     return p, (rng.random(n) < 0.3).astype(np.uint8)
 
 
+def first_scores(n, kind, bits):
+    p, cls = scores(n, n + 3, kind)
+    if bits == 32:
+        p = p.astype(np.float32)
+    p, keys = keys_of(p, bits)
+    return p, keys, cls, keys.dtype.type
+
+
+BELOW = np.searchsorted(THR, np.arange(N_CELLS) / N_CELLS, side="right").astype(np.int64)
+
+
+def buckets(ut):
+    return [np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64), np.full(N_BUCKETS, np.iinfo(ut).max, ut),
+            np.zeros(N_BUCKETS, ut)]
+
+
+def no_buckets(ut):
+    return [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, ut), np.zeros(0, ut)]
+
+
 @pytest.mark.parametrize("n", [0, 1, 17, 2000])
 @pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
-def test_bucket_pass(n, kind):
-    p, cls = scores(n, n + 3, kind)
-    p, keys = keys_of(p)
-    pos = np.zeros(N_BUCKETS, np.int64)
-    neg = np.zeros(N_BUCKETS, np.int64)
-    kmin = np.full(N_BUCKETS, MAXU, np.uint64)
-    kmax = np.zeros(N_BUCKETS, np.uint64)
+@pytest.mark.parametrize("bits", [64, 32])
+def test_first_pass_counting(n, kind, bits):
+    p, keys, cls, ut = first_scores(n, kind, bits)
+    pos, neg, kmin, kmax = buckets(ut)
     tc = np.zeros((2, THR.size + 1), np.int64)
-    below = np.searchsorted(THR, np.arange(N_BUCKETS) / N_BUCKETS, side="right").astype(np.int64)
-    bucket_pass(keys, p, cls, THR, below, pos, neg, kmin, kmax, tc)
-    b = np.minimum(np.floor(p * 65536).astype(np.int64), 65535)
+    first_pass(keys, p, cls, THR, BELOW, tc, pos, neg, kmin, kmax, np.empty(0, ut))
+    p64 = p.astype(np.float64)
+    b = np.minimum(np.floor(p64 * 65536).astype(np.int64), 65535)
     np.testing.assert_array_equal(pos, np.bincount(b[cls == 1], minlength=N_BUCKETS))
     np.testing.assert_array_equal(neg, np.bincount(b[cls == 0], minlength=N_BUCKETS))
     for k in np.unique(b):
         assert kmin[k] == keys[b == k].min() and kmax[k] == keys[b == k].max()
-    assert np.all(kmin[(pos + neg) == 0] == MAXU)
-    j = np.searchsorted(THR, p, side="right")
+    assert np.all(kmin[(pos + neg) == 0] == np.iinfo(ut).max)
+    j = np.searchsorted(THR, p64, side="right")
     for c in (0, 1):
         np.testing.assert_array_equal(tc[c], np.bincount(j[cls == c], minlength=THR.size + 1))
 
 
+@pytest.mark.parametrize("n", [0, 1, 17, 2000])
+@pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
+@pytest.mark.parametrize("bits", [64, 32])
+def test_first_pass_gathering_and_sorted_buckets(n, kind, bits):
+    """The gathering first pass: every score packed, thresholds counted; the buckets read back
+    from the sorted pixels are the counting pass's."""
+    p, keys, cls, ut = first_scores(n, kind, bits)
+    tc = np.zeros((2, THR.size + 1), np.int64)
+    out = np.empty(n, ut)
+    first_pass(keys, p, cls, THR, BELOW, tc, *no_buckets(ut), out)
+    assert out.tolist() == [(int(k) << 1) | int(c) for k, c in zip(keys, cls)]
+    j = np.searchsorted(THR, p.astype(np.float64), side="right")
+    for c in (0, 1):
+        np.testing.assert_array_equal(tc[c], np.bincount(j[cls == c], minlength=THR.size + 1))
+    want = buckets(ut)
+    first_pass(keys, p, cls, THR, BELOW, np.zeros_like(tc), *want, np.empty(0, ut))
+    got = buckets(ut)
+    out.sort()
+    starts = (np.arange(N_BUCKETS + 1) / N_BUCKETS).astype(p.dtype).view(ut).copy()
+    starts[-1] = np.iinfo(ut).max
+    sorted_buckets(out, starts, *got)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+EDGE = np.array([0.0, -0.0, 5e-324, 2.2250738585072014e-308, 2.0**-17, 2.0**-16 - 2.0**-70, 2.0**-16, 2.0**-15,
+                 0.5 - 2.0**-54, 0.5, 0.75, 1 - 2.0**-53, 1 - 2.0**-17, 1.0])
+
+
+@pytest.mark.parametrize("case", ["empty", "one", "constant", "distinct", "ties", "edges"])
+@pytest.mark.parametrize("bits", [64, 32])
+def test_partition(case, bits):
+    rng = np.random.default_rng(7)
+    ut = np.uint64 if bits == 64 else np.uint32
+    raw = {"empty": np.zeros(0), "one": np.array([0.3]), "constant": np.full(50, 0.25),
+           "distinct": rng.random(3001), "ties": np.floor(rng.random(999) * 4) / 4, "edges": EDGE}[case]
+    _, keys = keys_of(raw.astype(np.float32) if bits == 32 else raw, bits)
+    packed = keys + keys + (rng.random(keys.size) < 0.5).astype(ut)
+    for pivot in np.unique(np.r_[packed, 0, np.iinfo(ut).max]).astype(ut):
+        work = packed.copy()
+        k = partition(work, pivot)
+        assert k == np.count_nonzero(packed < pivot)
+        assert np.all(work[:k] < pivot) and np.all(work[k:] >= pivot)
+        np.testing.assert_array_equal(np.sort(work), np.sort(packed))
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_region_pass(seed):
+@pytest.mark.parametrize("bits", [64, 32])
+def test_region_pass(seed, bits):
     rng = np.random.default_rng(seed)
     p, cls = scores(3000, seed, ["uniform", "tied", "narrow_tiny", "uniform"][seed])
-    p, keys = keys_of(p)
+    if bits == 32:
+        p = p.astype(np.float32)
+    p, keys = keys_of(p, bits)
+    ut = keys.dtype.type
+    maxu = np.iinfo(ut).max
     # disjoint regions between sorted distinct keys, inside first-pass buckets, some keys in none
     u = np.unique(keys)
-    ub = np.minimum((u.view(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
+    ub = np.minimum((u.view(p.dtype).astype(np.float64) * N_BUCKETS).astype(np.int64), N_BUCKETS - 1)
     cuts = np.sort(rng.choice(u.size, size=min(u.size, 12), replace=False))
     rlo, rhi = [], []
     for a, b in zip(cuts[::2], cuts[1::2]):
         b = a + int(np.searchsorted(ub[a:b + 1], ub[a], side="right")) - 1  # end in a's bucket
         rlo.append(u[a])
         rhi.append(u[b])
-    rlo, rhi = np.array(rlo, np.uint64), np.array(rhi, np.uint64)
+    rlo, rhi = np.array(rlo, ut), np.array(rhi, ut)
     index = _bucket_index(rlo, rhi if seed % 2 else None)  # with and without the finer index
     state = rng.choice([0, SPLIT, COLLECT], size=rlo.size).astype(np.int64)
     # a shift leaving at most 2**10 to 2**7 sub-bins per split region
@@ -69,12 +137,12 @@ def test_region_pass(seed):
     base = np.r_[0, np.cumsum(used)[:-1]].astype(np.int64)
     n_sub = max(1, sum(used))
     sp, sn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
-    smin, smax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
-    out = np.empty(keys.size, np.uint64)
+    smin, smax = np.full(n_sub, maxu, ut), np.zeros(n_sub, ut)
+    out = np.empty(keys.size, ut)
     k = region_pass(keys, p, cls, *index, rlo, rhi, state, shift, base, sp, sn, smin, smax, out)
     # brute force
     bp, bn = np.zeros(n_sub, np.int64), np.zeros(n_sub, np.int64)
-    bmin, bmax = np.full(n_sub, MAXU, np.uint64), np.zeros(n_sub, np.uint64)
+    bmin, bmax = np.full(n_sub, maxu, ut), np.zeros(n_sub, ut)
     got = []
     for key, c in zip(keys.tolist(), cls.tolist()):
         for r in range(rlo.size):
@@ -126,10 +194,13 @@ def brute_terms(values, a, b):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_row_and_collected_terms(seed):
+@pytest.mark.parametrize("bits", [64, 32])
+def test_row_and_collected_terms(seed, bits):
     rng = np.random.default_rng(seed)
     n = [1, 2, 50, 400][seed]
-    keys = np.unique(keys_of(rng.random(n) ** 3)[1])
+    raw = rng.random(n) ** 3
+    keys = np.unique(keys_of(raw.astype(np.float32) if bits == 32 else raw, bits)[1])
+    ut = keys.dtype.type
     n = keys.size
     a = rng.integers(0, 4, n).astype(np.int64)
     b = rng.integers(0, 4, n).astype(np.int64)
@@ -141,24 +212,51 @@ def test_row_and_collected_terms(seed):
     t0 = np.array([a[keys > k].sum() for k in keys], np.int64)
     f0 = np.array([b[keys > k].sum() for k in keys], np.int64)
     perm = rng.permutation(n)
-    acc, best, bk = np.zeros(2), np.full(1, -1.0), np.zeros(1, np.uint64)
+    acc, best, bk = np.zeros(2), np.full(1, -1.0), np.zeros(1, ut)
     w = row_terms(keys[perm], a[perm], b[perm], t0[perm], f0[perm], P, N, acc, best, bk)
     assert w == want[0] and acc[0] == pytest.approx(want[1], abs=1e-15) and best[0] == want[2] and bk[0] == want[3]
     # the same rows as collected pixels, cut into regions
-    packed = np.concatenate([np.r_[np.full(x, (int(k) << 1) | 1, np.uint64), np.full(y, int(k) << 1, np.uint64)]
+    packed = np.concatenate([np.r_[np.full(x, (int(k) << 1) | 1, ut), np.full(y, int(k) << 1, ut)]
                              for k, x, y in zip(keys, a, b)])
     rng.shuffle(packed)
     packed.sort()
     cuts = np.unique(np.r_[0, rng.integers(0, n, 3)])
     lo = keys[cuts]
-    acc2, best2, bk2 = np.zeros(2), np.full(1, -1.0), np.zeros(1, np.uint64)
+    acc2, best2, bk2 = np.zeros(2), np.full(1, -1.0), np.zeros(1, ut)
     ends = np.r_[cuts[1:], n]  # a region holds keys[cuts[r]:ends[r]]; the counts above are the rows after it
     ta = np.array([a[e:].sum() for e in ends], np.int64)
     fa = np.array([b[e:].sum() for e in ends], np.int64)
-    w2 = collected_terms(packed, lo, ta, fa, P, N, acc2, best2, bk2)
+    hi = keys[ends - 1]
+    w2 = collected_terms(packed, lo, hi, ta, fa, P, N, acc2, best2, bk2)
     assert w2 == want[0] and acc2[0] == pytest.approx(want[1], abs=1e-15) and best2[0] == want[2]
     assert bk2[0] == want[3]
-    assert collected_terms(np.zeros(0, np.uint64), lo, ta, fa, P, N, acc2, best2, bk2) == 0
+    assert collected_terms(np.zeros(0, ut), lo, hi, ta, fa, P, N, acc2, best2, bk2) == 0
+    # rows outside every region are skipped (their counts are in the counts above the regions below)
+    inside = rng.random(n) < 0.6
+    inside[0] = True
+    idx = np.flatnonzero(inside)
+    runs = np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1)
+    lo3 = np.array([keys[r[0]] for r in runs], ut)
+    hi3 = np.array([keys[r[-1]] for r in runs], ut)
+    t3 = np.array([a[r[-1] + 1:].sum() for r in runs], np.int64)
+    f3 = np.array([b[r[-1] + 1:].sum() for r in runs], np.int64)
+    acc3, best3, bk3 = np.zeros(2), np.full(1, -1.0), np.zeros(1, ut)
+    w3 = collected_terms(packed, lo3, hi3, t3, f3, P, N, acc3, best3, bk3)
+    wins, ap, bf, bv = 0, 0.0, -1.0, None
+    for i in range(n - 1, -1, -1):  # highest first, counting every row above
+        x, y = int(a[i]), int(b[i])
+        t, f = int(a[i + 1:].sum()), int(b[i + 1:].sum())
+        if not inside[i]:
+            continue
+        wins += x * (2 * (N - f - y) + y)
+        if x:
+            ap += ((t + x) / P - t / P) * ((t + x) / (t + x + f + y))
+        prec = (t + x) / (t + x + f + y)
+        rec = (t + x) / P
+        fs = 2 * prec * rec / (prec + rec) if prec + rec > 0 else 0.0
+        if fs > bf or (fs == bf and keys[i] < bv):
+            bf, bv = fs, keys[i]
+    assert w3 == wins and acc3[0] == pytest.approx(ap, abs=1e-15) and best3[0] == bf and bk3[0] == bv
 
 
 @pytest.mark.parametrize("seed", range(3))
