@@ -72,50 +72,149 @@ def measure(cmd, env=None):
     return res["s"], res["rss"], res["out"]
 
 
+def stages(pred_path, gt_path, calls=3, threads=None) -> dict:
+    """Seconds per stage of segscore's score on one pair, in this process (call it with a warm
+    cache): each pass alone (the tiles' Betti matchings on the engine's threads, surface Dice,
+    VOI), the whole ``surfaces`` call, ``prepare_surfaces`` and a call with the prepared truth
+    (medians of ``calls``)."""
+    from segscore.engine.executor import reduce_windows
+    from segscore.topology import score as S
+    from segscore.topology.surface import corner_grid, surface_dice_of_codes
+
+    p = np.load(pred_path)
+    g = np.load(gt_path)
+    small = np.zeros((12, 12, 12), np.uint8)  # load every kernel from the cache first
+    small[3:6] = 1
+    S.surfaces(truth=small, pred=small[::-1].copy())
+    out = {}
+    t = time.perf_counter()
+    prep = S.prepare_surfaces(g)
+    out["prepare"] = time.perf_counter() - t
+    t = time.perf_counter()
+    pb = S.binarize(p, ignore=prep.ignore)
+    out["ignore+binarize"] = time.perf_counter() - t
+    t = time.perf_counter()
+    tiles = S.tile_slices(pb.shape, S.DEFAULT_TOPO_TILES)
+    reduce_windows(lambda sl: [S.tile_counts(np.ascontiguousarray(pb[sl]), np.ascontiguousarray(prep.fg[sl]))],
+                   tiles, lambda a, b: a + b, workers=threads)
+    out["betti matching"] = time.perf_counter() - t
+    t = time.perf_counter()
+    surface_dice_of_codes(corner_grid(prep.fg), corner_grid(pb))
+    out["surface dice"] = time.perf_counter() - t
+    t = time.perf_counter()
+    S.voi(pb, prep.fg)
+    out["components+voi"] = time.perf_counter() - t
+
+    def median(f):
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t0)
+        return sorted(times)[len(times) // 2]
+
+    out["call"] = median(lambda: S.surfaces(truth=g, pred=p, threads=threads))
+    out["prepared call"] = median(lambda: S.surfaces(truth=prep, pred=p, threads=threads))
+    return out
+
+
+def _median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[256])
     ap.add_argument("--peer-python", help="python of a venv with betti_matching, surface_distance, cc3d, skimage")
     ap.add_argument("--peer-path", default="", help="PYTHONPATH for the peer (Betti-Matching-3D's build dir)")
     ap.add_argument("--threads", type=int, default=None, help="segscore --threads (default: its own)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternated rounds (cold, peer, warm); medians reported")
+    ap.add_argument("--no-cold", action="store_true", help="skip the empty-cache runs")
+    ap.add_argument("--no-stages", action="store_true", help="skip the per-stage runs")
+    ap.add_argument("--peer-sizes", type=int, nargs="*", default=None, help="sizes the peer runs at (default all)")
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--json-out", default=None, help="write the rows here")
     args = ap.parse_args(argv)
+    if args.peer_python and not Path(args.peer_python).exists():
+        raise SystemExit(f"--peer-python {args.peer_python}: no such file; build the peer venv first (module docstring)")
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench_surfaces_"))
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in args.sizes:
-        p, g = make_pair(n)
         pp, gp = work / f"pred_{n}.npy", work / f"gt_{n}.npy"
-        np.save(pp, p)
-        np.save(gp, g)
-        del p, g
-        env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(work / f"numba_{n}"))
+        if not (pp.exists() and gp.exists()):
+            p, g = make_pair(n)
+            np.save(pp, p)
+            np.save(gp, g)
+            del p, g
         ours = [sys.executable, "-m", "segscore", "surfaces", str(pp), str(gp), "--json"]
         if args.threads:
             ours += ["--threads", str(args.threads)]
-        cold = measure(ours, env)
-        warm = measure(ours, env)
-        mine = json.loads(warm[2])
-        row = {"size": n, "cold_s": cold[0], "warm_s": warm[0], "rss_mb": warm[1], "cold_rss_mb": cold[1]}
-        if args.peer_python:
-            penv = dict(os.environ, PYTHONPATH=args.peer_path)
-            peer = measure([args.peer_python, str(HERE / "surfaces_peer.py"), "score", str(pp), str(gp)], penv)
-            theirs = json.loads(peer[2])
-            row.update(peer_s=peer[0], peer_rss_mb=peer[1], ratio_warm=peer[0] / warm[0],
-                       ratio_cold=peer[0] / cold[0])
+        peer_here = args.peer_python and (args.peer_sizes is None or n in args.peer_sizes)
+        penv = dict(os.environ, PYTHONPATH=args.peer_path)
+        runs = {"cold": [], "warm": [], "peer": []}
+        mine = theirs = None
+        for r in range(args.rounds):
+            cache = work / f"numba_{n}_{r}"
+            env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(cache))
+            if not args.no_cold or r == 0:
+                cold = measure(ours, env)  # an empty cache (also fills it for the warm run)
+                if not args.no_cold:
+                    runs["cold"].append(cold[:2])
+            if peer_here:
+                peer = measure([args.peer_python, str(HERE / "surfaces_peer.py"), "score", str(pp), str(gp)], penv)
+                runs["peer"].append(peer[:2])
+                theirs = json.loads(peer[2])
+            warm = measure(ours, env)
+            runs["warm"].append(warm[:2])
+            mine = json.loads(warm[2])
+            print(json.dumps({"size": n, "round": r, **{k: v[-1] for k, v in runs.items() if v}}), file=sys.stderr)
+        row = {"size": n, "leaderboard": mine["leaderboard"], "runs": runs}
+        for k, v in runs.items():
+            if v:
+                row[f"{k}_s"] = _median([x[0] for x in v])
+                row[f"{k}_rss_mb"] = _median([x[1] for x in v])
+        if theirs is not None:
+            row["ratio_warm"] = row["peer_s"] / row["warm_s"]
+            if "cold_s" in row:
+                row["ratio_cold"] = row["peer_s"] / row["cold_s"]
             row["agree_1e-9"] = all((theirs[k] is None and mine[k] is None) or
                                     (theirs[k] is not None and mine[k] is not None and abs(theirs[k] - mine[k]) <= 1e-9)
                                     for k in FIELDS) and theirs["topology"] == mine["topology"]
-        row["leaderboard"] = mine["leaderboard"]
+        if not args.no_stages:
+            env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(work / f"numba_{n}_0"))
+            code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from bench_surfaces import stages; "
+                    f"print(json.dumps(stages({str(pp)!r}, {str(gp)!r}, 3, {args.threads!r})))")
+            row["stages"] = json.loads(measure([sys.executable, "-c", code], env)[2])
+            if peer_here:
+                row["peer_stages"] = json.loads(measure([args.peer_python, str(HERE / "surfaces_peer.py"), "stages",
+                                                         str(pp), str(gp), "3"], penv)[2])
+                row["ratio_call"] = row["peer_stages"]["call"] / row["stages"]["call"]
+                row["ratio_prepared_call"] = row["peer_stages"]["call"] / row["stages"]["prepared call"]
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
-    print(f"{'size':>5} {'segscore cold s':>15} {'warm s':>8} {'RSS MB':>7} {'peer s':>8} {'peer RSS MB':>11} "
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(rows, indent=1))
+    print(f"{'size':>5} {'cold s':>7} {'warm s':>7} {'RSS MB':>7} {'peer s':>7} {'peer MB':>8} "
           f"{'peer/warm':>9} {'peer/cold':>9} {'agree':>5}")
+    nan = float("nan")
     for r in rows:
-        print(f"{r['size']:>5} {r['cold_s']:>15.1f} {r['warm_s']:>8.1f} {r['rss_mb']:>7.0f} "
-              f"{r.get('peer_s', float('nan')):>8.1f} {r.get('peer_rss_mb', float('nan')):>11.0f} "
-              f"{r.get('ratio_warm', float('nan')):>9.2f} {r.get('ratio_cold', float('nan')):>9.2f} "
-              f"{str(r.get('agree_1e-9', '-')):>5}")
+        print(f"{r['size']:>5} {r.get('cold_s', nan):>7.1f} {r['warm_s']:>7.1f} {r['warm_rss_mb']:>7.0f} "
+              f"{r.get('peer_s', nan):>7.1f} {r.get('peer_rss_mb', nan):>8.0f} "
+              f"{r.get('ratio_warm', nan):>9.2f} {r.get('ratio_cold', nan):>9.2f} {str(r.get('agree_1e-9', '-')):>5}")
+    for r in rows:
+        if "stages" in r:
+            print(f"\nstages at {r['size']}^3 (s, in process, warm)   segscore   peer")
+            peer = r.get("peer_stages", {})
+            for k in ("ignore+binarize", "betti matching", "surface dice", "components", "components+voi", "voi",
+                      "prepare", "call", "prepared call"):
+                a, b = r["stages"].get(k), peer.get(k)
+                if a is None and b is None:
+                    continue
+                print(f"  {k:<22} {'' if a is None else f'{a:8.2f}':>8}   {'' if b is None else f'{b:6.2f}':>6}")
+            if "ratio_call" in r:
+                print(f"  per call: {r['ratio_call']:.2f}x; with a prepared truth: {r['ratio_prepared_call']:.2f}x")
     return 0
 
 

@@ -5,9 +5,12 @@
 computed on a prediction P and a label volume G of one shape (3D; a 2D image is one slice).
 
 1. **Ignore**: voxels where G equals ``ignore_label`` (default 2) -- or, when ``ignore_mask``
-   is given, where it is true *instead* -- take the value 0 in both P and G before anything
-   else.
-2. **Binarize**: foreground is ``x != 0`` (NaN counts as 0), or ``x > fg_threshold``.
+   is given, where it is true *instead* (a float mask as topometrics reads it, ``astype(bool)``:
+   NaN and inf ignore) -- take the value 0 in both P and G before anything else. A prediction
+   that holds the ignore value while the labels hold none gets a warning: the roles look swapped.
+2. **Binarize**: foreground is ``x != 0`` (NaN counts as 0), or ``x > fg_threshold``. A float
+   prediction holding values other than 0 and 1 is refused without ``fg_threshold`` (segscore
+   will not pick a threshold for you).
 3. **TopoScore**: Betti matching (:func:`segscore.metrics.betti.betti_matching`) of ``1 - P``
    and ``1 - G`` (foreground enters first; 6-connected foreground; among simultaneous births
    the lowest C-order cell is the elder, which on binary volumes decides which component is
@@ -16,9 +19,10 @@ computed on a prediction P and a label volume G of one shape (3D; a 2D image is 
    than its parts cut into fewer), counts summed over tiles. Per dimension k: m_k matched,
    p_k = m_k + unmatched in P, g_k = m_k + unmatched in G; TopoF1_k = 2 m_k / (p_k + g_k)
    when g_k > 0, 0.5 / (p_k + g_k + 0.5) when g_k = 0 < p_k, null when p_k + g_k = 0.
-   TopoScore = sum of ``topo_weights`` (default 0.34, 0.33, 0.33) times TopoF1_k over the
-   defined dimensions, the weights renormalised over them (all equal if they sum to 0); 1
-   when none is defined. The tiling is part of the definition (the competition's scorer
+   TopoScore = sum of ``topo_weights`` (default 0.34, 0.33, 0.33; or a mapping ``{k: w}`` over
+   them) times TopoF1_k over the defined dimensions of ``dims`` (default 0, 1, 2: topometrics'
+   ``dims``), the weights renormalised over them (all equal if they sum to 0); 1 when none is
+   defined. The tiling is part of the definition (the competition's scorer
    tiles in octants); ``topo_tiles=(1, 1, 1)`` gives the whole-volume matching.
 4. **SurfaceDice**: DeepMind's surface Dice at ``tolerance`` (default 2.0, in the unit of
    ``spacing``, default 1 per axis) between G and P (:mod:`segscore.topology.surface`); 1 when
@@ -34,7 +38,22 @@ computed on a prediction P and a label volume G of one shape (3D; a 2D image is 
    (topometrics documents the first value as H(GT|PR); scikit-image defines it as
    H(image1|image0); the values are the same either way.)
 6. **Leaderboard**: ``weights`` (default 0.3, 0.35, 0.35) with negative or non-finite ones set
-   to 0, renormalised (1/3 each if they sum to 0), over (TopoScore, SurfaceDice, VOI_score).
+   to 0, renormalised (1/3 each if they sum to 0), over (TopoScore, SurfaceDice, VOI_score),
+   clipped to [0, 1] as the competition's Kaggle wrapper clips it (the renormalised weights can
+   sum to 1 + 2**-52: a perfect score is 1.0).
+
+**In a loop**: :func:`prepare_surfaces` computes what depends on the truth alone once (ignore
+region, foreground, surface corner codes, components); pass its result as ``truth=``.
+**Threads**: the tiles' Betti matchings, VOI and surface Dice are tasks on the engine's threads
+(:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
+above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
+masks packed 8 voxels to a byte while they wait.
+**Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
+ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
+ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
+Dice 1 byte per mask (the corner codes); a tile's Betti matching about 61 bytes per voxel of
+the tile (:mod:`segscore.metrics.betti`), so 61/8 per voxel of the volume for octants matched
+one at a time, the masks then held at 1/4 byte.
 """
 
 from __future__ import annotations
@@ -562,8 +581,12 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
 
     counts_parts, sd_value, v = [], None, None
     if biggest <= MAX_PARALLEL_TILE_VOXELS:
-        # every pass a task on the engine's threads, the longest first: the tiles, then VOI and surface Dice
-        tasks = [("tile", sl) for sl in slices] + [("voi", None), ("sd", None)]
+        # every pass a task on the engine's threads. VOI and surface Dice go between the first
+        # tiles: on an empty numba cache their kernels compile (holding the GIL) while a tile's
+        # matching runs (releasing it); with a warm cache the order changes only the balance
+        tasks = [("tile", sl) for sl in slices]
+        tasks[1:1] = [("voi", None)]
+        tasks[3:3] = [("sd", None)]
 
         def run(task):
             kind, sl = task
