@@ -565,6 +565,8 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
                         "and pred swapped? (truth= takes the labels, pred= the prediction)")
     p = binarize(p_raw[None] if prep.two_d else p_raw, threshold=fg_threshold, ignore=prep.ignore)
     del p_raw
+    if own:  # a truth prepared for this call alone: what is used is dropped as soon as it is
+        prep.ignore = None
     g = prep.fg
     threads = threads or default_workers()
 
@@ -606,6 +608,8 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
         # for the tiles packed 8 voxels to a byte
         sd_value = sd()
         v = vo()
+        if own:
+            prep.components = None
         n_fg_p = int(np.count_nonzero(p))
         bits_p = np.packbits(p, axis=-1)
         bits_g = np.packbits(g, axis=-1) if own else None

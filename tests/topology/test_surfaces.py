@@ -270,7 +270,8 @@ def test_big_tiles_one_at_a_time_give_the_same_counts(monkeypatch):
     assert surfaces(truth=g, pred=p, threads=2) == want
     prepared = S.prepare_surfaces(g)
     assert surfaces(truth=prepared, pred=p) == want
-    assert prepared.fg is not None  # a prepared truth is the caller's: never emptied
+    assert prepared.fg is not None and prepared.ignore is not None  # the caller's: never emptied
+    assert surfaces(truth=prepared, pred=p) == want
 
 
 def test_voi_sparse_and_dense_tables_agree():
