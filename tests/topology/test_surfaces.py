@@ -287,3 +287,27 @@ def test_voi_sparse_and_dense_tables_agree():
     padded = np.concatenate([t_area, np.zeros(1 << 22, np.int64)])
     sparse = S._voi(t_at, padded, p, g, 6, 0.3, "one_over_one_plus")
     assert dense == sparse and dense == voi(p, g, connectivity=6) and dense["voi_total"] > 0
+
+
+def test_the_passes_run_on_the_engines_threads(monkeypatch):
+    """No private thread pool: the tiles, VOI and surface Dice go through
+    ``segscore.engine.executor.reduce_windows`` (so ``thread_budget`` caps them)."""
+    import inspect
+
+    import segscore.engine.executor as E
+    import segscore.topology.score as S
+
+    assert "ThreadPoolExecutor" not in inspect.getsource(S)
+    seen = []
+    real = E.reduce_windows
+
+    def spy(fn, windows, merge, **kw):
+        seen.append((len(list(windows)), kw.get("workers")))
+        return real(fn, windows, merge, **kw)
+
+    monkeypatch.setattr(E, "reduce_windows", spy)
+    p, g, _ = CASES["specks"]
+    with E.thread_budget(1):
+        one = surfaces(truth=g, pred=p, threads=2)
+    assert seen == [(10, 2)]  # 8 tiles, VOI, surface Dice
+    assert one == surfaces(truth=g, pred=p, threads=2)
