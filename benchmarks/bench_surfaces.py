@@ -1,22 +1,43 @@
 """``segscore surfaces`` beside the peers' pipeline (Betti-Matching-3D + DeepMind's surface-distance
 + cc3d + scikit-image, composed as topometrics does: benchmarks/surfaces_peer.py), whole process,
-on generated sheet-like volumes; wall time and peak RSS of each process.
+on generated sheet-like volumes; wall time and peak RSS of each process, then seconds per stage
+of each in process, and per call with a prepared truth.
 
-    python benchmarks/bench_surfaces.py --sizes 256 512 \\
-        --peer-python /work/scratch/topo/venv/bin/python --peer-path /work/scratch/topo/build
+    python benchmarks/bench_surfaces.py --sizes 256 --rounds 3 \\
+        --peer-python /work/scratch/surfaces/venv/bin/python --peer-path /work/scratch/surfaces/src/build
 
-segscore runs twice: first with an empty numba cache (compile time included: "cold"), then
-with the cache it left ("warm"). The peer runs once (its code is compiled ahead). Both get the
-same files (npy, memory-mapped by neither) and must agree on every field to 1e-9; the table
-says so. Run with ``nice`` on a shared machine.
+The peer venv: ``pip install numpy scikit-image connected-components-3d surface-distance pybind11``;
+Betti-Matching-3D from its repository, built with CMake (``CXXFLAGS="-include tuple"`` for GCC 12,
+``cmake .. -Dpybind11_DIR=$(python -m pybind11 --cmakedir) && make betti_matching``); never
+committed. Each round runs segscore with an empty numba cache ("cold", compile time included),
+the peer, then segscore again with the cache the cold run left ("warm"); medians over the rounds.
+Both get the same npy files and must agree on every field to 1e-9 (the table says so). Run with
+``nice`` on a shared machine: a loaded machine lowers every ratio (two threads of ours compete
+with one of the peer's), so CPU seconds are quoted beside wall times.
 
-Measured 2026-12-03 on the shared 2-core machine (load 2-5 from other jobs), commit "betti
-kernels: no variable divisions": 256^3, segscore warm 15.4 s / 487 MB peak RSS, cold (empty
-numba cache) 88.8 s / 591 MB; the peers' pipeline 51.9 s / 2622 MB; 3.36x warm, 0.58x cold;
-every field equal to 1e-9. 512^3 (segscore only; the peers' pipeline was not run there):
-warm 200.9 s / 2838 MB with two octants in flight at once; after tiles above 8M voxels were
-matched one at a time: 139.9 s / 1690 MB (same leaderboard). First-call compile, an 8^3 pair
-with an empty numba cache: 22.9 s (0.8 s with the cache), lightly loaded machine.
+Measured 2026-12-03, commit "surfaces: VOI and surface Dice interleaved ..." (issue 36), 256^3,
+3 alternated rounds on the shared 2-core machine under load 9-16 (eight helpers' jobs): segscore
+warm 105.8 s / 554 MB (rounds 115.7, 105.8, 97.6 s), cold 228.3 s / 680 MB (228.3, 163.5,
+271.8 s), the peers' pipeline 299.1 s / 2560 MB (299.1, 262.5, 417.2 s): 2.83x warm, 1.31x cold,
+every field equal to 1e-9 in every round. CPU seconds of one whole process (user + sys):
+segscore warm 15.9 s, the peer 34.0 s (2.1x); of that, the tiles' Betti matching is 15.0 s of
+ours (dual_pairs 6.3, reduce_dim1 2.7, uf_pairs 2.0, uf_image_match 1.8, sorted_cells 1.6,
+_cube_values 0.5) against 0.25 s for everything else (prepare 0.32 s once; per prediction:
+corner codes 0.04, the two area passes 0.02, labelling and VOI counts 0.10, binarize 0.01).
+With the betti helper's branch (b2bf684) the whole call takes 9.4 s CPU (9.0 s with a prepared
+truth), same counts. Before this issue (same machine, load 2-5): 15.4 s warm, 88.8 s cold, peer
+51.9 s, 3.36x / 0.58x.
+
+512^3 (segscore only), one warm run under load ~14: 17 min 40 s wall, 115.6 s user + 33.0 s sys,
+peak RSS 1650 MB before a truth prepared for one call dropped its ignore region and components
+ahead of the octants (196 MB less held then). Bytes per voxel of the volume, beyond the caller's
+arrays (2 bytes: uint8 prediction and labels): prepare 1 (ignore) + 1 (truth mask) + 4 (one
+labelling, then 4 per truth foreground voxel); surface Dice 1 (prediction mask) + 2 (corner codes
+of both); VOI 4 (the prediction's labelling) then 4-8 per foreground voxel; each octant's Betti
+matching about 61 bytes per voxel of the octant (7.6 per voxel of the volume: 1.0 GB at 512^3,
+measured alone by ru_maxrss) with both masks held packed (1/4 byte). Matching two octants at
+once, or one on two threads, would add another 1.0 GB or 0.6 GB: at 512^3 the octants run one
+at a time, so the wall time there is the Betti matching's single-thread CPU time (about 140 s).
 """
 
 from __future__ import annotations
