@@ -28,9 +28,13 @@ With the betti helper's branch (b2bf684) the whole call takes 9.4 s CPU (9.0 s w
 truth), same counts. Before this issue (same machine, load 2-5): 15.4 s warm, 88.8 s cold, peer
 51.9 s, 3.36x / 0.58x.
 
-512^3 (segscore only), one warm run under load ~14: 17 min 40 s wall, 115.6 s user + 33.0 s sys,
-peak RSS 1650 MB before a truth prepared for one call dropped its ignore region and components
-ahead of the octants (196 MB less held then). Bytes per voxel of the volume, beyond the caller's
+512^3 (segscore only), warm, under load ~14: 17 min 40 s wall, 115.6 s user + 33.0 s sys, peak
+RSS 1650 MB (commit "surfaces: the passes on the engine's threads ..."); again after a truth
+prepared for one call drops its ignore region and components ahead of the octants: 25 min 43 s,
+130.6 s user + 28.9 s sys, peak 1730 MB, the same leaderboard (0.5698466085415046) and counts.
+The drop did not lower the peak: it is set by the heaviest octant's Betti matching (one octant
+alone, the first, peaked at 1.0 GB above a 170 MB process), not by what the score holds beside
+it (the caller's 268 MB of uint8 volumes and 34 MB of packed masks). Bytes per voxel of the volume, beyond the caller's
 arrays (2 bytes: uint8 prediction and labels): prepare 1 (ignore) + 1 (truth mask) + 4 (one
 labelling, then 4 per truth foreground voxel); surface Dice 1 (prediction mask) + 2 (corner codes
 of both); VOI 4 (the prediction's labelling) then 4-8 per foreground voxel; each octant's Betti
