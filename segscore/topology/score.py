@@ -647,6 +647,8 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
                    "fg_threshold": fg_threshold, "tolerance": tolerance, "spacing": list(prep.spacing),
                    "voi_connectivity": opts["voi_connectivity"], "voi_alpha": voi_alpha,
                    "voi_transform": voi_transform, "weights": list(w), "topo_weights": list(topo_weights),
-                   "topo_tiles": list(opts["topo_tiles"]), "dims": list(dims)},
+                   "topo_tiles": list(opts["topo_tiles"]),
+                   # only when not all three, so the recorded outputs of the default keep their fields
+                   **({"dims": list(dims)} if tuple(dims) != (0, 1, 2) else {})},
         "notes": notes, "warnings": warnings,
     }
