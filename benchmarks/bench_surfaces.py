@@ -111,24 +111,29 @@ def stages(pred_path, gt_path, calls=3, threads=None) -> dict:
     small = np.zeros((12, 12, 12), np.uint8)  # load every kernel from the cache first
     small[3:6] = 1
     S.surfaces(truth=small, pred=small[::-1].copy())
-    out = {}
-    t = time.perf_counter()
+    out, cpu = {}, {}
+    t, c = time.perf_counter(), time.process_time()
     prep = S.prepare_surfaces(g)
     out["prepare"] = time.perf_counter() - t
-    t = time.perf_counter()
+    cpu["prepare"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     pb = S.binarize(p, ignore=prep.ignore)
     out["ignore+binarize"] = time.perf_counter() - t
-    t = time.perf_counter()
+    cpu["ignore+binarize"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     tiles = S.tile_slices(pb.shape, S.DEFAULT_TOPO_TILES)
     reduce_windows(lambda sl: [S.tile_counts(np.ascontiguousarray(pb[sl]), np.ascontiguousarray(prep.fg[sl]))],
                    tiles, lambda a, b: a + b, workers=threads)
     out["betti matching"] = time.perf_counter() - t
-    t = time.perf_counter()
+    cpu["betti matching"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     surface_dice_of_codes(corner_grid(prep.fg), corner_grid(pb))
     out["surface dice"] = time.perf_counter() - t
-    t = time.perf_counter()
+    cpu["surface dice"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     S.voi(pb, prep.fg)
     out["components+voi"] = time.perf_counter() - t
+    cpu["components+voi"] = time.process_time() - c
 
     def median(f):
         times = []
@@ -138,8 +143,13 @@ def stages(pred_path, gt_path, calls=3, threads=None) -> dict:
             times.append(time.perf_counter() - t0)
         return sorted(times)[len(times) // 2]
 
+    c = time.process_time()
     out["call"] = median(lambda: S.surfaces(truth=g, pred=p, threads=threads))
+    cpu["call"] = (time.process_time() - c) / calls  # the mean
+    c = time.process_time()
     out["prepared call"] = median(lambda: S.surfaces(truth=prep, pred=p, threads=threads))
+    cpu["prepared call"] = (time.process_time() - c) / calls
+    out["cpu"] = cpu  # process CPU seconds of each stage (all threads)
     return out
 
 
@@ -230,14 +240,20 @@ def main(argv=None) -> int:
               f"{r.get('ratio_warm', nan):>9.2f} {r.get('ratio_cold', nan):>9.2f} {str(r.get('agree_1e-9', '-')):>5}")
     for r in rows:
         if "stages" in r:
-            print(f"\nstages at {r['size']}^3 (s, in process, warm)   segscore   peer")
+            print(f"\nstages at {r['size']}^3 (in process, warm; wall s, then CPU s)   segscore   peer   "
+                  "segscore CPU   peer CPU")
             peer = r.get("peer_stages", {})
             for k in ("ignore+binarize", "betti matching", "surface dice", "components", "components+voi", "voi",
                       "prepare", "call", "prepared call"):
                 a, b = r["stages"].get(k), peer.get(k)
+                ac, bc = r["stages"].get("cpu", {}).get(k), peer.get("cpu", {}).get(k)
                 if a is None and b is None:
                     continue
-                print(f"  {k:<22} {'' if a is None else f'{a:8.2f}':>8}   {'' if b is None else f'{b:6.2f}':>6}")
+
+                def f(x):
+                    return "" if x is None else f"{x:.2f}"
+
+                print(f"  {k:<22} {f(a):>8}   {f(b):>6}   {f(ac):>12}   {f(bc):>8}")
             if "ratio_call" in r:
                 print(f"  per call: {r['ratio_call']:.2f}x; with a prepared truth: {r['ratio_prepared_call']:.2f}x")
     return 0
