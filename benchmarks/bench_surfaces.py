@@ -25,7 +25,15 @@ ours (dual_pairs 6.3, reduce_dim1 2.7, uf_pairs 2.0, uf_image_match 1.8, sorted_
 _cube_values 0.5) against 0.25 s for everything else (prepare 0.32 s once; per prediction:
 corner codes 0.04, the two area passes 0.02, labelling and VOI counts 0.10, binarize 0.01).
 With the betti helper's branch (b2bf684) the whole call takes 9.4 s CPU (9.0 s with a prepared
-truth), same counts. Before this issue (same machine, load 2-5): 15.4 s warm, 88.8 s cold, peer
+truth), same counts.
+
+Per stage, in process, warm, 256^3 (``stages``; CPU seconds, load-independent, then wall under
+load ~11): segscore / the peer -- ignore+binarize 0.004 / 0.10; Betti matching of the 8 octants
+16.0 (2 threads, 56.6 s wall) / 24.9 (one thread, 90.0 s wall); surface Dice 0.10 / 6.35 (the
+peer's wall 45.8 s: its distance passes allocate gigabytes); components 0.11 with VOI / 0.06, VOI
+0.07; one whole call 14.9 / about 31.5 (58.3 s / 122.7 s wall: 2.1x); with a prepared truth
+15.1 CPU, 45.9 s wall (2.7x), prepare 0.33 once. Everything but the Betti matching is 0.25 s
+CPU of ours: the matching is the whole of the remaining gap to 6x (and to 10x per call). Before this issue (same machine, load 2-5): 15.4 s warm, 88.8 s cold, peer
 51.9 s, 3.36x / 0.58x.
 
 512^3 (segscore only), warm, under load ~14: 17 min 40 s wall, 115.6 s user + 33.0 s sys, peak
