@@ -8,6 +8,7 @@ Runs in a scratch venv holding those packages (segscore is not imported here):
 
     python benchmarks/surfaces_peer.py record tests/data/surfaces/cases.json   # parity fixtures
     python benchmarks/surfaces_peer.py score PRED.npy GT.npy                    # one pair, JSON out
+    python benchmarks/surfaces_peer.py stages PRED.npy GT.npy 3                 # seconds per stage
 
 ``cases()`` (numpy only) is shared with the tests, which regenerate the volumes from it.
 """
@@ -203,6 +204,59 @@ def peer_score(pred, gt, *, ignore_label=2, ignore_mask=None, fg_threshold=None,
                          for k in range(3)}}
 
 
+def stages(pred, gt, calls=3):
+    """Seconds per stage of the peers' pipeline on one pair (default options), and of whole
+    ``peer_score`` calls (the median of ``calls``): the benchmark's per-stage table."""
+    import time
+
+    import betti_matching as bm
+    import cc3d
+    import surface_distance as sd
+    from skimage.metrics import variation_of_information
+
+    out, cpu = {}, {}
+    t, c = time.perf_counter(), time.process_time()
+    pr, g = np.asarray(pred), np.asarray(gt)
+    ign = g == 2
+    pb = _binarize(np.where(ign, 0, pr), None)
+    gb = _binarize(np.where(ign, 0, g), None)
+    out["ignore+binarize"] = time.perf_counter() - t
+    cpu["ignore+binarize"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    for z0, z1 in _cuts(pb.shape[0], 2):
+        for y0, y1 in _cuts(pb.shape[1], 2):
+            for x0, x1 in _cuts(pb.shape[2], 2):
+                bm.compute_matching((~pb[z0:z1, y0:y1, x0:x1]).astype(np.uint8),
+                                    (~gb[z0:z1, y0:y1, x0:x1]).astype(np.uint8))
+    out["betti matching"] = time.perf_counter() - t
+    cpu["betti matching"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    d = sd.compute_surface_distances(gb, pb, (1.0, 1.0, 1.0))
+    sd.compute_surface_dice_at_tolerance(d, 2.0)
+    out["surface dice"] = time.perf_counter() - t
+    cpu["surface dice"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    gl = cc3d.connected_components(gb.astype(np.uint8), connectivity=26)
+    pl = cc3d.connected_components(pb.astype(np.uint8), connectivity=26)
+    out["components"] = time.perf_counter() - t
+    cpu["components"] = time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    m = (gl > 0) | (pl > 0)
+    variation_of_information(gl[m], pl[m])
+    out["voi"] = time.perf_counter() - t
+    cpu["voi"] = time.process_time() - c
+    per_call = []
+    c = time.process_time()
+    for _ in range(calls):
+        t = time.perf_counter()
+        peer_score(pr, g)
+        per_call.append(time.perf_counter() - t)
+    out["call"] = sorted(per_call)[len(per_call) // 2]
+    cpu["call"] = (time.process_time() - c) / calls  # the mean
+    out["cpu"] = cpu  # process CPU seconds of each stage (all threads)
+    return out
+
+
 def record(path):
     out = {}
     for name, p, g, opts in cases():
@@ -217,3 +271,5 @@ if __name__ == "__main__":
     elif sys.argv[1] == "score":
         r = peer_score(np.load(sys.argv[2], mmap_mode="r"), np.load(sys.argv[3], mmap_mode="r"))
         print(json.dumps(r))
+    elif sys.argv[1] == "stages":
+        print(json.dumps(stages(np.load(sys.argv[2]), np.load(sys.argv[3]), int(sys.argv[4]))))

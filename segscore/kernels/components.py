@@ -201,7 +201,10 @@ def _label_planes(mask, out, parent, offsets):
     # lists those voxels in ``todo``. ``offsets`` are this buffer's; when the lower half is
     # scanned, plane z - 1 lies above it (dz = -1 is + plane, not - plane).
     back_hi, fresh_hi = _scan_offsets(offsets)
-    back_lo = np.where(back_hi < -px - 1, back_hi + 2 * plane, back_hi)
+    back_lo = back_hi.copy()  # (a loop, not np.where: its broadcasting compiles for a second)
+    for i in range(back_lo.shape[0]):
+        if back_lo[i] < -px - 1:
+            back_lo[i] += 2 * plane
     fresh_lo = _fresh(back_lo)
     buf = np.zeros(2 * plane, np.int32)
     todo = np.empty(ny * nx, np.int64)

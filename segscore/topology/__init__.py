@@ -11,7 +11,8 @@ import importlib
 _WHERE = {
     "betti_matching": "segscore.metrics.betti", "BettiMatching": "segscore.metrics.betti",
     "DimensionMatching": "segscore.metrics.betti", "BettiInputError": "segscore.metrics.betti",
-    "surfaces": "score", "SurfacesInputError": "score", "toposcore": "score", "topology_counts": "score",
+    "surfaces": "score", "prepare_surfaces": "score", "PreparedSurfaces": "score",
+    "SurfacesInputError": "score", "toposcore": "score", "topology_counts": "score",
     "voi": "score", "binarize": "score", "tile_slices": "score",
     "DEFAULT_WEIGHTS": "score", "DEFAULT_TOPO_WEIGHTS": "score", "DEFAULT_TOPO_TILES": "score",
     "surface_dice": "surface", "area_table": "surface",

@@ -5,9 +5,12 @@
 computed on a prediction P and a label volume G of one shape (3D; a 2D image is one slice).
 
 1. **Ignore**: voxels where G equals ``ignore_label`` (default 2) -- or, when ``ignore_mask``
-   is given, where it is true *instead* -- take the value 0 in both P and G before anything
-   else.
-2. **Binarize**: foreground is ``x != 0`` (NaN counts as 0), or ``x > fg_threshold``.
+   is given, where it is true *instead* (a float mask as topometrics reads it, ``astype(bool)``:
+   NaN and inf ignore) -- take the value 0 in both P and G before anything else. A prediction
+   that holds the ignore value while the labels hold none gets a warning: the roles look swapped.
+2. **Binarize**: foreground is ``x != 0`` (NaN counts as 0), or ``x > fg_threshold``. A float
+   prediction holding values other than 0 and 1 is refused without ``fg_threshold`` (segscore
+   will not pick a threshold for you).
 3. **TopoScore**: Betti matching (:func:`segscore.metrics.betti.betti_matching`) of ``1 - P``
    and ``1 - G`` (foreground enters first; 6-connected foreground; among simultaneous births
    the lowest C-order cell is the elder, which on binary volumes decides which component is
@@ -16,9 +19,10 @@ computed on a prediction P and a label volume G of one shape (3D; a 2D image is 
    than its parts cut into fewer), counts summed over tiles. Per dimension k: m_k matched,
    p_k = m_k + unmatched in P, g_k = m_k + unmatched in G; TopoF1_k = 2 m_k / (p_k + g_k)
    when g_k > 0, 0.5 / (p_k + g_k + 0.5) when g_k = 0 < p_k, null when p_k + g_k = 0.
-   TopoScore = sum of ``topo_weights`` (default 0.34, 0.33, 0.33) times TopoF1_k over the
-   defined dimensions, the weights renormalised over them (all equal if they sum to 0); 1
-   when none is defined. The tiling is part of the definition (the competition's scorer
+   TopoScore = sum of ``topo_weights`` (default 0.34, 0.33, 0.33; or a mapping ``{k: w}`` over
+   them) times TopoF1_k over the defined dimensions of ``dims`` (default 0, 1, 2: topometrics'
+   ``dims``), the weights renormalised over them (all equal if they sum to 0); 1 when none is
+   defined. The tiling is part of the definition (the competition's scorer
    tiles in octants); ``topo_tiles=(1, 1, 1)`` gives the whole-volume matching.
 4. **SurfaceDice**: DeepMind's surface Dice at ``tolerance`` (default 2.0, in the unit of
    ``spacing``, default 1 per axis) between G and P (:mod:`segscore.topology.surface`); 1 when
@@ -34,7 +38,22 @@ computed on a prediction P and a label volume G of one shape (3D; a 2D image is 
    (topometrics documents the first value as H(GT|PR); scikit-image defines it as
    H(image1|image0); the values are the same either way.)
 6. **Leaderboard**: ``weights`` (default 0.3, 0.35, 0.35) with negative or non-finite ones set
-   to 0, renormalised (1/3 each if they sum to 0), over (TopoScore, SurfaceDice, VOI_score).
+   to 0, renormalised (1/3 each if they sum to 0), over (TopoScore, SurfaceDice, VOI_score),
+   clipped to [0, 1] as the competition's Kaggle wrapper clips it (the renormalised weights can
+   sum to 1 + 2**-52: a perfect score is 1.0).
+
+**In a loop**: :func:`prepare_surfaces` computes what depends on the truth alone once (ignore
+region, foreground, surface corner codes, components); pass its result as ``truth=``.
+**Threads**: the tiles' Betti matchings, VOI and surface Dice are tasks on the engine's threads
+(:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
+above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
+masks packed 8 voxels to a byte while they wait.
+**Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
+ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
+ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
+Dice 1 byte per mask (the corner codes); a tile's Betti matching about 61 bytes per voxel of
+the tile (:mod:`segscore.metrics.betti`), so 61/8 per voxel of the volume for octants matched
+one at a time, the masks then held at 1/4 byte.
 """
 
 from __future__ import annotations
@@ -112,48 +131,61 @@ def tile_slices(shape, tiles) -> list[tuple[slice, slice, slice]]:
 
 
 #: tiles of more voxels than this are matched one at a time whatever ``threads`` says: a tile
-#: takes about 60 bytes per voxel at its peak (a 256^3 octant of a 512^3 volume: ~1 GB)
+#: takes about 61 bytes per voxel at its peak (a 256^3 octant of a 512^3 volume: 1.0 GB, measured
+#: by ru_maxrss; benchmarks/bench_surfaces.py)
 MAX_PARALLEL_TILE_VOXELS = 1 << 23
 
 
-def topology_counts(pred_fg: np.ndarray, gt_fg: np.ndarray, *, tiles=DEFAULT_TOPO_TILES, threads: int = 1):
-    """``([(m_k, p_k, g_k) for k in 0, 1, 2], number of tiles)``, the counts summed over the
-    tiles (the prediction is the matching's first input, as the competition passes it)."""
+def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray) -> list[tuple[int, int, int]]:
+    """``[(m_k, p_k, g_k) for k in 0, 1, 2]`` of one tile's foregrounds (bool, C-contiguous):
+    the Betti matching of ``1 - P`` and ``1 - G``, the prediction first as the competition passes it."""
     from segscore.metrics.betti import betti_matching
 
-    def one(sl):
-        p = np.ascontiguousarray(pred_fg[sl])
-        g = np.ascontiguousarray(gt_fg[sl])
-        m = betti_matching((~p).view(np.uint8), (~g).view(np.uint8))
-        out = []
-        for d in m.dims:
-            matched, un_p, un_g = d.counts()
-            out.append((matched, matched + un_p, matched + un_g))
-        return out
+    m = betti_matching((~pred_tile).view(np.uint8), (~gt_tile).view(np.uint8))
+    out = []
+    for d in m.dims:
+        matched, un_p, un_g = d.counts()
+        out.append((matched, matched + un_p, matched + un_g))
+    return out
 
-    slices = tile_slices(pred_fg.shape, tiles)
-    biggest = max((np.prod([sl.stop - sl.start for sl in t]) for t in slices), default=0)
-    if threads > 1 and len(slices) > 1 and biggest <= MAX_PARALLEL_TILE_VOXELS:
-        from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(threads, len(slices))) as pool:
-            parts = list(pool.map(one, slices))
-    else:
-        parts = [one(sl) for sl in slices]
+def _add_counts(parts) -> list[tuple[int, int, int]]:
     total = [[0, 0, 0] for _ in range(3)]
     for part in parts:
         for k in range(3):
             for j in range(3):
                 total[k][j] += part[k][j]
-    return [tuple(t) for t in total], len(slices)
+    return [tuple(t) for t in total]
 
 
-def toposcore(counts, topo_weights=DEFAULT_TOPO_WEIGHTS, notes=None):
-    """``(TopoScore, [TopoF1_k or None])`` from the summed counts."""
+def topology_counts(pred_fg: np.ndarray, gt_fg: np.ndarray, *, tiles=DEFAULT_TOPO_TILES, threads: int | None = None):
+    """``([(m_k, p_k, g_k) for k in 0, 1, 2], number of tiles)``, the counts summed over the
+    tiles, matched on the engine's threads (:func:`segscore.engine.reduce_windows`; the sum does
+    not depend on their number)."""
+    from segscore.engine.executor import reduce_windows
+
+    slices = tile_slices(pred_fg.shape, tiles)
+    biggest = max((int(np.prod([sl.stop - sl.start for sl in t])) for t in slices), default=0)
+    workers = 1 if biggest > MAX_PARALLEL_TILE_VOXELS else threads
+
+    def one(sl):
+        return [tile_counts(np.ascontiguousarray(pred_fg[sl]), np.ascontiguousarray(gt_fg[sl]))]
+
+    parts = reduce_windows(one, slices, lambda a, b: a + b, workers=workers) or []
+    return _add_counts(parts), len(slices)
+
+
+def toposcore(counts, topo_weights=DEFAULT_TOPO_WEIGHTS, notes=None, *, dims=(0, 1, 2)):
+    """``(TopoScore, [TopoF1_k or None])`` from the summed counts, over the dimensions of ``dims``
+    (the others' TopoF1 is None)."""
     f1 = []
     for k, (m, p, g) in enumerate(counts):
         denom = p + g
-        if denom == 0:
+        if k not in dims:
+            f1.append(None)
+            if notes is not None:
+                notes[f"topoF1_{k}"] = f"dimension {k} is not in dims {list(dims)}: left out of TopoScore"
+        elif denom == 0:
             f1.append(None)
             if notes is not None:
                 notes[f"topoF1_{k}"] = (f"no {DIM_NAMES[k]} in either volume (p_{k} + g_{k} = 0): "
@@ -187,19 +219,49 @@ def _xlogx(counts) -> float:
     return math.fsum((c * np.log2(c)).tolist())
 
 
-def voi(pred_fg: np.ndarray, gt_fg: np.ndarray, *, connectivity: int = 26, alpha: float = 0.3,
-        transform: str = "one_over_one_plus") -> dict:
-    """``voi_split, voi_merge, voi_total, voi_score`` (see the module docstring)."""
-    from segscore.kernels.contingency import contingency
-
-    if not (pred_fg.any() or gt_fg.any()):
-        return {"voi_split": 0.0, "voi_merge": 0.0, "voi_total": 0.0, "voi_score": 1.0}
+def truth_components(gt_fg: np.ndarray, connectivity: int):
+    """``(labels at the foreground voxels, areas)``: the components of ``gt_fg`` as VOI needs them,
+    the label of each foreground voxel in C order (int32) and the voxels of components 1..n (int64).
+    The whole labelling (4 bytes per voxel) lives only while this runs."""
     gl = _labels(gt_fg, connectivity)
+    at_fg = gl[gt_fg]
+    del gl
+    return at_fg, np.bincount(at_fg, minlength=1)[1:].astype(np.int64)
+
+
+def _voi_counts(t_at_fg, t_area, pred_fg, gt_fg, connectivity):
+    """``(pair_n, t_area, p_area, per_t, per_p)``: the overlaps of truth and prediction components
+    (voxels in both), each component's voxels and its overlap with the other's components."""
     pl = _labels(pred_fg, connectivity)
-    _, t_area, _, p_area, pair_t, pair_p, pair_n, _, _ = contingency(gl, pl)
-    del gl, pl
-    per_t = np.bincount(pair_t, weights=pair_n, minlength=t_area.size).astype(np.int64)
-    per_p = np.bincount(pair_p, weights=pair_n, minlength=p_area.size).astype(np.int64)
+    p_area = np.bincount(pl[pred_fg], minlength=1)[1:].astype(np.int64)
+    p_on_t = pl[gt_fg]  # the prediction's label on each truth voxel, aligned with t_at_fg
+    del pl
+    both = p_on_t != 0
+    tt = t_at_fg[both].astype(np.int64)
+    pp = p_on_t[both].astype(np.int64)
+    del p_on_t, both
+    n_t, n_p = t_area.size, p_area.size
+    stride = n_p + 1
+    if (n_t + 1) * stride <= max(1 << 22, 4 * tt.size):  # a dense table is one pass
+        table = np.bincount(tt * stride + pp, minlength=(n_t + 1) * stride).reshape(n_t + 1, stride)
+        pair_n = table[table > 0]
+        per_t = table.sum(axis=1)[1:]
+        per_p = table.sum(axis=0)[1:]
+    else:
+        keys, pair_n = np.unique(tt * stride + pp, return_counts=True)
+        per_t = np.bincount(keys // stride, weights=pair_n, minlength=n_t + 1)[1:].astype(np.int64)
+        per_p = np.bincount(keys % stride, weights=pair_n, minlength=stride)[1:].astype(np.int64)
+    return pair_n.astype(np.int64), t_area, p_area, per_t.astype(np.int64), per_p.astype(np.int64)
+
+
+def _voi_score(total: float, alpha: float, transform: str) -> float:
+    return math.exp(-alpha * total) if transform == "exp" else 1.0 / (1.0 + alpha * total)
+
+
+def _voi(t_at_fg, t_area, pred_fg, gt_fg, connectivity, alpha, transform) -> dict:
+    if t_area.size == 0 and not pred_fg.any():
+        return {"voi_split": 0.0, "voi_merge": 0.0, "voi_total": 0.0, "voi_score": 1.0}
+    pair_n, t_area, p_area, per_t, per_p = _voi_counts(t_at_fg, t_area, pred_fg, gt_fg, connectivity)
     t_on_0 = t_area - per_t  # a truth component on the prediction's background
     p_on_0 = p_area - per_p
     n = int(t_area.sum() + p_area.sum() - pair_n.sum())
@@ -209,11 +271,22 @@ def voi(pred_fg: np.ndarray, gt_fg: np.ndarray, *, connectivity: int = 26, alpha
     split = max(0.0, (rows - cells) / n)  # H(P | G): scikit-image's first value
     merge = max(0.0, (cols - cells) / n)  # H(G | P)
     total = split + merge
-    score = math.exp(-alpha * total) if transform == "exp" else 1.0 / (1.0 + alpha * total)
-    return {"voi_split": split, "voi_merge": merge, "voi_total": total, "voi_score": score}
+    return {"voi_split": split, "voi_merge": merge, "voi_total": total,
+            "voi_score": _voi_score(total, alpha, transform)}
 
 
-# ---- the score
+def voi(pred_fg: np.ndarray, gt_fg: np.ndarray, *, connectivity: int = 26, alpha: float = 0.3,
+        transform: str = "one_over_one_plus") -> dict:
+    """``voi_split, voi_merge, voi_total, voi_score`` (see the module docstring).
+
+    Memory beyond the masks: one labelling at a time (4 bytes per voxel), then 4 to 8 bytes per
+    foreground voxel. The overlaps are counted in NumPy (a dense table of truth x prediction
+    components when it is small, else a sort of the overlapping voxels' pairs)."""
+    t_at_fg, t_area = truth_components(gt_fg, connectivity)
+    return _voi(t_at_fg, t_area, pred_fg, gt_fg, connectivity, alpha, transform)
+
+
+# ---- the options
 
 
 def _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_weights, topo_tiles):
@@ -226,10 +299,51 @@ def _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transfor
         raise SurfacesInputError(f"voi_alpha {voi_alpha!r}: give a finite number >= 0")
     if voi_transform not in VOI_TRANSFORMS:
         raise SurfacesInputError(f"voi_transform {voi_transform!r}: give one of {', '.join(VOI_TRANSFORMS)}")
-    if len(weights) != 3 or len(topo_weights) != 3:
-        raise SurfacesInputError("weights and topo_weights take three numbers each")
+    if len(weights) != 3:
+        raise SurfacesInputError("weights takes three numbers (TopoScore, surface Dice, VOI score)")
     if len(topo_tiles) != 3 or any(int(t) != t or t < 1 for t in topo_tiles):
         raise SurfacesInputError(f"topo_tiles {tuple(topo_tiles)!r}: give three whole numbers >= 1")
+
+
+def _dims(dims) -> tuple:
+    try:
+        out = tuple(sorted({int(d) for d in dims}))
+    except (TypeError, ValueError):
+        raise SurfacesInputError(f"dims {dims!r}: give homology dimensions among 0, 1, 2") from None
+    if not out or any(d not in (0, 1, 2) for d in out) or any(float(d) != int(d) for d in dims):
+        raise SurfacesInputError(f"dims {dims!r}: give one or more homology dimensions among 0, 1, 2")
+    return out
+
+
+def _topo_weights(topo_weights, dims) -> tuple:
+    """Per dimension 0, 1, 2: a mapping ``{dim: weight}`` merged over the defaults, three numbers
+    (index = dimension), or one number per dimension of ``dims`` (in its order), as topometrics'
+    ``TopoScore`` reads its ``weights``."""
+    from collections.abc import Mapping
+
+    def num(x, what):
+        try:
+            return float(x)
+        except (TypeError, ValueError):
+            raise SurfacesInputError(f"topo_weights: {what} {x!r} is not a number") from None
+
+    if isinstance(topo_weights, Mapping):
+        out = list(DEFAULT_TOPO_WEIGHTS)
+        for k, v in topo_weights.items():
+            if k not in (0, 1, 2):
+                raise SurfacesInputError(f"topo_weights: key {k!r}; give weights of dimensions 0, 1, 2")
+            out[int(k)] = num(v, f"the weight of dimension {k}")
+        return tuple(out)
+    seq = [num(x, "weight") for x in topo_weights]
+    if len(seq) == 3:
+        return tuple(seq)
+    if len(seq) == len(dims):
+        out = [0.0, 0.0, 0.0]
+        for k, w in zip(dims, seq):
+            out[k] = w
+        return tuple(out)
+    raise SurfacesInputError(f"topo_weights {tuple(seq)!r}: give three numbers (dimensions 0, 1, 2), one per "
+                             f"dimension of dims {list(dims)}, or a mapping {{dimension: weight}}")
 
 
 def _weights(w) -> tuple:
@@ -252,33 +366,70 @@ def _as_volume(x, name):
     return a, False
 
 
-def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_threshold=None, tolerance=2.0,
-             spacing=None, voi_connectivity=26, voi_alpha=0.3, voi_transform="one_over_one_plus",
-             weights=DEFAULT_WEIGHTS, topo_weights=DEFAULT_TOPO_WEIGHTS, topo_tiles=DEFAULT_TOPO_TILES,
-             threads: int = 1) -> dict:
-    """The surface-detection score of ``pred`` against ``truth`` (the labels; arrays or paths).
+def _check_prediction(p_raw, fg_threshold, name="prediction"):
+    """A float prediction without ``fg_threshold`` must hold only 0 and 1 (NaN counts as 0)."""
+    if fg_threshold is not None or p_raw.dtype.kind not in "fc":
+        return
+    bad = (p_raw != 0) & (p_raw != 1) & ~np.isnan(p_raw)
+    if bad.any():
+        v = p_raw[bad].flat[0]
+        raise SurfacesInputError(
+            f"{name}: float values other than 0.0 and 1.0 (e.g. {v:g}): this looks like a probability map; "
+            "give fg_threshold (foreground is value > T) or threshold it first "
+            "(segscore will not pick a threshold for you)")
 
-    Returns a dict: ``leaderboard, toposcore, topoF1_0, topoF1_1, topoF1_2, surface_dice,
-    voi_score, voi_total, voi_split, voi_merge``, ``topology`` (``dim0|dim1|dim2``:
-    ``matched``, ``pred`` = p_k, ``gt`` = g_k), ``shape``, ``ignored_voxels``,
-    ``foreground_pred``, ``foreground_gt``, ``tiles``, ``params``, ``notes`` and ``warnings``.
-    See the module docstring for the definition.
+
+# ---- the prepared truth
+
+
+class PreparedSurfaces:
+    """A truth made ready to score many predictions against (:func:`prepare_surfaces`): its
+    ignore region, binary foreground, corner codes (surface Dice) and components (VOI), with the
+    options they depend on. Pass it back as ``surfaces(truth=prepared, pred=...)``.
+
+    Memory: 2 bytes per voxel (foreground and corner codes), 1 more where voxels are ignored,
+    and 4 bytes per foreground voxel (its component)."""
+
+    __slots__ = ("shape", "two_d", "spacing", "ignore", "n_ignored", "fg", "codes", "components",
+                 "options", "warnings", "foreground")
+
+    def __init__(self, **fields):
+        for k in self.__slots__:
+            setattr(self, k, fields.get(k))
+
+    def __repr__(self) -> str:
+        shape = self.shape[1:] if self.two_d else self.shape
+        return (f"PreparedSurfaces(shape={tuple(shape)}, foreground={self.foreground}, "
+                f"ignored={self.n_ignored}, options={self.options})")
+
+
+#: the options a prepared truth fixes, and their defaults in :func:`surfaces`
+TRUTH_OPTIONS = {"ignore_label": 2, "ignore_mask": None, "fg_threshold": None, "spacing": None,
+                 "voi_connectivity": 26, "topo_tiles": DEFAULT_TOPO_TILES}
+
+
+def prepare_surfaces(truth, *, ignore_label=2, ignore_mask=None, fg_threshold=None, spacing=None,
+                     voi_connectivity=26, topo_tiles=DEFAULT_TOPO_TILES) -> PreparedSurfaces:
+    """``truth`` (the labels; an array or a path) made ready for many :func:`surfaces` calls, as
+    curvicost's ``prepare_reference``: what depends on the truth alone is computed once (the
+    ignore region, the binary foreground, its surface corner codes and its components). The
+    options are :func:`surfaces`' of the same names; a prepared truth keeps them.
     """
-    if truth is None or pred is None:
-        raise SurfacesInputError("surfaces needs truth= (the labels) and pred= (the prediction)")
-    weights = tuple(weights)
-    topo_weights = tuple(topo_weights)
-    topo_tiles = tuple(int(t) for t in topo_tiles) if all(float(t).is_integer() for t in topo_tiles) \
-        else tuple(topo_tiles)
-    _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_weights,
-                   topo_tiles)
-    warnings: list[str] = []
-    notes: dict = {}
+    return _prepare(truth, ignore_label=ignore_label, ignore_mask=ignore_mask, fg_threshold=fg_threshold,
+                    spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=topo_tiles, codes=True)
+
+
+def _prepare(truth, *, ignore_label, ignore_mask, fg_threshold, spacing, voi_connectivity, topo_tiles, codes):
+    from segscore.metrics.masks import check_connectivity
+
+    check_connectivity(voi_connectivity, 3, SurfacesInputError, "voi_connectivity")
+    topo_tiles = tuple(int(t) if float(t).is_integer() else t for t in topo_tiles)
+    if len(topo_tiles) != 3 or any(int(t) != t or t < 1 for t in topo_tiles):
+        raise SurfacesInputError(f"topo_tiles {tuple(topo_tiles)!r}: give three whole numbers >= 1")
+    if fg_threshold is not None and not (isinstance(fg_threshold, (int, float)) and math.isfinite(fg_threshold)):
+        raise SurfacesInputError(f"fg_threshold {fg_threshold!r}: give a finite number (foreground is value > T)")
     g_raw, _ = _as_volume(truth, "labels")
-    p_raw, _ = _as_volume(pred, "prediction")
-    if g_raw.shape != p_raw.shape:
-        raise SurfacesInputError(f"prediction of shape {p_raw.shape} and labels of shape {g_raw.shape} differ; "
-                                 "score a prediction on the labels' grid")
+    warnings: list[str] = []
     two_d = g_raw.ndim == 2
     if spacing is None:
         sp = (1.0, 1.0, 1.0)
@@ -292,41 +443,212 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
             warnings.append(f"spacing {sp[-g_raw.ndim:]} applied: the surface tolerance is in its unit")
     if two_d:
         g_raw = g_raw[None]
-        p_raw = p_raw[None]
         warnings.append("a 2D image is scored as a volume of one slice")
-    ign = ignore_mask_of(g_raw if ignore_mask is None else g_raw, ignore_label=ignore_label,
-                         ignore_mask=None if ignore_mask is None else
-                         (np.asarray(ignore_mask)[None] if two_d else ignore_mask))
+    mask = None
+    if ignore_mask is not None:
+        mask = np.asarray(ignore_mask)
+        if mask.dtype.kind in "fc":  # as topometrics reads it (astype(bool)): NaN and inf ignore too
+            mask = mask.astype(bool)
+        if two_d:
+            mask = mask[None]
+    ign = ignore_mask_of(g_raw, ignore_label=ignore_label, ignore_mask=mask)
     n_ignored = int(ign.sum()) if ign is not None else 0
     if n_ignored:
         what = "the ignore mask" if ignore_mask is not None else f"labels == {ignore_label}"
         warnings.append(f"{n_ignored} voxels ignored ({what}): background in both volumes")
-    p = binarize(p_raw, threshold=fg_threshold, ignore=ign)
+    if ign is not None and not n_ignored:
+        ign = None
     g = binarize(g_raw, threshold=fg_threshold, ignore=ign)
-    del p_raw, g_raw, ign
+    del g_raw
+    comps = truth_components(g, voi_connectivity)
+    code_grid = None
+    if codes:
+        from segscore.topology.surface import corner_grid
 
-    from segscore.topology.surface import surface_dice
+        code_grid = corner_grid(g)
+    options = {"ignore_label": ignore_label, "ignore_mask": ignore_mask is not None, "fg_threshold": fg_threshold,
+               "spacing": list(sp), "voi_connectivity": voi_connectivity, "topo_tiles": list(topo_tiles)}
+    return PreparedSurfaces(shape=g.shape, two_d=two_d, spacing=sp, ignore=ign, n_ignored=n_ignored, fg=g,
+                            codes=code_grid, components=comps, options=options, warnings=warnings,
+                            foreground=int(np.count_nonzero(g)))
 
-    counts, n_tiles = topology_counts(p, g, tiles=topo_tiles, threads=threads)
-    topo, f1 = toposcore(counts, topo_weights, notes)
-    sd = surface_dice(g, p, tolerance=tolerance, spacing=sp)
-    sd = 1.0 if sd is None else sd
-    v = voi(p, g, connectivity=voi_connectivity, alpha=voi_alpha, transform=voi_transform)
+
+def _check_prepared(prep, given) -> None:
+    """Refuse a truth option given with a prepared truth that differs from the prepared one."""
+    for name, value in given.items():
+        default = TRUTH_OPTIONS[name]
+        if name == "ignore_mask":
+            if value is not None:
+                raise SurfacesInputError("ignore_mask: give it to prepare_surfaces (the prepared truth holds its "
+                                         "ignore region), not with a prepared truth")
+            continue
+        kept = prep.options[name]
+        same = value == default or _same_option(name, value, kept, prep)
+        if not same:
+            raise SurfacesInputError(f"{name}={value!r}: the truth was prepared with {name}={kept!r}; "
+                                     f"prepare it again with prepare_surfaces(truth, {name}=...)")
+
+
+def _same_option(name, value, kept, prep) -> bool:
+    if name == "spacing":
+        sp = tuple(float(s) for s in (value if np.ndim(value) else [value] * (2 if prep.two_d else 3)))
+        if prep.two_d:
+            sp = (1.0,) + sp
+        return list(sp) == list(kept)
+    if name == "topo_tiles":
+        return [int(t) for t in value] == list(kept)
+    return value == kept
+
+
+# ---- the score
+
+
+def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_threshold=None, tolerance=2.0,
+             spacing=None, voi_connectivity=26, voi_alpha=0.3, voi_transform="one_over_one_plus",
+             weights=DEFAULT_WEIGHTS, topo_weights=DEFAULT_TOPO_WEIGHTS, topo_tiles=DEFAULT_TOPO_TILES,
+             dims=(0, 1, 2), threads: int | None = None) -> dict:
+    """The surface-detection score of ``pred`` against ``truth`` (the labels; arrays or paths, or
+    a truth from :func:`prepare_surfaces`, whose options then hold: a different ``ignore_label``,
+    ``fg_threshold``, ``spacing``, ``voi_connectivity`` or ``topo_tiles`` is refused).
+
+    Returns a dict: ``leaderboard, toposcore, topoF1_0, topoF1_1, topoF1_2, surface_dice,
+    voi_score, voi_total, voi_split, voi_merge``, ``topology`` (``dim0|dim1|dim2``:
+    ``matched``, ``pred`` = p_k, ``gt`` = g_k), ``shape``, ``ignored_voxels``,
+    ``foreground_pred``, ``foreground_gt``, ``tiles``, ``params``, ``notes`` and ``warnings``.
+    See the module docstring for the definition.
+
+    ``dims`` (topometrics' ``dims``): the homology dimensions TopoScore weighs (the others' TopoF1
+    is null, with a note); ``topo_weights``: three numbers, one per dimension of ``dims``, or a
+    mapping ``{dimension: weight}`` over the defaults. ``leaderboard`` is clipped to [0, 1], as the
+    competition's Kaggle wrapper clips it (a perfect score is 1.0, not 1.0000000000000002).
+    A float prediction holding values other than 0 and 1 needs ``fg_threshold``. ``threads``: the
+    engine's threads (default: the CPUs, at most 8); no result depends on it.
+    """
+    if truth is None or pred is None:
+        raise SurfacesInputError("surfaces needs truth= (the labels) and pred= (the prediction)")
+    weights = tuple(weights)
+    dims = _dims(dims)
+    topo_w = _topo_weights(topo_weights, dims)
+    tiles_opt = tuple(int(t) for t in topo_tiles) if all(float(t).is_integer() for t in topo_tiles) \
+        else tuple(topo_tiles)
+    _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_w, tiles_opt)
+    if isinstance(truth, PreparedSurfaces):
+        _check_prepared(truth, {"ignore_label": ignore_label, "ignore_mask": ignore_mask,
+                                "fg_threshold": fg_threshold, "spacing": spacing,
+                                "voi_connectivity": voi_connectivity, "topo_tiles": tiles_opt})
+        prep, own = truth, False
+    else:
+        prep = _prepare(truth, ignore_label=ignore_label, ignore_mask=ignore_mask, fg_threshold=fg_threshold,
+                        spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=tiles_opt, codes=False)
+        own = True
+    return _score(prep, pred, own=own, tolerance=float(tolerance), voi_alpha=float(voi_alpha),
+                  voi_transform=voi_transform, weights=weights, topo_weights=topo_w, dims=dims, threads=threads)
+
+
+def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, topo_weights, dims, threads) -> dict:
+    from segscore.engine.executor import default_workers, reduce_windows
+    from segscore.topology.surface import corner_grid, surface_dice_of_codes
+
+    opts = prep.options
+    fg_threshold = opts["fg_threshold"]
+    p_raw, _ = _as_volume(pred, "prediction")
+    shape_in = prep.shape[1:] if prep.two_d else prep.shape
+    if p_raw.shape != tuple(shape_in):
+        raise SurfacesInputError(f"prediction of shape {p_raw.shape} and labels of shape {tuple(shape_in)} differ; "
+                                 "score a prediction on the labels' grid")
+    _check_prediction(p_raw, fg_threshold)
+    warnings = list(prep.warnings)
+    label = opts["ignore_label"]
+    if (prep.ignore is None and not opts["ignore_mask"] and label is not None
+            and bool(np.any(p_raw == label))):
+        warnings.append(f"the prediction holds the ignore value {label:g} and the labels hold none: are truth "
+                        "and pred swapped? (truth= takes the labels, pred= the prediction)")
+    p = binarize(p_raw[None] if prep.two_d else p_raw, threshold=fg_threshold, ignore=prep.ignore)
+    del p_raw
+    if own:  # a truth prepared for this call alone: what is used is dropped as soon as it is
+        prep.ignore = None
+    g = prep.fg
+    threads = threads or default_workers()
+
+    slices = tile_slices(p.shape, opts["topo_tiles"])
+    biggest = max((int(np.prod([sl.stop - sl.start for sl in t])) for t in slices), default=0)
+
+    def sd():
+        cp = corner_grid(p)
+        cg = prep.codes if prep.codes is not None else corner_grid(g)
+        return surface_dice_of_codes(cg, cp, tolerance=tolerance, spacing=prep.spacing)
+
+    def vo():
+        return _voi(*prep.components, p, g, opts["voi_connectivity"], voi_alpha, voi_transform)
+
+    counts_parts, sd_value, v = [], None, None
+    if biggest <= MAX_PARALLEL_TILE_VOXELS:
+        # every pass a task on the engine's threads. VOI and surface Dice go between the first
+        # tiles: on an empty numba cache their kernels compile (holding the GIL) while a tile's
+        # matching runs (releasing it); with a warm cache the order changes only the balance
+        tasks = [("tile", sl) for sl in slices]
+        tasks[1:1] = [("voi", None)]
+        tasks[3:3] = [("sd", None)]
+
+        def run(task):
+            kind, sl = task
+            if kind == "tile":
+                return [(kind, tile_counts(np.ascontiguousarray(p[sl]), np.ascontiguousarray(g[sl])))]
+            return [(kind, vo() if kind == "voi" else sd())]
+
+        for kind, value in reduce_windows(run, tasks, lambda a, b: a + b, workers=threads):
+            if kind == "tile":
+                counts_parts.append(value)
+            elif kind == "voi":
+                v = value
+            else:
+                sd_value = value
+    else:
+        # big tiles: one pass at a time, so their scratch is never held together; the masks wait
+        # for the tiles packed 8 voxels to a byte
+        sd_value = sd()
+        v = vo()
+        if own:
+            prep.components = None
+        n_fg_p = int(np.count_nonzero(p))
+        bits_p = np.packbits(p, axis=-1)
+        bits_g = np.packbits(g, axis=-1) if own else None
+        nz = p.shape[2]
+        del p
+        if own:
+            prep.fg = g = None
+
+        def unpack(bits, sl):
+            return np.ascontiguousarray(np.unpackbits(bits[sl[0], sl[1]], axis=-1, count=nz)[:, :, sl[2]]).view(np.bool_)
+
+        for sl in slices:
+            tp = unpack(bits_p, sl)
+            tg = unpack(bits_g, sl) if own else np.ascontiguousarray(prep.fg[sl])
+            counts_parts.append(tile_counts(tp, tg))
+            del tp, tg
+        p = None
+    counts = _add_counts(counts_parts)
+    notes: dict = {}
+    topo, f1 = toposcore(counts, topo_weights, notes, dims=dims)
+    sd_value = 1.0 if sd_value is None else sd_value
     w = _weights(weights)
-    board = w[0] * topo + w[1] * sd + w[2] * v["voi_score"]
+    board = min(1.0, max(0.0, w[0] * topo + w[1] * sd_value + w[2] * v["voi_score"]))
+    fg_pred = int(np.count_nonzero(p)) if p is not None else n_fg_p
     return {
         "leaderboard": board, "toposcore": topo, "topoF1_0": f1[0], "topoF1_1": f1[1], "topoF1_2": f1[2],
-        "surface_dice": sd, "voi_score": v["voi_score"], "voi_total": v["voi_total"],
+        "surface_dice": sd_value, "voi_score": v["voi_score"], "voi_total": v["voi_total"],
         "voi_split": v["voi_split"], "voi_merge": v["voi_merge"],
         "topology": {f"dim{k}": {"matched": counts[k][0], "pred": counts[k][1], "gt": counts[k][2]}
                      for k in range(3)},
-        "shape": list(g.shape[1:] if two_d else g.shape), "ignored_voxels": n_ignored,
-        "foreground_pred": int(np.count_nonzero(p)), "foreground_gt": int(np.count_nonzero(g)),
-        "tiles": n_tiles,
-        "params": {"ignore_label": ignore_label, "ignore_mask": ignore_mask is not None,
-                   "fg_threshold": fg_threshold, "tolerance": float(tolerance), "spacing": list(sp),
-                   "voi_connectivity": voi_connectivity, "voi_alpha": float(voi_alpha),
+        "shape": list(shape_in), "ignored_voxels": prep.n_ignored,
+        "foreground_pred": fg_pred, "foreground_gt": prep.foreground,
+        "tiles": len(slices),
+        "params": {"ignore_label": opts["ignore_label"], "ignore_mask": opts["ignore_mask"],
+                   "fg_threshold": fg_threshold, "tolerance": tolerance, "spacing": list(prep.spacing),
+                   "voi_connectivity": opts["voi_connectivity"], "voi_alpha": voi_alpha,
                    "voi_transform": voi_transform, "weights": list(w), "topo_weights": list(topo_weights),
-                   "topo_tiles": list(topo_tiles)},
+                   "topo_tiles": list(opts["topo_tiles"]),
+                   # only when not all three, so the recorded outputs of the default keep their fields
+                   **({"dims": list(dims)} if tuple(dims) != (0, 1, 2) else {})},
         "notes": notes, "warnings": warnings,
     }

@@ -21,7 +21,7 @@ and are measured here in float64.
 Why not :mod:`segscore.metrics.surface`: its normalized surface Dice counts surface *voxels*
 once each and differs from DeepMind's area-weighted surfels by up to 0.16; this score is
 defined by DeepMind's, so it has its own surfels. Memory: one byte per corner position of the
-union's box for each mask.
+whole grid for each mask.
 """
 
 from __future__ import annotations
@@ -82,31 +82,42 @@ def tolerance_offsets(tolerance: float, spacing: tuple) -> np.ndarray:
     return np.ascontiguousarray(grid[keep][order].astype(np.int64))
 
 
+def corner_grid(mask: np.ndarray) -> np.ndarray:
+    """The corner codes of a binary volume on its whole grid: uint8, one larger along each axis
+    (1 byte per voxel). Cutting the grid to the box of two masks' union, as DeepMind does, changes
+    no surface position and no order of summation: positions outside that box hold code 0."""
+    from segscore.kernels.surfels import corner_codes
+
+    m = np.ascontiguousarray(mask).view(np.uint8) if mask.dtype == np.bool_ else np.ascontiguousarray(mask != 0).view(np.uint8)
+    codes = np.empty(tuple(n + 1 for n in m.shape), np.uint8)
+    corner_codes(m, 0, 0, 0, codes)
+    return codes
+
+
+def surface_dice_of_codes(codes_gt: np.ndarray, codes_pred: np.ndarray, *, tolerance: float = 2.0,
+                          spacing=(1.0, 1.0, 1.0)):
+    """Surface Dice of two corner-code grids of one shape (:func:`corner_grid`); None when both
+    surfaces are empty, 0.0 when exactly one is."""
+    from segscore.kernels.surfels import area_within
+
+    table = area_table(tuple(float(s) for s in spacing))
+    offsets = tolerance_offsets(float(tolerance), tuple(float(s) for s in spacing))
+    total_g, within_g = area_within(codes_gt, codes_pred, offsets, table)
+    total_p, within_p = area_within(codes_pred, codes_gt, offsets, table)
+    if total_g == 0 and total_p == 0:
+        return None
+    if total_g == 0 or total_p == 0:
+        return 0.0
+    return (within_g + within_p) / (total_g + total_p)
+
+
 def surface_dice(gt: np.ndarray, pred: np.ndarray, *, tolerance: float = 2.0, spacing=(1.0, 1.0, 1.0)):
     """DeepMind's surface Dice of two binary 3D volumes at ``tolerance``; None when both are
     empty (the caller decides: the leaderboard scores 1), 0.0 when exactly one is."""
-    from segscore.kernels.surfels import area_within, corner_codes
-
-    g_any = bool(gt.any())
-    p_any = bool(pred.any())
+    g_any = bool(np.any(gt))
+    p_any = bool(np.any(pred))
     if not g_any and not p_any:
         return None
     if g_any != p_any:
         return 0.0
-    union_lo, union_hi = [], []
-    for ax in range(3):
-        other = tuple(i for i in range(3) if i != ax)
-        proj = np.flatnonzero(gt.any(axis=other) | pred.any(axis=other))
-        union_lo.append(int(proj[0]))
-        union_hi.append(int(proj[-1]))
-    shape = tuple(h - lo + 2 for lo, h in zip(union_lo, union_hi))
-    cg = np.empty(shape, np.uint8)
-    cp = np.empty(shape, np.uint8)
-    corner_codes(gt, *union_lo, cg)
-    corner_codes(pred, *union_lo, cp)
-    table = area_table(tuple(float(s) for s in spacing))
-    offsets = tolerance_offsets(float(tolerance), tuple(float(s) for s in spacing))
-    total_g, within_g = area_within(cg, cp, offsets, table)
-    total_p, within_p = area_within(cp, cg, offsets, table)
-    denom = total_g + total_p
-    return (within_g + within_p) / denom if denom > 0 else 0.0
+    return surface_dice_of_codes(corner_grid(gt), corner_grid(pred), tolerance=tolerance, spacing=spacing)
