@@ -245,3 +245,20 @@ def _report_function():
 
 report = _report_function()
 __all__.append("report")
+
+
+def prepare_surfaces(truth, *, ignore_label=2, ignore_mask=None, fg_threshold=None, spacing=None,
+                     voi_connectivity=26, topo_tiles=(2, 2, 2)):
+    """A truth made ready for many :func:`surfaces` calls (a training loop scoring each checkpoint
+    against one label volume), as curvicost's ``prepare_reference``: its ignore region, foreground,
+    surface corner codes and components are computed once. Pass it back as ``truth=``:
+    ``surfaces(prepared, pred)``; its options then hold (a different one is refused).
+    ``truth``: the label volume (an array or a path); the options are :func:`surfaces`' of the same
+    names."""
+    from segscore.topology.score import prepare_surfaces as prepare
+
+    return prepare(truth, ignore_label=ignore_label, ignore_mask=ignore_mask, fg_threshold=fg_threshold,
+                   spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=tuple(topo_tiles))
+
+
+__all__.append("prepare_surfaces")

@@ -442,3 +442,36 @@ def test_modes_without_a_prediction(p):
     assert plain(floor) == cli_json(["fibers", "--floor", "connected_components", p["fiber_target"]])
     with pytest.raises(ScoreError, match="LABELS or --floor"):
         api.fibers(p["fiber_target"], p["fiber_labels"], floor="oracle")
+
+
+def test_surfaces_prepared_truth_dims_and_weight_mapping(tmp_path):
+    """``api.prepare_surfaces(truth)`` passed back as the truth gives the unprepared JSON; ``dims``
+    and a ``topo_weights`` mapping reach the score (topometrics' options), and ``--dims`` on the
+    command line gives the API's JSON."""
+    import json
+
+    import numpy as np
+
+    from segscore import api
+    from segscore.cli.main import main
+
+    g = np.zeros((20, 24, 24), np.uint8)
+    g[3, 2:22, 2:22] = 1
+    g[7, 2:22, 2:22] = 1
+    p = g.copy()
+    p[7, 4:7, 4:7] = 0
+    p[4, 2:22, 2:22] = 1
+    plain = api.surfaces(g, p)
+    assert json.dumps(api.surfaces(api.prepare_surfaces(g), p), sort_keys=True) == json.dumps(plain, sort_keys=True)
+    two = api.surfaces(g, p, dims=[0, 1], topo_weights={0: 0.5})
+    assert two["params"]["dims"] == [0, 1] and two["params"]["topo_weights"][0] == 0.5
+    assert two["toposcore"] != plain["toposcore"]
+    np.save(tmp_path / "g.npy", g)
+    np.save(tmp_path / "p.npy", p)
+    out = tmp_path / "cli.json"
+    assert main(["surfaces", str(tmp_path / "p.npy"), str(tmp_path / "g.npy"), "--dims", "0", "1", "--topo-weights",
+                 "0.5", "0.33", "--json-out", str(out)]) == 0
+    api_two = api.surfaces(g, p, dims=[0, 1], topo_weights=[0.5, 0.33])
+    got = json.loads(out.read_text())
+    assert {k: got[k] for k in ("leaderboard", "toposcore", "topology")} == \
+        {k: api_two[k] for k in ("leaderboard", "toposcore", "topology")}

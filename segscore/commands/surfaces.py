@@ -18,6 +18,14 @@ SUMMARY_FIELDS = ("leaderboard", "toposcore", "surface_dice", "voi_score", "voi_
 from segscore.commands._declare import Option  # noqa: E402
 from segscore.commands._options import number, output_options, positive_int  # noqa: E402
 
+
+def topo_weight(value):
+    """One TopoScore weight (a finite number), or (Python) a mapping ``{dim: weight}``."""
+    if isinstance(value, dict):
+        return {int(k): number(float)(str(v)) for k, v in value.items()}
+    return number(float)(str(value))
+
+
 #: ``segscore surfaces PRED TRUTH`` (the competition's order); ``segscore.api.surfaces(truth, pred)``
 INPUTS = ("truth", "pred")
 OPTIONS = (
@@ -52,8 +60,11 @@ OPTIONS = (
            help="map VOI to a score: 1/(1+a*VOI) (default) or exp(-a*VOI)"),
     Option("weights", ("--weights",), type=number(float), nargs=3, default=(0.3, 0.35, 0.35), metavar="W",
            help="leaderboard weights of TopoScore, surface Dice, VOI score (default 0.3 0.35 0.35)"),
-    Option("topo_weights", ("--topo-weights",), type=number(float), nargs=3, default=(0.34, 0.33, 0.33), metavar="W",
-           help="TopoScore weights of dimensions 0, 1, 2 (default 0.34 0.33 0.33)"),
+    Option("topo_weights", ("--topo-weights",), type=topo_weight, nargs="+", default=(0.34, 0.33, 0.33), metavar="W",
+           help="TopoScore weights, one per dimension of --dims (default 0.34 0.33 0.33); in Python also a mapping "
+                "{dim: weight} over the defaults, as topometrics takes"),
+    Option("dims", ("--dims",), type=int, choices=(0, 1, 2), nargs="+", default=(0, 1, 2), metavar="D",
+           help="the homology dimensions TopoScore weighs, as topometrics' dims (default 0 1 2)"),
     Option("topo_tiles", ("--topo-tiles",), type=positive_int, nargs=3, default=(2, 2, 2), metavar="N",
            help="tiles per axis for Betti matching, counts summed (default 2 2 2: the competition's octants; 1 1 1: "
                 "the whole volume)"),
@@ -63,19 +74,29 @@ OPTIONS = (
 )
 
 
+def _topo_weights(given):
+    """A mapping given in Python stays one; numbers are a tuple."""
+    items = list(given)
+    return items[0] if len(items) == 1 and isinstance(items[0], dict) else tuple(items)
+
+
 def _options(o) -> dict:
     from segscore.engine.executor import default_workers
 
     return dict(ignore_label=None if o["no_ignore_label"] else o["ignore_label"],
                 fg_threshold=o["fg_threshold"], tolerance=o["tolerance"], spacing=o["spacing"],
                 voi_connectivity=o["voi_connectivity"], voi_alpha=o["voi_alpha"], voi_transform=o["voi_transform"],
-                weights=tuple(o["weights"]), topo_weights=tuple(o["topo_weights"]), topo_tiles=tuple(o["topo_tiles"]),
+                weights=tuple(o["weights"]), topo_weights=_topo_weights(o["topo_weights"]),
+                topo_tiles=tuple(o["topo_tiles"]), dims=tuple(o["dims"]),
                 threads=o["threads"] or default_workers())
 
 
 def _read(path, what):
     from segscore.io.readers import open_labels
+    from segscore.topology.score import PreparedSurfaces
 
+    if isinstance(path, PreparedSurfaces):  # segscore.api.prepare_surfaces's: read already
+        return path
     with open_labels(path, what=what, ndims=(2, 3)) as source:
         return source.read_all()
 
