@@ -153,11 +153,10 @@ def _match_top(keys, dying_c, n_cells):
     return m[0][ok], m[1][ok]
 
 
-def _match_dim0(K, rc, r0, r1, shape, nvals, deaths):
-    """Dimension-0 matching: the comparison's union-find, the inputs' run along;
-    ``deaths[k]``: the voxels where input k's pairs die."""
+def _match_dim0(K, edges, rc, r0, r1, shape, deaths):
+    """Dimension-0 matching: the comparison's union-find over its ``edges`` (in its order),
+    the inputs' elder rules along; ``deaths[k]``: the voxels where input k's pairs die."""
     nx, ny, nz = shape
-    edges = K.sorted_cells(rc, nx, ny, nz, 1, nvals)
     vox_pair = []
     for d in deaths:
         vp = np.full(rc.shape[0], -1, np.int32)
@@ -180,8 +179,9 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
         The two filtrations (sublevel sets). Which one is "the truth" does not change the
         matching; the topology score passes the prediction first, as the competition does.
     threads : int
-        2 computes the two inputs' own pairs at once (the kernels release the GIL), on the
-        engine's threads (:func:`segscore.engine.side_by_side`).
+        2 or more computes the two inputs' own pairs (and in 2D the comparison's) at once (the
+        kernels release the GIL), on the engine's threads (:func:`segscore.engine.side_by_side`,
+        capped by its thread budget); the answers do not depend on it.
 
     Returns
     -------
@@ -243,14 +243,16 @@ def _match_2d(r0, r1, shape, nvals, threads):
     _, ny, nz = shape
     rc = np.minimum(r0, r1)
     sval_c = K.square_values_2d(rc, ny, nz)
-    solo = side_by_side([lambda r=r: _solo_2d(K, r, sval_c, ny, nz, nvals) for r in (r0, r1)],
-                        threads=threads)
-    edges = K.sorted_cells(rc, 1, ny, nz, 1, nvals)
-    _, _, s1c, _ = K.dual_pairs_2d(edges, rc, sval_c, sval_c, ny, nz, False)
-    del edges
-    s1c = s1c[_square_order(s1c, sval_c)]
+
+    def comparison():  # the comparison's dimension-1 deaths, in its filtration order
+        edges = K.sorted_cells(rc, 1, ny, nz, 1, nvals)
+        _, _, s1c, _ = K.dual_pairs_2d(edges, rc, sval_c, sval_c, ny, nz, False)
+        return edges, s1c[_square_order(s1c, sval_c)]
+
+    *solo, (edges_c, s1c) = side_by_side([lambda r=r: _solo_2d(K, r, sval_c, ny, nz, nvals) for r in (r0, r1)]
+                              + [comparison], threads=threads)
     match1 = _match_top([solo[0][1][2], solo[1][1][2]], s1c, sval_c.shape[0])
-    match0 = _match_dim0(K, rc, r0, r1, shape, nvals, [solo[0][0][0], solo[1][0][0]])
+    match0 = _match_dim0(K, edges_c, rc, r0, r1, shape, [solo[0][0][0], solo[1][0][0]])
     none = np.zeros(0, np.int64)
     solo = [s + ((none, none),) for s in solo]
     return _dims(K, r0, r1, shape, solo, (match0, match1, (none, none)))
@@ -296,5 +298,7 @@ def _match_3d(r0, r1, shape, nvals, threads):
     del faces, keep
     ok = (m1[0] >= 0) & (m1[1] >= 0)
     match1 = (m1[0][ok], m1[1][ok])
-    match0 = _match_dim0(K, rc, r0, r1, shape, nvals, [solo[0][0][0], solo[1][0][0]])
+    edges = K.sorted_cells(rc, nx, ny, nz, 1, nvals)
+    match0 = _match_dim0(K, edges, rc, r0, r1, shape, [solo[0][0][0], solo[1][0][0]])
+    del edges
     return _dims(K, r0, r1, shape, solo, (match0, match1, match2))
