@@ -478,7 +478,8 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     With ``record`` set, pairs of positive persistence (edge value < square value under ``r``)
     are returned as ``(n, edge, square, position of the column in cols)``. ``want`` (sorted column positions, maybe empty) asks for the
     pivots of those columns (-1 where the column reduces to zero) in ``want_pivot``: the image
-    pairs, when ``cols`` are the comparison's squares and ``r`` an input's ranks.
+    pairs, when ``cols`` are the comparison's squares and ``r`` an input's ranks; without
+    ``record`` the reduction stops after the last wanted column.
 
     Notes: ``cols`` must hold squares of the complex (no check); ``r`` is C-order ranks of an
     ``(nx, ny, nz)`` volume.
@@ -501,14 +502,16 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     w = 0
     nwant = want.shape[0]
     for i in range(ncol):
+        while w < nwant and want[w] < i:
+            w += 1
+        if not record and w >= nwant:
+            break  # every wanted pivot is known: the later columns cannot change them
         if not keep[i]:
             continue
         f = np.int64(cols[i])
         fv = face_keys(f, r, ny, nz, keys)
         kmax = max(max(keys[0], keys[1]), max(keys[2], keys[3]))
         emax = kmax & _LOW
-        while w < nwant and want[w] < i:
-            w += 1
         if pivot_col[emax] < 0:  # emergent pair: the column is reduced as it stands
             pivot_col[emax] = i
             if w < nwant and want[w] == i:
