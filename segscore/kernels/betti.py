@@ -26,7 +26,11 @@ Dimension 0 is computed by union-find over edges, dimension 2 by union-find over
 (squares joining cubes and the outside), dimension 1 by the standard column reduction of the
 boundary matrix of squares (columns, in filtration order, with the squares that close a
 2-cycle cleared by the dimension-2 pass) whose pivot is the latest edge, with the reduced
-columns kept for reuse. The matching goes through the comparison image (the voxel-wise
+columns kept for reuse. In a 2D image dimension 1 is the top one and goes on the dual too
+(edges joining squares and the outside, :func:`dual_pairs_2d`): the same pairs as the
+reduction, in one union-find pass. Union-finds that run over one order of cells have the same
+sets whichever image's elder rule they follow, so the other images' rules ride on one
+union-find (:func:`_dual_follow`, :func:`_elder_follow`) instead of a union-find each. The matching goes through the comparison image (the voxel-wise
 minimum of the two inputs): a comparison pair is matched when its image pairs (the comparison
 pairs seen through each input's order) are pairs of both inputs.
 """

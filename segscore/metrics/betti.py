@@ -9,8 +9,10 @@ the volume's outside at +inf; essential classes are not pairs. Among simultaneou
 cell with the lowest C-order index is the elder (see the kernels' module docstring): on binary
 images that rule decides which component is essential, so it is part of the definition. The
 answers equal Betti-Matching-3D's ``compute_matching(input1, input2)`` pair for pair
-(tests/topology/test_betti_matching.py against recorded fixtures). Shared by the topology
-family (TopoScore) and the curvilinear one (curvicost's ``betti_matching`` column).
+(tests/topology/test_betti_matching.py against recorded fixtures). A 2D image is matched in
+2D (dimension 1 by union-find on the dual, the same pairs in the same order as the 3D column
+reduction: tests/topology/test_betti_2d.py). Shared by the topology family (TopoScore) and the
+curvilinear one (curvicost's ``betti_matching`` column).
 """
 
 from __future__ import annotations
