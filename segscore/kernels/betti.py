@@ -27,7 +27,7 @@ Dimension 0 is computed by union-find over edges, dimension 2 by union-find over
 boundary matrix of squares (columns, in filtration order, with the squares that close a
 2-cycle cleared by the dimension-2 pass) whose pivot is the latest edge, with the reduced
 columns kept for reuse. In a 2D image dimension 1 is the top one and goes on the dual too
-(edges joining squares and the outside, :func:`dual_pairs_2d`): the same pairs as the
+(edges joining squares and the outside, :func:`dual_pairs` with ``flat``): the same pairs as the
 reduction, in one union-find pass. Union-finds that run over one order of cells have the same
 sets whichever image's elder rule they follow, so the other images' rules ride on one
 union-find (:func:`_dual_follow`, :func:`_elder_follow`) instead of a union-find each. The matching goes through the comparison image (the voxel-wise
@@ -269,57 +269,6 @@ def _dual_follow(rep, val, ra, rb, root):
     return y
 
 
-@jit
-def _dual_block(faces, lo, hi, fval_r, cval, cval_c, nx, ny, nz, keep, parent, rep_c, pf, pc, pk, n):
-    """Squares ``faces[lo:hi]``, last first, of :func:`dual_pairs` (room made for the pairs)."""
-    for i in range(hi - 1, lo - 1, -1):
-        f = np.int64(faces[i])
-        a, b = face_cubes(f, nx, ny, nz)
-        ra = find(parent, a)
-        rb = find(parent, b)
-        if ra == rb:
-            keep[i] = True
-            continue
-        keep[i] = False
-        dying = _dual_link(parent, cval, ra, rb)
-        dying_c = _dual_follow(rep_c, cval_c, ra, rb, ra + rb - dying)
-        if _face_value_in(fval_r, ny, nz, f) != cval[dying]:
-            pf[n] = f
-            pc[n] = dying
-            pk[n] = dying_c
-            n += 1
-    return n
-
-
-@jit
-def dual_pairs(faces, fval_r, cval, cval_c, nx, ny, nz, keep):
-    """Dimension-2 pairs of one image by union-find on the dual.
-
-    ``faces``: the image's squares in filtration order; ``fval_r``: the image's ranks (to value
-    squares); ``cval``/``cval_c``: cube values of the image and of the comparison image (the
-    comparison's elder rule runs along, in this image's order, to name each death by the
-    comparison cube that dies with it; :func:`_dual_follow`). Fills ``keep`` (False where a square joins two dual
-    components: cleared from the dimension-1 columns). Returns ``(n, face, cube, key)``: the
-    pairs of positive persistence (birth square, death cube, the comparison cube of each).
-    """
-    nc = cval.shape[0]
-    parent = np.arange(nc).astype(np.int32)
-    rep_c = np.arange(nc).astype(np.int32)  # the comparison's root of each set (_dual_follow)
-    pf = np.empty(16, np.int64)
-    pc = np.empty(16, np.int64)
-    pk = np.empty(16, np.int64)
-    n = 0
-    hi = faces.shape[0]
-    while hi > 0:
-        lo = max(hi - _BLOCK, 0)
-        pf = _reserve(pf, n, hi - lo)
-        pc = _reserve(pc, n, hi - lo)
-        pk = _reserve(pk, n, hi - lo)
-        n = _dual_block(faces, lo, hi, fval_r, cval, cval_c, nx, ny, nz, keep, parent, rep_c, pf, pc, pk, n)
-        hi = lo
-    return n, pf[:n], pc[:n], pk[:n]
-
-
 # ---- 2D images: dimension 1 (the top one) by union-find on the dual
 
 
@@ -354,60 +303,68 @@ def edge_squares_2d(e, ny, nz):
 
 
 @jit
-def _dual_block_2d(edges, lo, hi, r, sval, sval_c, ny, nz, along, parent, rep_c, pe, ps, pk, n):
-    """Edges ``edges[lo:hi]``, last first, of :func:`dual_pairs_2d` (room made for the pairs)."""
+def _dual_block(cells, lo, hi, r, val, val_c, nx, ny, nz, flat, along, keep, parent, rep_c, pc, pd, pk, n):
+    """Cells ``cells[lo:hi]``, last first, of :func:`dual_pairs` (room made for the pairs)."""
     for i in range(hi - 1, lo - 1, -1):
-        e = np.int64(edges[i])
-        a, b = edge_squares_2d(e, ny, nz)
+        c = np.int64(cells[i])
+        if flat:
+            a, b = edge_squares_2d(c, ny, nz)
+        else:
+            a, b = face_cubes(c, nx, ny, nz)
         ra = find(parent, a)
         rb = find(parent, b)
+        if keep.shape[0] > 0:
+            keep[i] = ra == rb
         if ra == rb:
             continue
-        dying = _dual_link(parent, sval, ra, rb)
+        dying = _dual_link(parent, val, ra, rb)
         dying_c = -1
         if along:
-            dying_c = _dual_follow(rep_c, sval_c, ra, rb, ra + rb - dying)
-        if _edge_value_in(r, ny, nz, e) != sval[dying]:
-            pe[n] = e
-            ps[n] = dying
+            dying_c = _dual_follow(rep_c, val_c, ra, rb, ra + rb - dying)
+        cv = _edge_value_in(r, ny, nz, c) if flat else _face_value_in(r, ny, nz, c)
+        if cv != val[dying]:
+            pc[n] = c
+            pd[n] = dying
             pk[n] = dying_c
             n += 1
     return n
 
 
 @jit
-def dual_pairs_2d(edges, r, sval, sval_c, ny, nz, along):
-    """Dimension-1 pairs of a 2D image ``(ny, nz)`` by union-find on the dual (squares and the
-    outside, joined across each edge), the edges taken from last to first.
+def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
+    """Top-dimension pairs of one image by union-find on the dual, the cells taken from last
+    to first: in 3D the squares (``cells``, in filtration order) join the cubes on either side
+    and the outside (values ``val``: :func:`_cube_values`); in 2D (``flat``, the volume
+    ``(1, ny, nz)``) the edges join the squares (values: :func:`square_values_2d`).
 
-    ``edges``: the image's edges in filtration order (:func:`sorted_cells` of ``(1, ny, nz)``);
-    ``r``: its ranks; ``sval``/``sval_c``: square values (:func:`square_values_2d`) of the image
-    and of the comparison image, whose elder rule runs along when ``along`` is set (to name each
-    death by the comparison square that dies with it; :func:`_dual_follow`). Where two dual components meet, the one
-    holding the lower (value, index) square dies; the outside never does. Returns
-    ``(n, edge, square, key)``: the pairs of positive persistence in the order found (birth
-    edge, death square by its lowest pixel, the comparison square dying with it when ``along``,
-    else -1).
+    ``r``: the image's ranks (to value the cells); ``val_c``: the comparison image's top-cell
+    values, whose elder rule runs along when ``along`` is set (in this image's order, naming each
+    death by the comparison cell that dies with it; :func:`_dual_follow`). Where two dual
+    components meet, the one holding the lower (value, index) top cell dies; the outside never
+    does. Fills ``keep`` unless it is empty (False where a cell joins two dual components: in 3D,
+    the squares cleared from the dimension-1 columns). Returns ``(n, cell, dying, key)``: the
+    pairs of positive persistence in the order found (birth cell, death top cell by its lowest
+    voxel, the comparison's top cell dying with it, -1 without ``along``).
 
-    Notes: the pairs are the 3D path's (:func:`reduce_dim1` on the volume ``(1, ny, nz)``), by
-    duality; nothing checks that ``edges`` are the image's edges.
+    Notes: in 2D the pairs are the column reduction's (:func:`reduce_dim1` on ``(1, ny, nz)``),
+    by duality; nothing checks that ``cells`` are the image's cells of the right dimension.
     """
-    ns = sval.shape[0]
-    parent = np.arange(ns).astype(np.int32)
-    rep_c = np.arange(ns if along else 0).astype(np.int32)  # the comparison's roots (_dual_follow)
-    pe = np.empty(16, np.int64)
-    ps = np.empty(16, np.int64)
+    nd = val.shape[0]
+    parent = np.arange(nd).astype(np.int32)
+    rep_c = np.arange(nd if along else 0).astype(np.int32)  # the comparison's roots (_dual_follow)
+    pc = np.empty(16, np.int64)
+    pd = np.empty(16, np.int64)
     pk = np.empty(16, np.int64)
     n = 0
-    hi = edges.shape[0]
+    hi = cells.shape[0]
     while hi > 0:
         lo = max(hi - _BLOCK, 0)
-        pe = _reserve(pe, n, hi - lo)
-        ps = _reserve(ps, n, hi - lo)
+        pc = _reserve(pc, n, hi - lo)
+        pd = _reserve(pd, n, hi - lo)
         pk = _reserve(pk, n, hi - lo)
-        n = _dual_block_2d(edges, lo, hi, r, sval, sval_c, ny, nz, along, parent, rep_c, pe, ps, pk, n)
+        n = _dual_block(cells, lo, hi, r, val, val_c, nx, ny, nz, flat, along, keep, parent, rep_c, pc, pd, pk, n)
         hi = lo
-    return n, pe[:n], ps[:n], pk[:n]
+    return n, pc[:n], pd[:n], pk[:n]
 
 
 # ---- dimension 1: the column reduction

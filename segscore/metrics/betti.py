@@ -116,7 +116,7 @@ def _solo(K, r, cval_c, shape, nvals):
     faces = K.sorted_cells(r, nx, ny, nz, 2, nvals)
     cval = K._cube_values(r, nx, ny, nz)
     keep = np.empty(faces.shape[0], np.bool_)
-    _, f2, c2, key2 = K.dual_pairs(faces, r, cval, cval_c, nx, ny, nz, keep)
+    _, f2, c2, key2 = K.dual_pairs(faces, r, cval, cval_c, nx, ny, nz, False, True, keep)
     del cval
     _, e1, f1, _ = K.reduce_dim1(faces, keep, r, ny, nz, True, _NONE, _NONE)
     del faces, keep
@@ -131,7 +131,7 @@ def _solo_2d(K, r, sval_c, ny, nz, nvals):
     column reduction lists them)."""
     edges = K.sorted_cells(r, 1, ny, nz, 1, nvals)
     sval = K.square_values_2d(r, ny, nz)
-    _, e1, s1, key1 = K.dual_pairs_2d(edges, r, sval, sval_c, ny, nz, True)
+    _, e1, s1, key1 = K.dual_pairs(edges, r, sval, sval_c, 1, ny, nz, True, True, _NO_KEEP)
     o = _square_order(s1, sval)
     del sval
     _, v0, e0 = K.uf_pairs(edges, r, 1, ny, nz)
@@ -169,6 +169,7 @@ def _match_dim0(K, edges, rc, r0, r1, shape, deaths):
 
 
 _NONE = np.zeros(0, np.int64)
+_NO_KEEP = np.zeros(0, np.bool_)
 _MAX_VOXELS = (2**31 - 1) // 3
 
 
@@ -248,7 +249,7 @@ def _match_2d(r0, r1, shape, nvals, threads):
 
     def comparison():  # the comparison's dimension-1 deaths, in its filtration order
         edges = K.sorted_cells(rc, 1, ny, nz, 1, nvals)
-        _, _, s1c, _ = K.dual_pairs_2d(edges, rc, sval_c, sval_c, ny, nz, False)
+        _, _, s1c, _ = K.dual_pairs(edges, rc, sval_c, sval_c, 1, ny, nz, True, False, _NO_KEEP)
         return edges, s1c[_square_order(s1c, sval_c)]
 
     *solo, (edges_c, s1c) = side_by_side([lambda r=r: _solo_2d(K, r, sval_c, ny, nz, nvals) for r in (r0, r1)]
@@ -276,7 +277,7 @@ def _match_3d(r0, r1, shape, nvals, threads):
     # the comparison image, its image pairs and the matching
     faces = K.sorted_cells(rc, nx, ny, nz, 2, nvals)
     keep = np.empty(faces.shape[0], np.bool_)
-    _, _, c2c, _ = K.dual_pairs(faces, rc, cval_c, cval_c, nx, ny, nz, keep)
+    _, _, c2c, _ = K.dual_pairs(faces, rc, cval_c, cval_c, nx, ny, nz, False, False, keep)
     del cval_c
     match2 = _match_top([solo[0][2][2], solo[1][2][2]], c2c, nc)
 

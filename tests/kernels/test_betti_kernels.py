@@ -10,6 +10,8 @@ import pytest
 
 from segscore.kernels import betti as K
 
+NO_KEEP = np.zeros(0, np.bool_)
+
 
 def _images():
     """Random rank images: empty-ish (one pixel, one row), constant, binary, few and many
@@ -151,18 +153,18 @@ def test_dual_pairs_2d_equal_the_column_reduction(k):
     rng = np.random.default_rng(k)
     comp = np.minimum(img, rng.integers(0, nvals, img.shape)).astype(np.int32)
     sval_c = K.square_values_2d(comp.ravel(), ny, nz)
-    n, e, s, key = K.dual_pairs_2d(edges, r, sval, sval_c, ny, nz, True)
+    n, e, s, key = K.dual_pairs(edges, r, sval, sval_c, 1, ny, nz, True, True, NO_KEEP)
     assert n == len(e) == len(s) == len(key)
     assert dict(zip(s.tolist(), e.tolist())) == _reduction_pairs(img)
     assert len(set(s.tolist())) == n  # a square ends one hole at most
     plain = _plain_uf_keys(img, sval_c, ny, nz, edges)
     assert key.tolist() == [plain[x] for x in e.tolist()]
-    n2, e2, s2, key2 = K.dual_pairs_2d(edges, r, sval, sval_c, ny, nz, False)
+    n2, e2, s2, key2 = K.dual_pairs(edges, r, sval, sval_c, 1, ny, nz, True, False, NO_KEEP)
     assert (e2 == e).all() and (s2 == s).all() and (key2 == -1).all()
 
 
 def test_dual_pairs_2d_no_edges():
     r = np.zeros(1, np.int32)
     sval = K.square_values_2d(r, 1, 1)
-    n, e, s, key = K.dual_pairs_2d(np.zeros(0, np.int32), r, sval, sval, 1, 1, True)
+    n, e, s, key = K.dual_pairs(np.zeros(0, np.int32), r, sval, sval, 1, 1, 1, True, True, NO_KEEP)
     assert n == 0 and e.shape == s.shape == key.shape == (0,)
