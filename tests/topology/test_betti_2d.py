@@ -95,3 +95,14 @@ def test_tie_rule_of_the_dual_the_highest_square_of_a_hole_survives_longest():
     y = np.ones((3, 5), np.uint8)
     y[1, 1] = y[1, 3] = 0
     assert betti_matching(y, y).dims[0].birth0.tolist() == [[0, 1, 3]]
+
+
+@pytest.mark.parametrize("shape", [(23, 31), (7, 9, 8)])
+def test_threads_do_not_change_the_matching(shape):
+    rng = np.random.default_rng(11)
+    a, b = (rng.random(shape) < 0.5).astype(np.uint8), rng.integers(0, 5, shape)
+    one, two = betti_matching(a, b), betti_matching(a, b, threads=2)
+    for d in range(3):
+        for name in ("birth0", "death0", "birth1", "death1", "matched0", "matched1"):
+            assert (getattr(one.dims[d], name) == getattr(two.dims[d], name)).all(), (d, name)
+    assert one.dims[0].n_pairs0 > 0
