@@ -243,10 +243,17 @@ def _edge_value_in(r, ny, nz, e):
 
 
 @jit
+def _dual_dies_first(val, a, b):
+    """The dual's tie rule: of two top cells (or the outside), ``a`` dies before ``b`` when its
+    (value, index) is the lower."""
+    return val[a] < val[b] or (val[a] == val[b] and a < b)
+
+
+@jit
 def _dual_link(parent, val, a, b):
     """Join dual roots ``a`` and ``b``; the one with the lower (value, index) dies and is
     returned."""
-    if val[a] < val[b] or (val[a] == val[b] and a < b):
+    if _dual_dies_first(val, a, b):
         parent[a] = b
         return a
     parent[b] = a
@@ -262,7 +269,7 @@ def _dual_follow(rep, val, ra, rb, root):
     the cell that dies under ``val``."""
     x = rep[ra]
     y = rep[rb]
-    if val[x] < val[y] or (val[x] == val[y] and x < y):
+    if _dual_dies_first(val, x, y):
         rep[root] = y
         return x
     rep[root] = x
@@ -544,9 +551,16 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
 
 
 @jit
+def _dies_first(r, a, b):
+    """Dimension 0's tie rule (the elder rule): of two components' eldest voxels, ``a`` dies
+    when its (value, voxel index) is the higher."""
+    return r[a] > r[b] or (r[a] == r[b] and a > b)
+
+
+@jit
 def _link_elder(parent, r, a, b):
     """Join roots ``a`` and ``b``; the one with the higher (value, voxel index) dies."""
-    if r[a] > r[b] or (r[a] == r[b] and a > b):
+    if _dies_first(r, a, b):
         parent[a] = b
         return a
     parent[b] = a
@@ -560,7 +574,7 @@ def _elder_follow(rep, r, a, b, root):
     ``a`` and ``b`` were joined under ``root``: records the elder, returns the voxel that dies."""
     x = rep[a]
     y = rep[b]
-    if r[x] > r[y] or (r[x] == r[y] and x > y):
+    if _dies_first(r, x, y):
         rep[root] = y
         return x
     rep[root] = x
