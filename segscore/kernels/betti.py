@@ -30,9 +30,11 @@ columns kept for reuse. In a 2D image dimension 1 is the top one and goes on the
 (edges joining squares and the outside, :func:`dual_pairs` with ``flat``): the same pairs as the
 reduction, in one union-find pass. Union-finds that run over one order of cells have the same
 sets whichever image's elder rule they follow, so the other images' rules ride on one
-union-find (:func:`_dual_follow`, :func:`_elder_follow`) instead of a union-find each. The matching goes through the comparison image (the voxel-wise
-minimum of the two inputs): a comparison pair is matched when its image pairs (the comparison
-pairs seen through each input's order) are pairs of both inputs.
+union-find (:func:`_follow`) instead of a union-find each.
+
+The matching goes through the comparison image (the voxel-wise minimum of the two inputs): a
+comparison pair is matched when its image pairs (the comparison pairs seen through each
+input's order) are pairs of both inputs.
 """
 
 from __future__ import annotations
@@ -261,15 +263,15 @@ def _dual_link(parent, val, a, b):
 
 
 @jit
-def _dual_follow(rep, val, ra, rb, root):
-    """Another image's side of a dual join. Every union-find of the matching over one order of
-    cells has the same sets, only their roots differ; so instead of a second union-find, ``rep``
-    maps each root (of this one) to the set's root under ``val``: its highest (value, index)
-    cell. Roots ``ra`` and ``rb`` were joined under ``root``: records the survivor and returns
-    the cell that dies under ``val``."""
+def _follow(rep, val, ra, rb, root, dual):
+    """Another image's side of a join. Every union-find of the matching over one order of cells
+    has the same sets, only their roots differ; so instead of a second union-find, ``rep`` maps
+    each root (of this one) to the set's root under ``val`` and its tie rule (``dual``:
+    :func:`_dual_dies_first`, else :func:`_dies_first`). Roots ``ra`` and ``rb`` were joined
+    under ``root``: records the survivor and returns the cell that dies under ``val``."""
     x = rep[ra]
     y = rep[rb]
-    if _dual_dies_first(val, x, y):
+    if _dual_dies_first(val, x, y) if dual else _dies_first(val, x, y):
         rep[root] = y
         return x
     rep[root] = x
@@ -327,7 +329,7 @@ def _dual_block(cells, lo, hi, r, val, val_c, nx, ny, nz, flat, along, keep, par
         dying = _dual_link(parent, val, ra, rb)
         dying_c = -1
         if along:
-            dying_c = _dual_follow(rep_c, val_c, ra, rb, ra + rb - dying)
+            dying_c = _follow(rep_c, val_c, ra, rb, ra + rb - dying, True)
         cv = _edge_value_in(r, ny, nz, c) if flat else _face_value_in(r, ny, nz, c)
         if cv != val[dying]:
             pc[n] = c
@@ -346,7 +348,7 @@ def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
 
     ``r``: the image's ranks (to value the cells); ``val_c``: the comparison image's top-cell
     values, whose elder rule runs along when ``along`` is set (in this image's order, naming each
-    death by the comparison cell that dies with it; :func:`_dual_follow`). Where two dual
+    death by the comparison cell that dies with it; :func:`_follow`). Where two dual
     components meet, the one holding the lower (value, index) top cell dies; the outside never
     does. Fills ``keep`` unless it is empty (False where a cell joins two dual components: in 3D,
     the squares cleared from the dimension-1 columns). Returns ``(n, cell, dying, key)``: the
@@ -358,7 +360,7 @@ def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
     """
     nd = val.shape[0]
     parent = np.arange(nd).astype(np.int32)
-    rep_c = np.arange(nd if along else 0).astype(np.int32)  # the comparison's roots (_dual_follow)
+    rep_c = np.arange(nd if along else 0).astype(np.int32)  # the comparison's roots (_follow)
     pc = np.empty(16, np.int64)
     pd = np.empty(16, np.int64)
     pk = np.empty(16, np.int64)
@@ -444,8 +446,8 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     columns that needed an addition are kept for reuse; the others are their square's boundary.
 
     With ``record`` set, pairs of positive persistence (edge value < square value under ``r``)
-    are returned as ``(n, edge, square, position of the column in cols)``. ``want`` (sorted column positions, maybe empty) asks for the
-    pivots of those columns (-1 where the column reduces to zero) in ``want_pivot``: the image
+    are returned as ``(n, edge, square, position of the column in cols)``. ``want`` (sorted
+    column positions, maybe empty) asks for the pivots of those columns (-1 where the column reduces to zero) in ``want_pivot``: the image
     pairs, when ``cols`` are the comparison's squares and ``r`` an input's ranks; without
     ``record`` the reduction stops after the last wanted column.
 
@@ -568,20 +570,6 @@ def _link_elder(parent, r, a, b):
 
 
 @jit
-def _elder_follow(rep, r, a, b, root):
-    """An input's side of a join of the comparison's union-find (as :func:`_dual_follow`):
-    ``rep`` maps each root to the set's elder voxel under ``r`` (lowest (value, index)); roots
-    ``a`` and ``b`` were joined under ``root``: records the elder, returns the voxel that dies."""
-    x = rep[a]
-    y = rep[b]
-    if _dies_first(r, x, y):
-        rep[root] = y
-        return x
-    rep[root] = x
-    return y
-
-
-@jit
 def _uf_block(edges, lo, hi, r, ny, nz, parent, pv, pe, n):
     """Edges ``edges[lo:hi]`` of :func:`uf_pairs` (room made for the pairs)."""
     for i in range(lo, hi):
@@ -626,8 +614,8 @@ def _match_block(edges, lo, hi, rc, r0, r1, ny, nz, vox_pair0, vox_pair1, pc, re
         if a == b:
             continue
         dc = _link_elder(pc, rc, a, b)
-        d0 = _elder_follow(rep0, r0, a, b, a + b - dc)
-        d1 = _elder_follow(rep1, r1, a, b, a + b - dc)
+        d0 = _follow(rep0, r0, a, b, a + b - dc, False)
+        d1 = _follow(rep1, r1, a, b, a + b - dc, False)
         if rc[dc] != _edge_value_in(rc, ny, nz, e):
             if vox_pair0[d0] >= 0 and vox_pair1[d1] >= 0:
                 m0[n] = vox_pair0[d0]
@@ -640,12 +628,12 @@ def _match_block(edges, lo, hi, rc, r0, r1, ny, nz, vox_pair0, vox_pair1, pc, re
 def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     """Dimension-0 matching: the comparison's ``edges`` in its filtration order, its
     union-find and the two inputs' elder rules run along (each valued by its own ranks; one
-    union-find serves all three, :func:`_elder_follow`).
+    union-find serves all three, :func:`_follow`).
     ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none).
     Returns ``(n, m0, m1)``: the indices of the matched pairs of each input."""
     nv = rc.shape[0]
     pc = np.arange(nv).astype(np.int32)
-    rep0 = np.arange(nv).astype(np.int32)  # each input's elder voxel of each set (_elder_follow)
+    rep0 = np.arange(nv).astype(np.int32)  # each input's elder voxel of each set (_follow)
     rep1 = np.arange(nv).astype(np.int32)
     m0 = np.empty(16, np.int64)
     m1 = np.empty(16, np.int64)
