@@ -9,8 +9,10 @@ the volume's outside at +inf; essential classes are not pairs. Among simultaneou
 cell with the lowest C-order index is the elder (see the kernels' module docstring): on binary
 images that rule decides which component is essential, so it is part of the definition. The
 answers equal Betti-Matching-3D's ``compute_matching(input1, input2)`` pair for pair
-(tests/topology/test_betti_matching.py against recorded fixtures). Shared by the topology
-family (TopoScore) and the curvilinear one (curvicost's ``betti_matching`` column).
+(tests/topology/test_betti_matching.py against recorded fixtures). A 2D image is matched in
+2D (dimension 1 by union-find on the dual, the same pairs in the same order as the 3D column
+reduction: tests/topology/test_betti_2d.py). Shared by the topology family (TopoScore) and the
+curvilinear one (curvicost's ``betti_matching`` column).
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def _solo(K, r, cval_c, shape, nvals):
     faces = K.sorted_cells(r, nx, ny, nz, 2, nvals)
     cval = K._cube_values(r, nx, ny, nz)
     keep = np.empty(faces.shape[0], np.bool_)
-    _, f2, c2, key2 = K.dual_pairs(faces, r, cval, cval_c, nx, ny, nz, keep)
+    _, f2, c2, key2 = K.dual_pairs(faces, r, cval, cval_c, nx, ny, nz, False, True, keep)
     del cval
     _, e1, f1, _ = K.reduce_dim1(faces, keep, r, ny, nz, True, _NONE, _NONE)
     del faces, keep
@@ -123,7 +125,51 @@ def _solo(K, r, cval_c, shape, nvals):
     return (v0, e0), (e1, f1), (f2, c2, key2)
 
 
+def _solo_2d(K, r, sval_c, ny, nz, nvals):
+    """One 2D input's pairs (dimension 0 by union-find, 1 on the dual: ``(birth edge, death
+    square, comparison square)``, in the order of the death squares' filtration, as the 3D
+    column reduction lists them)."""
+    edges = K.sorted_cells(r, 1, ny, nz, 1, nvals)
+    sval = K.square_values_2d(r, ny, nz)
+    _, e1, s1, key1 = K.dual_pairs(edges, r, sval, sval_c, 1, ny, nz, True, True, _NO_KEEP)
+    o = _square_order(s1, sval)
+    del sval
+    _, v0, e0 = K.uf_pairs(edges, r, 1, ny, nz)
+    return (v0, e0), (e1[o], s1[o] * 3, key1[o])
+
+
+def _square_order(squares, sval):
+    """The order of ``squares`` (by lowest pixel) in the filtration: (value, index)."""
+    return np.lexsort((squares, sval[squares]))
+
+
+def _match_top(keys, dying_c, n_cells):
+    """Top-dimension matching: a comparison pair (its dying cell ``dying_c``) is matched when
+    both inputs have a pair whose death is named by that comparison cell (``keys[k]``)."""
+    m = []
+    for key in keys:
+        mp = np.full(n_cells, -1, np.int32)
+        mp[key] = np.arange(key.shape[0])
+        m.append(mp[dying_c])
+    ok = (m[0] >= 0) & (m[1] >= 0)
+    return m[0][ok], m[1][ok]
+
+
+def _match_dim0(K, edges, rc, r0, r1, shape, deaths):
+    """Dimension-0 matching: the comparison's union-find over its ``edges`` (in its order),
+    the inputs' elder rules along; ``deaths[k]``: the voxels where input k's pairs die."""
+    nx, ny, nz = shape
+    vox_pair = []
+    for d in deaths:
+        vp = np.full(rc.shape[0], -1, np.int32)
+        vp[d] = np.arange(d.shape[0])
+        vox_pair.append(vp)
+    _, mm0, mm1 = K.uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair[0], vox_pair[1])
+    return mm0, mm1
+
+
 _NONE = np.zeros(0, np.int64)
+_NO_KEEP = np.zeros(0, np.bool_)
 _MAX_VOXELS = (2**31 - 1) // 3
 
 
@@ -136,22 +182,27 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
         The two filtrations (sublevel sets). Which one is "the truth" does not change the
         matching; the topology score passes the prediction first, as the competition does.
     threads : int
-        2 computes the two inputs' own pairs at once (the kernels release the GIL).
+        2 or more computes the two inputs' own pairs (and in 2D the comparison's) at once (the
+        kernels release the GIL), on the engine's threads (:func:`segscore.engine.side_by_side`,
+        capped by its thread budget); the answers do not depend on it.
 
     Returns
     -------
     BettiMatching
         ``dims[k]`` (k = 0, 1, 2) holds the pairs of each input and the matched indices.
-    """
-    from segscore.kernels import betti as K
 
+    Notes
+    -----
+    A 2D image (or a volume one voxel thick) is matched in 2D: dimension 1 is its top
+    dimension, computed by union-find on the dual (squares and the outside, edges from last to
+    first) instead of the 3D column reduction; the answers are the same (tests compare the
+    two paths, and both with Betti-Matching-3D's).
+    """
     a = _as3d(input0, "input0")
     b = _as3d(input1, "input1")
     if a.shape != b.shape:
         raise BettiInputError(f"betti_matching: shapes differ: {a.shape} vs {b.shape}")
-    shape = tuple(int(s) for s in a.shape)
     out = BettiMatching(shape=tuple(np.asarray(input0).shape))
-    nx, ny, nz = shape
     if a.size == 0:
         z = np.zeros((0, 3), np.int64)
         e = np.zeros(0, np.int64)
@@ -161,33 +212,74 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
         raise BettiInputError(
             f"betti_matching: {a.size} voxels is more than {_MAX_VOXELS} at once; match tiles")
     r0, r1, nvals = _ranks(a, b)
+    shape = tuple(int(s) for s in a.shape)
+    match = _match_2d if shape[0] == 1 else _match_3d
+    out.dims = match(r0, r1, shape, nvals, threads)
+    return out
+
+
+def _dims(K, r0, r1, shape, solo, matches):
+    """The three :class:`DimensionMatching` of the pairs ``solo[k][d] = (births, deaths)``
+    (cells) of each input and the ``matches[d]``."""
+    nx, ny, nz = shape
+
+    def voxels(r, dim, cells):
+        o = np.empty(cells.shape[0], np.int64)
+        K.cell_voxels(r, nx, ny, nz, dim, cells.astype(np.int64), o)
+        return _coords(o, shape)
+
+    dims = []
+    for d, match in enumerate(matches):
+        b0, x0 = solo[0][d][0], solo[0][d][1]
+        b1, x1 = solo[1][d][0], solo[1][d][1]
+        dims.append(DimensionMatching(
+            voxels(r0, d, b0), voxels(r0, d + 1, x0), voxels(r1, d, b1), voxels(r1, d + 1, x1),
+            match[0].astype(np.int64), match[1].astype(np.int64)))
+    return dims
+
+
+def _match_2d(r0, r1, shape, nvals, threads):
+    """The dimensions of a ``(1, ny, nz)`` pair of ranks: 0 by union-find, 1 on the dual."""
+    from segscore.engine import side_by_side
+    from segscore.kernels import betti as K
+
+    _, ny, nz = shape
     rc = np.minimum(r0, r1)
-    nv = r0.shape[0]
+    sval_c = K.square_values_2d(rc, ny, nz)
+
+    def comparison():  # the comparison's dimension-1 deaths, in its filtration order
+        edges = K.sorted_cells(rc, 1, ny, nz, 1, nvals)
+        _, _, s1c, _ = K.dual_pairs(edges, rc, sval_c, sval_c, 1, ny, nz, True, False, _NO_KEEP)
+        return edges, s1c[_square_order(s1c, sval_c)]
+
+    *solo, (edges_c, s1c) = side_by_side([lambda r=r: _solo_2d(K, r, sval_c, ny, nz, nvals) for r in (r0, r1)]
+                              + [comparison], threads=threads)
+    match1 = _match_top([solo[0][1][2], solo[1][1][2]], s1c, sval_c.shape[0])
+    match0 = _match_dim0(K, edges_c, rc, r0, r1, shape, [solo[0][0][0], solo[1][0][0]])
+    none = np.zeros(0, np.int64)
+    solo = [s + ((none, none),) for s in solo]
+    return _dims(K, r0, r1, shape, solo, (match0, match1, (none, none)))
+
+
+def _match_3d(r0, r1, shape, nvals, threads):
+    """The dimensions of a 3D pair of ranks: 0 by union-find, 1 by the column reduction, 2 on
+    the dual."""
+    from segscore.engine import side_by_side
+    from segscore.kernels import betti as K
+
+    nx, ny, nz = shape
+    rc = np.minimum(r0, r1)
     cval_c = K._cube_values(rc, nx, ny, nz)
     nc = cval_c.shape[0]
-
-    if threads > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(2) as pool:
-            futs = [pool.submit(_solo, K, r, cval_c, shape, nvals) for r in (r0, r1)]
-            solo = [f.result() for f in futs]
-    else:
-        solo = [_solo(K, r, cval_c, shape, nvals) for r in (r0, r1)]
+    solo = side_by_side([lambda r=r: _solo(K, r, cval_c, shape, nvals) for r in (r0, r1)],
+                        threads=threads)
 
     # the comparison image, its image pairs and the matching
     faces = K.sorted_cells(rc, nx, ny, nz, 2, nvals)
     keep = np.empty(faces.shape[0], np.bool_)
-    _, _, c2c, _ = K.dual_pairs(faces, rc, cval_c, cval_c, nx, ny, nz, keep)
+    _, _, c2c, _ = K.dual_pairs(faces, rc, cval_c, cval_c, nx, ny, nz, False, False, keep)
     del cval_c
-    m2 = []
-    for k in (0, 1):
-        mp = np.full(nc, -1, np.int32)
-        key = solo[k][2][2]
-        mp[key] = np.arange(key.shape[0])
-        m2.append(mp[c2c])
-    ok = (m2[0] >= 0) & (m2[1] >= 0)
-    match2 = (m2[0][ok], m2[1][ok])
+    match2 = _match_top([solo[0][2][2], solo[1][2][2]], c2c, nc)
 
     _, e1c, f1c, pos1c = K.reduce_dim1(faces, keep, rc, ny, nz, True, _NONE, _NONE)
     order = np.argsort(pos1c, kind="stable")
@@ -209,26 +301,7 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
     del faces, keep
     ok = (m1[0] >= 0) & (m1[1] >= 0)
     match1 = (m1[0][ok], m1[1][ok])
-
     edges = K.sorted_cells(rc, nx, ny, nz, 1, nvals)
-    vox_pair = []
-    for k in (0, 1):
-        vp = np.full(nv, -1, np.int32)
-        vp[solo[k][0][0]] = np.arange(solo[k][0][0].shape[0])
-        vox_pair.append(vp)
-    _, mm0, mm1 = K.uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair[0], vox_pair[1])
-    del edges, vox_pair
-    match0 = (mm0, mm1)
-
-    def voxels(r, dim, cells):
-        o = np.empty(cells.shape[0], np.int64)
-        K.cell_voxels(r, nx, ny, nz, dim, cells.astype(np.int64), o)
-        return _coords(o, shape)
-
-    for d, match in enumerate((match0, match1, match2)):
-        b0, x0 = solo[0][d][0], solo[0][d][1]
-        b1, x1 = solo[1][d][0], solo[1][d][1]
-        out.dims.append(DimensionMatching(
-            voxels(r0, d, b0), voxels(r0, d + 1, x0), voxels(r1, d, b1), voxels(r1, d + 1, x1),
-            match[0].astype(np.int64), match[1].astype(np.int64)))
-    return out
+    match0 = _match_dim0(K, edges, rc, r0, r1, shape, [solo[0][0][0], solo[1][0][0]])
+    del edges
+    return _dims(K, r0, r1, shape, solo, (match0, match1, match2))
