@@ -28,7 +28,7 @@ def test_fives_round_trip_png(cli, shared_data, tmp_path):
     assert info["operator"] == "break" and info["n_applied"] >= 1
     code, text, err = cli("curve", out, "--gt", gt, "--prune-px", "17")
     assert code == 0, err
-    assert text.startswith("metric") and "traceable_frac" in text and "| " in text
+    assert text.splitlines()[1].startswith("metric") and text.startswith("truth: ") and "traceable_frac" in text and "| " in text
     code, text, err = cli("curve", out, "--gt", gt, "--prune-px", "17", "--json", "--json-out", tmp_path / "r.json",
                           "--csv", tmp_path / "r.csv")
     row = json.loads(text)
