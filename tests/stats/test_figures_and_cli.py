@@ -107,15 +107,22 @@ def test_several_tasks_missing_values_clusters_and_frames():
     json.dumps(out, allow_nan=False)
 
 
-def test_report_table_cli_writes_json_csv_and_a_figure(tmp_path, cli):
+def _write_suite(path, *, missing):
+    """The suite of :func:`_suite_rows` as a CSV long table at ``path``."""
     import csv
 
-    table = tmp_path / "suite.csv"
-    rows = _suite_rows(missing=True)
-    with open(table, "w", newline="") as f:
+    rows = _suite_rows(missing=missing)
+    with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    return path
+
+
+def test_report_table_cli_writes_json_csv_and_a_figure(tmp_path, cli):
+    import csv
+
+    table = _write_suite(tmp_path / "suite.csv", missing=True)
     code, out, err = cli("report", "--table", table, "--case", "case", "--by", "model", "--metric", "dice",
                          "--intervals", "--compare", "--resamples", "300", "--seed", "4", "--json",
                          "--csv", tmp_path / "s.csv", "--plot", tmp_path / "iv.png")
@@ -221,12 +228,7 @@ def test_api_report_is_the_cli_json_and_typed(tmp_path, cli):
     from segscore import api
     from segscore.errors import ScoreError
 
-    table = tmp_path / "suite.csv"
-    rows = _suite_rows(missing=False)
-    with open(table, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    table = _write_suite(tmp_path / "suite.csv", missing=False)
     params = inspect.signature(api.report).parameters
     assert list(params)[0] == "results" and params["resamples"].default == 10_000 and params["seed"].default == 0
     assert params["adjust"].kind is inspect.Parameter.KEYWORD_ONLY
