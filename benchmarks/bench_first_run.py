@@ -103,14 +103,15 @@ def main(argv=None) -> int:
         compile_s = sum(c["inclusive"] for c in comp if c["top"])
         by = {}
         for c in comp:
-            k = by.setdefault(c["kernel"], [0.0, 0])
+            k = by.setdefault(c["kernel"], [0.0, 0, []])
             k[0] += c["exclusive"]
             k[1] += 1
+            k[2].append(c["args"])
         slow = sorted(by.items(), key=lambda kv: -kv[1][0])[: args.top]
         print(f"{name:14} {cold['wall']:7.1f} {warm['wall']:7.1f} {compile_s:9.1f} {len(by):7d} {len(comp):5d}  "
-              + ", ".join(f"{k.rsplit('.', 1)[-1]}x{n} {s:.1f}" for k, (s, n) in slow))
+              + ", ".join(f"{k.rsplit('.', 1)[-1]}x{n} {s:.1f}" for k, (s, n, _) in slow))
         out[name] = {"cold": cold["wall"], "warm": warm["wall"], "compile": compile_s, "code": cold["code"],
-                     "kernels": {k: {"seconds": s, "signatures": n} for k, (s, n) in by.items()}}
+                     "kernels": {k: {"seconds": s, "signatures": n, "args": a} for k, (s, n, a) in by.items()}}
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(out, indent=1))
     return 0
