@@ -43,6 +43,6 @@ def test_two_spawned_processes():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
-    assert lines[0] == "0 2" and [line.split()[:2] for line in lines[1:3]] == [["1", "2"], ["2", "2"]], lines
+    assert lines[0].split() == ["0", "2"] and [line.split()[:2] for line in lines[1:3]] == [["1", "2"], ["2", "2"]], lines
     assert {line.split()[2] for line in lines[1:3]} == {"columns", "ink"}, lines
     assert lines[-1] == "['columns', 'ink']"
