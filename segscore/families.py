@@ -214,3 +214,59 @@ def warm(families=None) -> list[str]:
         family(name).load("warm")()
     return names
 
+
+
+def warm_families_of(commands=None) -> list[str]:
+    """The families whose warm-ups cover ``commands`` (names or aliases; default: every command),
+    in registry order; a :class:`~segscore.errors.ScoreError` naming the commands warmed for an
+    unknown name. Commands of no family (``run``, ``batch``, ``report``) need none."""
+    from segscore.errors import ScoreError
+
+    if commands is None:
+        return list(FAMILIES)
+    wanted = set()
+    for name in [commands] if isinstance(commands, str) else commands:
+        match = [c for c in REGISTRY.values() if name == c.name or name in c.aliases]
+        if not match:
+            raise ScoreError(f"segscore warm: no command {name!r}; name some of: {', '.join(REGISTRY)}")
+        if match[0].family:
+            wanted.add(match[0].family)
+    return [f for f in FAMILIES if f in wanted]
+
+
+def warm_commands(commands=None, *, processes: int = 2, progress=None) -> list[str]:
+    """Fill numba's on-disk cache for ``commands`` (default: every command): the warm-ups of their
+    families (:func:`warm_families_of`), each in a fresh process, up to ``processes`` at once (a
+    ``spawn`` :class:`~concurrent.futures.ProcessPoolExecutor`; ``processes <= 1`` runs them here,
+    one after another). ``progress(done, total, name)`` is called before the first (``done=0``,
+    ``name=""``) and after each family. Returns the families warmed, in the order they finished.
+
+    The processes inherit ``NUMBA_CACHE_DIR``; a kernel two families share may be compiled by both
+    at once, and numba writes each cache entry whole (the second write replaces the first)."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    names = warm_families_of(commands)
+    # the slowest warm-ups first, so the last one to start is a short one
+    order = {"curvilinear": 0, "topology": 1, "objects": 2, "fibers": 3, "ink": 4, "columns": 5}
+    names.sort(key=lambda n: order.get(n, len(order)))
+    total = len(names)
+    if progress is not None:
+        progress(0, total, "")
+    done: list[str] = []
+    if processes <= 1 or total <= 1:
+        for name in names:
+            warm(name)
+            done.append(name)
+            if progress is not None:
+                progress(len(done), total, name)
+        return done
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=min(processes, total), mp_context=ctx) as pool:
+        futures = {pool.submit(warm, name): name for name in names}
+        for fut in cf.as_completed(futures):
+            fut.result()  # a warm-up's error is a bug: raise it here
+            done.append(futures[fut])
+            if progress is not None:
+                progress(len(done), total, futures[fut])
+    return done

@@ -78,7 +78,16 @@ def as_label_array(labels, shape, name: str = "<labels>") -> np.ndarray:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype == np.uint64:  # ids >= 2**63 show as negative and are refused; no copy
         arr = arr.view(np.int64)
-    return arr
+    return read_only(arr)
+
+
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A read-only view of ``arr`` (no copy): the kernels reading labels get one kind of array
+    whether a volume was read from disk (read-only) or computed (writable), so numba compiles
+    them once per dtype, not twice."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
 
 
 def label_census(arr: np.ndarray, name: str = "<labels>") -> tuple[int, int]:
@@ -122,7 +131,7 @@ def labelled_near(labels: np.ndarray, voxels: np.ndarray, ball: np.ndarray, *, t
         z0, z1 = tile.window[0].start, tile.window[0].stop
         lo, hi = np.searchsorted(voxels, [max(z0 - reach, 0) * plane, (z1 + reach) * plane])
         bits = np.zeros((slab.size + 7) // 8, np.uint8)
-        hits, _ = K.count_labelled_near(slab, voxels[lo:hi], ball, bits, z0)
+        hits, _ = K.count_labelled_near(read_only(slab), voxels[lo:hi], ball, bits, z0)
         return int(hits)
 
     total = reduce([ArraySource(labels, "labels")], chunk, lambda a, b: a + b, tile_rows=tile_rows,

@@ -186,7 +186,7 @@ def _contingency_flat(t, p, offset):
     qk = np.full(cap, empty, dtype=np.uint64)
     qv = np.zeros(cap, dtype=np.int64)
     counts = np.zeros(3, np.int64)  # truth ids, prediction ids, pairs
-    i = 0
+    i = np.int64(0)  # not a literal 0: _pass is compiled once, for int64 (not also for Literal[int](0))
     while True:
         i = _pass(t, p, offset, i, tk, ti, t_ids, t_area, t_first, pk, pi, p_ids, p_area, p_first, qk, qv, counts)
         if i >= n:

@@ -166,7 +166,7 @@ def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
         dist[src] = 0.0
         touched[nt] = src
         nt += 1
-        size = heap_push(hd, hn, 0, 0.0, src)
+        size = heap_push(hd, hn, np.int64(0), 0.0, src)  # int64, not Literal[int](0): one compiled heap_push
         left = n_targets
         while size > 0 and left > 0:
             d = hd[0]

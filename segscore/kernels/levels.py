@@ -55,6 +55,7 @@ def value_stats(values, occ_unit, occ_byte, occ_word):
     hi = -np.inf
     bad = 0
     good = 0
+    no = np.bool_(False)  # a bool, not Literal[bool](False): level_of is compiled once
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
             x = np.float64(values[i, j])
@@ -67,9 +68,9 @@ def value_stats(values, occ_unit, occ_byte, occ_word):
             if x > hi:
                 hi = x
             if 0.0 <= x <= 65535.0:
-                occ_unit[level_of(x, False, 0.0, 65535.0)] = 1
-                occ_byte[level_of(x, False, 0.0, 257.0)] = 1
-                occ_word[level_of(x, False, 0.0, 1.0)] = 1
+                occ_unit[level_of(x, no, 0.0, 65535.0)] = 1
+                occ_byte[level_of(x, no, 0.0, 257.0)] = 1
+                occ_word[level_of(x, no, 0.0, 1.0)] = 1
     return lo, hi, bad, good
 
 

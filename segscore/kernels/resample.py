@@ -206,7 +206,7 @@ def refine_ties(idx, values, unit_start, unit_cases, out, rel):
             if not flag[c]:
                 continue
             k = gather_drawn(idx[r], values, unit_start, unit_cases, c, buf)
-            count = 0
+            count = np.int64(0)  # int64, not Literal[int](0): fsum_add/fsum_total compiled once
             for i in range(k):
                 count = fsum_add(partials, count, buf[i])
             if k > 0:

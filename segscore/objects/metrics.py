@@ -176,6 +176,18 @@ def _check_tolerances(tolerances) -> list[int]:
     return tols
 
 
+def canonical_tile(block: np.ndarray) -> np.ndarray:
+    """A label block (non-negative ids, :func:`segscore.objects.table.as_labels`) in one of the two
+    dtypes the tile kernels are compiled for: uint32 for ids of up to 32 bits (a copy of this
+    tile only: 4 bytes per voxel of the tile, never of the whole image), uint64 for 64-bit ids (a
+    view: int64 ids are non-negative here). The same ids, so the same numbers, whatever the
+    images' dtypes; and the first run compiles the contingency and boundary kernels once, not
+    once per input dtype."""
+    if block.dtype.itemsize == 8:
+        return block.view(np.uint64)
+    return block if block.dtype == np.uint32 else block.astype(np.uint32)
+
+
 def _boundary_tile(t, p, own, tols) -> dict:
     """Boundary counts of the owned rows ``own`` (a slice of axis 0) of two label blocks read
     with a halo of ``max(tols) + 1`` rows (or the whole image): every boundary mark within
@@ -284,8 +296,8 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
             details["shape"] = tuple(int(n) for n in ts.shape)
 
         def chunk(tile, tb, pb):
-            t = as_labels(tb, names[0])
-            p = as_labels(pb, names[1])
+            t = canonical_tile(as_labels(tb, names[0]))
+            p = canonical_tile(as_labels(pb, names[1]))
             own = tile.own[0]
             table = table_of(t[own], p[own], tile.window[0].start * per_row) if contingency else None
             out = {"tables": [table] if contingency else [], "boundary": [_boundary_tile(t, p, own, tols)],
