@@ -128,8 +128,9 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
 
     def read(window):  # a window's labels as codes (bit 0 ink, bit 1 supervised)
         (ink, sup), ridx, cidx = view.read(window)
-        codes = (np.asarray(sup) > 0).view(np.uint8) << 1
-        codes |= (np.asarray(ink) > 0).view(np.uint8)
+        codes = np.greater(np.asarray(sup), 0).view(np.uint8)
+        codes <<= 1  # in place: one array of codes, not one per step
+        codes |= np.greater(np.asarray(ink), 0).view(np.uint8)
         return codes, ridx, cidx
 
     def task(tile, codes, ridx, cidx):
