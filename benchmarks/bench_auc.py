@@ -3,11 +3,13 @@
 The case (made once, cached under benchmarks/_cache, outside git): a 5,980 x 8,240 uint8 ink map
 as TIFF, its reverse, a second map to compare, and labels and mask as zarr pyramids whose level 2
 is 5,820 x 8,020 (PHerc0139 w045's geometry); and a map of 4x the area (11,960 x 16,480) with its
-labels, for peak memory. Every row is a whole process (wall time and peak RSS, medians of
+labels, for peak memory, beside the read-and-decode floor at that area (``bench_auc.py floor``: a process
+that opens and decodes the same map, control, labels and mask, level 2, and does nothing else). Every row is a whole process (wall time and peak RSS, medians of
 --repeat runs after a warm-up, so the JIT cache is warm, the contenders taking turns); first-call compile is measured with
 an empty numba cache.
 
     PYTHONPATH=. python benchmarks/bench_auc.py [--repeat 3] [--skip-4x]
+    python benchmarks/bench_auc.py floor MAP CONTROL LABELS.zarr MASK.zarr   # the floor alone
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._harness import CACHE, machine_note, measure_interleaved, python_env, run_once, segscore_argv, table  # noqa: E402
 
 SURFACE = (5980, 8240)
+FLOOR_4X = "read-and-decode floor: map + control + labels + mask, 4x area (tifffile, zarr)"
 LABELS = (5820, 8020)
 
 
@@ -96,7 +99,30 @@ def check_exact(case) -> float:
     return worst
 
 
+def floor(argv) -> None:
+    """The read-and-decode floor of ``segscore auc MAP --control CONTROL --labels LABELS --mask MASK``:
+    decode both maps (TIFF) and level 2 of the labels and the mask (zarr) whole, and nothing else."""
+    import tifffile
+    import zarr
+
+    map_path, control, labels, mask = argv
+    total = 0
+    for path in (map_path, control):
+        total += int(tifffile.imread(path).nbytes)
+    for path in (labels, mask):
+        total += int(zarr.open_group(path, mode="r")["2"][...].nbytes)
+    print(f"decoded {total / 2 ** 20:.0f} MiB")
+
+
+def floor_argv(case):
+    return [sys.executable, str(Path(__file__).resolve()), "floor", case["map"], case["control"], case["labels"],
+            case["mask"]]
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["floor"]:
+        return floor(argv[1:])
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-4x", action="store_true")
@@ -126,6 +152,7 @@ def main(argv=None):
     if not args.skip_4x:
         big = make_case(CACHE / "auc_4x", 2, seed=1)
         cases["segscore auc: map + control, 4x area (11,960 x 16,480)"] = auc_argv(big)
+        cases[FLOOR_4X] = floor_argv(big)
     # the contenders run in turns, so a burst of load on this shared machine hits all alike
     measured = measure_interleaved(cases, repeat=args.repeat)
     for name, m in measured.items():
@@ -147,6 +174,11 @@ def main(argv=None):
     if four:
         print(f"- 4x-area peak <= 1.3 x the 1x peak: {four['peak_mb']:.0f} / {one['peak_mb']:.0f} MB = "
               f"{four['peak_mb'] / one['peak_mb']:.2f} -> {'met' if four['peak_mb'] <= 1.3 * one['peak_mb'] else 'MISSED'}")
+    if four:
+        fl = measured[FLOOR_4X]
+        ratio = four["seconds"] / fl["seconds"]
+        print(f"- 4x-area auc <= 1.1 x the read-and-decode floor: {four['seconds']:.2f} / {fl['seconds']:.2f} s = "
+              f"{ratio:.2f} -> {'met' if ratio <= 1.1 else 'MISSED'}")
     worst = check_exact(case)
     print(f"- auc_scores equals sklearn roc_auc_score on the same levels to 1e-12: max diff {worst:.1e} -> "
           f"{'met' if worst <= 1e-12 else 'MISSED'}")

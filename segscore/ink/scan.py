@@ -34,7 +34,13 @@ def ink_windows(shape, inner: int, row_boundaries, tile_rows=None) -> list[tuple
     region = (slice(inner, h - inner), slice(inner, w - inner))
     if tile_rows:
         return bands(region, tile_rows)
-    return aligned_bands(region, row_boundaries, rows_for_pixels(region, LABEL_WINDOW_PX))
+    rows = rows_for_pixels(region, LABEL_WINDOW_PX)
+    cuts = np.asarray(row_boundaries, np.int64)
+    if cuts.size:  # a window a whole chunk row of the labels deep (up to 4x the budget): a window
+        # shorter than the chunk rows decodes each of their chunks whole, once per window
+        deepest = int(np.max(np.diff(np.concatenate(([0], cuts, [h])))))
+        rows = max(rows, min(deepest, 4 * rows))
+    return aligned_bands(region, cuts, rows)
 
 
 def ink_sub_bands(window, width: int, *, tile_rows=None, block_px=None) -> list[tuple]:
@@ -122,8 +128,9 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
 
     def read(window):  # a window's labels as codes (bit 0 ink, bit 1 supervised)
         (ink, sup), ridx, cidx = view.read(window)
-        codes = (np.asarray(sup) > 0).view(np.uint8) << 1
-        codes |= (np.asarray(ink) > 0).view(np.uint8)
+        codes = np.greater(np.asarray(sup), 0).view(np.uint8)
+        codes <<= 1  # in place: one array of codes, not one per step
+        codes |= np.greater(np.asarray(ink), 0).view(np.uint8)
         return codes, ridx, cidx
 
     def task(tile, codes, ridx, cidx):

@@ -153,6 +153,8 @@ class ZarrSource(Source):
         self.chunks = tuple(int(c) for c in chunks) if chunks is not None else None
         self._closer = closer
         self.store = store
+        #: read from a local folder (segscore's capped store says), not over a network
+        self.local = bool(getattr(store, "is_local", False))
         self.key = str(getattr(array, "path", "") or "").strip("/")
         opened = _OPENED.get()
         if opened is not None and store is not None:
@@ -164,7 +166,7 @@ class ZarrSource(Source):
 
         budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
         try:  # chunk by chunk: every fetch has ended before a failure is raised
-            return read_window(self.array, window)
+            return read_window(self.array, window, local=self.local)
         except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
             raise budget.out_of_memory(self.name) from None
         except ChunkUnreadable as exc:  # a codec's or a store's failure mid-run

@@ -188,19 +188,29 @@ def canonical_tile(block: np.ndarray) -> np.ndarray:
     return block if block.dtype == np.uint32 else block.astype(np.uint32)
 
 
+def _boundary_marks(labels) -> np.ndarray:
+    """The boundary marks (uint8 0/1, :func:`segscore.kernels.boundary.boundary_mask`) of a 2D or
+    3D label block, in the kernels' 3D view."""
+    from segscore.kernels.boundary import boundary_mask
+
+    lab3 = labels[None] if labels.ndim == 2 else labels
+    marks = np.zeros(lab3.shape, np.uint8)
+    boundary_mask(lab3, marks)
+    return marks
+
+
 def _boundary_tile(t, p, own, tols) -> dict:
     """Boundary counts of the owned rows ``own`` (a slice of axis 0) of two label blocks read
     with a halo of ``max(tols) + 1`` rows (or the whole image): every boundary mark within
     ``max(tols)`` of an owned row is then the whole image's."""
-    from segscore.kernels.boundary import boundary_mask, nearest_counts
+    return _marks_tile(_boundary_marks(t), _boundary_marks(p), own, tols, 1 if t.ndim == 2 else 0)
 
-    t3 = t[None] if t.ndim == 2 else t
-    p3 = p[None] if p.ndim == 2 else p
-    axis = 1 if t.ndim == 2 else 0  # the tiled axis, in the kernels' 3D view
-    te = np.zeros(t3.shape, np.uint8)
-    pe = np.zeros(p3.shape, np.uint8)
-    boundary_mask(t3, te)
-    boundary_mask(p3, pe)
+
+def _marks_tile(te, pe, own, tols, axis) -> dict:
+    """:func:`_boundary_tile` on the blocks' boundary marks ``te``, ``pe`` (3D views; ``axis``
+    the tiled one): the labels themselves are no longer needed, so a tile can free them first."""
+    from segscore.kernels.boundary import nearest_counts
+
     cut = [slice(None)] * 3
     cut[axis] = own
     n_t = int(np.count_nonzero(te[tuple(cut)]))
@@ -295,22 +305,34 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
         if details is not None:
             details["shape"] = tuple(int(n) for n in ts.shape)
 
-        def chunk(tile, tb, pb):
-            t = canonical_tile(as_labels(tb, names[0]))
-            p = canonical_tile(as_labels(pb, names[1]))
-            own = tile.own[0]
-            table = table_of(t[own], p[own], tile.window[0].start * per_row) if contingency else None
-            out = {"tables": [table] if contingency else [], "boundary": [_boundary_tile(t, p, own, tols)],
-                   "surface": []}
+        n0, rest = int(ts.shape[0]), tuple(slice(0, int(n)) for n in ts.shape[1:])
+
+        def chunk(tile):
+            # each tile reads its own blocks (the window plus the halo) and lets go of the label
+            # blocks as soon as their boundary marks are made: a thread holds at most both label
+            # blocks and one block of marks at once
+            w0 = tile.window[0]
+            lo, hi = max(0, w0.start - halo), min(n0, w0.stop + halo)
+            own = slice(w0.start - lo, w0.stop - lo)
+            t = canonical_tile(as_labels(ts.read((slice(lo, hi),) + rest), names[0]))
+            p = canonical_tile(as_labels(ps.read((slice(lo, hi),) + rest), names[1]))
+            table = table_of(t[own], p[own], w0.start * per_row) if contingency else None
+            out = {"tables": [table] if contingency else [], "surface": []}
             if surface:
-                out["surface"].append(_surface_tile(t, p, own, tile.offset))
+                out["surface"].append(_surface_tile(t, p, own, lo))
+            axis = 1 if t.ndim == 2 else 0
+            te = _boundary_marks(t)
+            del t
+            pe = _boundary_marks(p)
+            del p
+            out["boundary"] = [_marks_tile(te, pe, own, tols, axis)]
             return out
 
         def combine(a, b):
             return {"tables": a["tables"] + b["tables"], "boundary": a["boundary"] + b["boundary"],
                     "surface": a["surface"] + b["surface"]}
 
-        out = reduce([ts, ps], chunk, combine, windows=windows, halo=halo, progress=progress, **engine)
+        out = reduce(lambda window: (), chunk, combine, windows=windows, progress=progress, **engine)
     out = out or {"tables": [], "boundary": [], "surface": []}
     if surface and details is not None:
         from segscore.objects.surface import collect

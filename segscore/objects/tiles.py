@@ -8,8 +8,10 @@ import numpy as np
 from segscore.engine.executor import default_workers
 from segscore.engine.plan import plan_bands, spread_rows
 
-#: elements of an object tile's owned band when a label image is read from a file (~96 MB of uint32)
-TILE_PX = 3 << 23
+#: elements of an object tile's owned band when a label image is read from a file (~64 MB of uint32;
+#: a thread holds both images' blocks with their halos and one block of boundary marks: 16 slices
+#: of 1024 x 1024 uint32 keep a 2 GB-per-volume zarr pair near 700 MB peak RSS on two threads)
+TILE_PX = 1 << 24
 #: label images of at least this many voxels are cut into a band per thread even when one tile
 #: would do, so the threads share the work; smaller ones stay one tile (the halos would cost more)
 BANDS_MIN_VOXELS = 1 << 23
