@@ -39,11 +39,11 @@ def _module(command: str):
     return importlib.import_module("segscore.commands." + command.replace("-", "_"))
 
 
-def run_command(command: str, values: dict, *, progress=None, argv=None, figure: bool = True):
+def run_command(command: str, values: dict, *, progress=None, recorded=None, figure: bool = True):
     """Score ``command`` with ``values`` (option name -> a Python value; absent ones take their
     defaults), checked by the command's declarations: what every function of this module calls,
-    and what a batch job runs. ``argv``: what the ledger of ``slug=`` records (default: the call,
-    described). Returns the :class:`~segscore.io.results.Result`."""
+    and what a batch job runs. ``recorded``: what the ledger of ``slug=`` records, a list of words (default: the call,
+    described; a batch job gives its words). Returns the :class:`~segscore.io.results.Result`."""
     from segscore.commands._declare import bind, unknown_keywords
     from segscore.commands._options import check_paths
     from segscore.io.results import Result, with_figure
@@ -52,9 +52,9 @@ def run_command(command: str, values: dict, *, progress=None, argv=None, figure:
     unknown_keywords(command, module.OPTIONS, values)
     bound = bind(command, module.OPTIONS, values)
     check_paths(bound)  # no pipe or device read, no input overwritten
-    if argv is None and bound.get("slug"):
-        argv = [_described(command, values)]
-    result = module.compute(progress=progress, argv=argv, figure=figure, **bound)
+    if recorded is None and bound.get("slug"):
+        recorded = [_described(command, values)]
+    result = module.compute(progress=progress, recorded=recorded, figure=figure, **bound)
     if not isinstance(result, Result):
         result = Result(result)
     if getattr(result, "_draw", None) is None:

@@ -62,7 +62,7 @@ class Command:
     name: str
     family: str | None
     help: str
-    compute: str = ""  # "module:function" (*, progress=None, argv=None, **values) -> result dict
+    compute: str = ""  # "module:function" (*, progress=None, recorded=None, **values) -> result dict
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ("--json-out",)
     row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row

@@ -2,7 +2,7 @@
 
 Each command module ``segscore.commands.X`` declares ``OPTIONS``, a tuple of :class:`Option`
 (name, type, default, help, command-line spelling, nargs, choices), and a compute part
-``compute(*, progress=None, argv=None, **values)`` taking the options' plain values by name. From
+``compute(*, progress=None, recorded=None, **values)`` taking the options' plain values by name. From
 the declarations:
 
 - :func:`add_to_parser` adds the command's arguments to an argparse parser (``segscore X`` and

@@ -118,7 +118,7 @@ def csv_row(result) -> dict:
     return row
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.errors import ScoreError
 
