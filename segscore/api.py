@@ -15,7 +15,9 @@ How: each command module ``segscore.commands.X`` declares its options once (``OP
 :mod:`segscore.commands._declare`); the command line builds its parser from them, and these
 functions take their signature from them and check each value with the option's own type, in
 Python (a bad one is the command line's one-line :class:`segscore.errors.ScoreError`, an unknown
-keyword a ``TypeError`` naming the nearest valid one). No argument parser is built or run here.
+keyword a ``TypeError`` naming the nearest valid one, a required option left out a
+:class:`segscore.errors.MissingOptionError` naming it: required options have no default in the
+signature). No argument parser is built or run here.
 The command's compute part then scores (writing the files ``json_out=``, ``csv=``, ``plot=`` ...
 name, as the CLI does) and returns a :class:`segscore.io.results.Result` (``to_frame()``,
 ``plot()`` drawing the figure from what the scoring computed, ``_repr_html_``).
@@ -118,14 +120,9 @@ def _function(command: str, summary: str, usage: str):
     name = command.replace("-", "_")
 
     def call(*args, **kwargs):
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as exc:
-            from segscore.commands._declare import unknown_keywords
+        from segscore.commands._declare import bind_call
 
-            unknown_keywords(command, module.OPTIONS, [k for k in kwargs if k not in sig.parameters])
-            raise TypeError(f"segscore.api.{name}(): {exc}") from None
-        values = dict(bound.arguments)
+        values = bind_call(command, module.OPTIONS, sig, args, kwargs)
         progress = values.pop("progress", None)
         return run_command(command, values, progress=progress)
 
@@ -197,20 +194,13 @@ COMMANDS = {"auc": auc, "target": target, "columns": columns, "placement": place
 
 def _report_function():
     """``segscore.api.report``: the signature and checks of ``segscore report``'s declarations."""
-    import inspect
-
     from segscore.commands import report as module
-    from segscore.commands._declare import bind, doc, signature, unknown_keywords
+    from segscore.commands._declare import bind, bind_call, doc, signature
 
     sig = signature(module.OPTIONS, module.INPUTS)
 
     def report(*args, **kwargs):
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as exc:
-            unknown_keywords("report", module.OPTIONS, [k for k in kwargs if k not in sig.parameters])
-            raise TypeError(f"segscore.api.report(): {exc}") from None
-        o = bind("report", module.OPTIONS, dict(bound.arguments))
+        o = bind("report", module.OPTIONS, bind_call("report", module.OPTIONS, sig, args, kwargs))
         from segscore.batch.report import report as leaderboard
         from segscore.batch.report import statistics, wants_statistics
 
