@@ -71,3 +71,48 @@ def test_run_command_takes_recorded_not_argv():
     for name in api.COMMANDS:
         compute = inspect.signature(_module(name).compute).parameters
         assert "recorded" in compute and "argv" not in compute, name
+
+
+def test_every_command_run_among_them_is_built_from_its_declarations():
+    """Every subcommand's module declares OPTIONS (no hand-built parser: ``add_argument`` is called
+    in _declare.py only, besides ``segscore --version``), no option name twice in a module."""
+    import re
+    from pathlib import Path
+
+    from segscore.cli.main import COMMANDS, main
+
+    for name, module in COMMANDS.items():
+        loaded = importlib.import_module(module)
+        names = [o.name for o in loaded.OPTIONS]
+        assert len(names) == len(set(names)), name
+        assert not hasattr(loaded, "add_arguments"), name
+    root = Path(api.__file__).parent
+    hand = [f"{p.relative_to(root)}:{m.group(0)}" for p in root.rglob("*.py") if p.name != "_declare.py"
+            for m in re.finditer(r"\.add_argument\((?!\"--version\")[^)]*", p.read_text())]
+    assert hand == []
+    run = importlib.import_module(COMMANDS["run"])
+    assert [o.name for o in run.OPTIONS] == ["action", "slug", "root"]
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["run", "--help"]) == 0
+    usage = out.getvalue().split("\n\n")[0]
+    assert "usage: segscore run [-h] [--root DIR] ACTION SLUG" in " ".join(usage.split())
+
+
+def test_segscore_run_init_and_show(tmp_path, capsys):
+    import json
+
+    from segscore.cli.main import main
+
+    root = tmp_path / "ledger"
+    assert main(["run", "init", "--root", str(root), "exp"]) == 0
+    assert capsys.readouterr().out == f"started {root / 'exp' / 'run.json'}\n"
+    assert main(["run", "show", "exp", "--root", str(root)]) == 0
+    assert json.loads(capsys.readouterr().out)["checks"] == []
+    assert main(["run", "start", "exp", "--root", str(root)]) == 2
+    assert "segscore run: argument ACTION: invalid choice: 'start'" in capsys.readouterr().err
+    assert main(["run", "init", "exp", "--rot", str(root)]) == 2
+    assert "did you mean --root?" in capsys.readouterr().err
