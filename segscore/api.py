@@ -103,6 +103,8 @@ _FIGURES = {
     "objects": "AP (TP/(TP+FP+FN)) against the IoU threshold",
     "fibers": "ERL against the floors and the oracle",
     "audit": "the metric-versus-cost bars",
+    "surfaces": "the leaderboard score, its terms and the Betti counts (folder mode: histograms of the per-case "
+                "scores)",
 }
 
 

@@ -181,7 +181,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
            without=(("--threads", _ONE_THREAD), ("--tile-rows", "it reads results, not images"))),
     _command("surfaces", "topology", "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the "
              "Vesuvius leaderboard score", ("pred", "truth", "ignore_mask", "gt_dir", "pred_dir",
-                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out"),
+                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out", "--plot"),
              without=(("--tile-rows", "the score is defined on the volume's octants (--topo-tiles), each built "
                                       "whole"),)),
 )}
