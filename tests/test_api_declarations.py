@@ -116,3 +116,19 @@ def test_segscore_run_init_and_show(tmp_path, capsys):
     assert "segscore run: argument ACTION: invalid choice: 'start'" in capsys.readouterr().err
     assert main(["run", "init", "exp", "--rot", str(root)]) == 2
     assert "did you mean --root?" in capsys.readouterr().err
+
+
+def test_plot_means_one_thing_on_every_command():
+    """``--plot FILE.png|svg`` on every command that has it: a file name of a figure, written
+    there (never a flag, never a folder of files)."""
+    from segscore.cli.main import COMMANDS
+    from segscore.figures._base import plot_file
+
+    having = []
+    for name, module in COMMANDS.items():
+        for o in importlib.import_module(module).OPTIONS:
+            if "--plot" in o.flags:
+                assert o.name == "plot" and o.type is plot_file and o.kind == "value", name
+                assert o.metavar == "FILE.png|svg" and "to FILE" in o.help, name
+                having.append(name)
+    assert {"auc", "target", "objects", "fibers", "audit", "report", "surfaces"} <= set(having)
