@@ -183,7 +183,8 @@ def test_the_api_never_parses_command_line_words(p, tmp_path, monkeypatch):
 
 def test_the_older_functions_warn_and_segscore_never_calls_them(p, tmp_path):
     """Each older per-family function still works at its old path and warns FutureWarning naming
-    the segscore.api call; the API, the demo and a batch never trigger one (warnings are errors)."""
+    the segscore.api call; the API, the demo, the warm-ups and a batch never trigger one (warnings
+    are errors)."""
     import warnings
 
     from segscore.columns.score import score_columns
@@ -219,6 +220,7 @@ def test_the_older_functions_warn_and_segscore_never_calls_them(p, tmp_path):
         for command, (call, _) in calls(p, tmp_path).items():
             call()
         api.demo(bootstrap=0)
+        segscore.warm()  # every family's warm-up (what a batch runs before its jobs)
         from segscore.batch import run
 
         res = run(["objects {} {}".format(p["truth"], p["objpred"]),
