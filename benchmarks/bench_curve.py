@@ -122,13 +122,14 @@ def inprocess_rows(cases, repeat):
     import curvicost
 
     from segscore.curvilinear.operators import perturb
-    from segscore.curvilinear.scoring import prepare_reference, score
+    from segscore import api
+    from segscore.curvilinear.scoring import prepare_reference
 
     rows = []
     args = argparse.Namespace(repeat=repeat)
     for name, (gt, pred, pp) in cases.items():
         g, p = load(gt), load(pred)
-        t_ours = timed(lambda: score(g, p, prune_px=pp), args.repeat)
+        t_ours = timed(lambda: api.curve(g, p, prune_px=pp, all_metrics=False), args.repeat)
         t0 = time.perf_counter()
         theirs = curvicost.score(g, p, prune_px=pp)
         t_c = time.perf_counter() - t0
@@ -137,7 +138,7 @@ def inprocess_rows(cases, repeat):
         t0 = time.perf_counter()
         curvicost.score(g, p, prune_px=pp, all_metrics=False)
         t_core = time.perf_counter() - t0
-        ours = score(g, p, prune_px=pp)
+        ours = api.curve(g, p, prune_px=pp, all_metrics=False)
         diff = max(abs(float(theirs[k]) - float(ours[k])) for k in PARITY_KEYS)
         rows.append({"case": f"{name}: in-process warm", "ours": t_ours, "theirs": t_c, "ratio": t_c / t_ours,
                      "note": f"max |diff| over the row {diff:.1e}; curvicost without its optional metrics "
@@ -153,7 +154,7 @@ def inprocess_rows(cases, repeat):
     per = []
     for p in preds:
         t0 = time.perf_counter()
-        score(None, p, reference=ref)
+        api.curve(g, p, reference=ref, prune_px=pp, all_metrics=False)
         per.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
     cref = curvicost.prepare_reference(g, prune_px=pp)

@@ -14,7 +14,7 @@ This script scores the same prediction both ways on the real 4,096^2 target
 - at 1x, the ``u8 png`` card with its three floors (the passes are the uniform floor's: 16.7 M
   distinct doubles ranked exactly).
 
-Each row is one whole process (``segscore.ink.targets.score_target(..., floors=False)``, the
+Each row is one whole process (``segscore.api.target(..., no_floors=True)``, the
 card only, so the prediction's path is what is measured), timed from start to exit, its own
 peak RSS measured under a bare parent; the passes and bytes come from that process. Nothing
 spills to disk: the refinement gathers at most ``budget`` scores in memory per pass.
@@ -49,7 +49,7 @@ from benchmarks._harness import CACHE, machine_note, measure, shared_data, table
 def child(pred: str, target: str, out: str, floors: str = "no") -> None:
     """The measured process: the card of ``pred`` on ``target``, and what the exact passes did."""
     import segscore.metrics.exact as E
-    from segscore.ink.targets import score_target
+    from segscore import api
 
     seen = []
     real = E.rank_exact
@@ -60,7 +60,7 @@ def child(pred: str, target: str, out: str, floors: str = "no") -> None:
         return ex
 
     E.rank_exact = recording
-    card = score_target(pred, target, floors=floors == "floors")["metrics"]
+    card = api.target(target, pred, no_floors=floors != "floors")["metrics"]
     seen = [e for e in seen if e.n_pos + e.n_neg > 4]  # not the warm-up's four scores
     ex = seen[0] if seen else None  # the prediction's (the floor's comes after it)
     if floors == "floors":

@@ -3,7 +3,7 @@
 Cases (made once, cached under benchmarks/_cache, outside git): a 2048 x 2048 pair with ~2,000
 objects each (misses, splits, merges, false positives), and a 256^3 pair of balls. Rows:
 
-* in-process, JIT cache warm, medians of --repeat: segscore's full ``score_segmentation``
+* in-process, JIT cache warm, medians of --repeat: segscore's full ``segscore.api.objects``
   (matching at 0.5, the nine-threshold AP sweep, Dice, boundary F1 at 1/2/3 px, splits,
   merges, areas) against stardist's ``matching`` over the nine thresholds alone;
 * whole processes: ``segscore objects T P --json`` against a script reading the same .npy
@@ -13,7 +13,7 @@ objects each (misses, splits, merges, false positives), and a 256^3 pair of ball
   ``pip download --no-deps spacr``; it is never installed);
 * with --zarr: out of core, a 3D pair stored as zarr (default 512 x 1024 x 1024 uint32 each,
   2 GiB per volume in memory, ~32,000 objects): ``segscore objects A.zarr B.zarr --json`` as a
-  whole process (wall, peak RSS) beside ``score_segmentation`` on the same volumes already
+  whole process (wall, peak RSS) beside ``segscore.api.objects`` on the same volumes already
   loaded as NumPy arrays (in-process; the arrays' own 4 GiB not counted).
 
     PYTHONPATH=. python benchmarks/bench_objects.py [--repeat 3] [--spacr] [--skip-3d] [--zarr [--zarr-shape Z Y X]]
@@ -123,7 +123,7 @@ def make_zarr_case(shape):
 def zarr_rows(args):
     import zarr
 
-    from segscore.objects import score_segmentation
+    from segscore import api
 
     shape = tuple(args.zarr_shape)
     t_path, p_path = make_zarr_case(shape)
@@ -131,12 +131,12 @@ def zarr_rows(args):
     whole = measure(segscore_argv("objects", t_path, p_path, "--json"), repeat=args.repeat)
     t = zarr.open_array(t_path, mode="r")[...]
     p = zarr.open_array(p_path, mode="r")[...]
-    s = score_segmentation(t, p)
-    api = time_call(lambda: score_segmentation(t, p), repeat=args.repeat)
+    s = api.objects(t, p)
+    in_process = time_call(lambda: api.objects(t, p), repeat=args.repeat)
     del t, p
     rows = [{"case": f"{label}: `segscore objects --json`, whole process (out of core)", "s": whole["seconds"],
-             "mb": whole["peak_mb"], "ratio": whole["seconds"] / api},
-            {"case": f"{label}: score_segmentation on NumPy arrays already loaded, in-process", "s": api,
+             "mb": whole["peak_mb"], "ratio": whole["seconds"] / in_process},
+            {"case": f"{label}: segscore.api.objects on NumPy arrays already loaded, in-process", "s": in_process,
              "ratio": 1.0}]
     note = (f"{label}: {s['n_truth']} truth / {s['n_pred']} predicted objects, {s['splits']} splits, "
             f"{s['merges']} merges; pair in memory {2 * np.prod(shape) * 4 / 2 ** 30:.1f} GiB")
@@ -185,21 +185,21 @@ def main(argv=None):
              "mb": cold["peak_mb"]}]
     from stardist.matching import matching
 
-    from segscore.objects import score_segmentation
+    from segscore import api
 
     rows, notes = [], []
     for label, (tp_, pp_) in cases.items():
         t, p = np.load(tp_), np.load(pp_)
-        s = score_segmentation(t, p)  # warm (and compile in this process)
+        s = api.objects(t, p)  # warm (and compile in this process)
         st = matching(t, p, thresh=THRESHOLDS)
         same = all(s[f"ap_{x:g}"] == r.accuracy and r.tp == round(s[f"ap_{x:g}"] * (s["n_truth"] + s["n_pred"]) /
                                                                    (1 + s[f"ap_{x:g}"])) for x, r in zip(THRESHOLDS, st))
         notes.append(f"{label}: {s['n_truth']} truth / {s['n_pred']} predicted objects, {s['splits']} splits, "
                      f"{s['merges']} merges; TP/AP at all nine thresholds equal stardist's: {same}; "
                      f"mean IoU {s['iou_mean']:.9f} vs stardist {st[0].mean_matched_score:.9f}")
-        seg = time_call(lambda: score_segmentation(t, p), repeat=args.repeat)
+        seg = time_call(lambda: api.objects(t, p), repeat=args.repeat)
         sd = time_call(lambda: matching(t, p, thresh=THRESHOLDS), repeat=args.repeat)
-        rows.append({"case": f"{label}: segscore score_segmentation (everything), in-process", "s": seg,
+        rows.append({"case": f"{label}: segscore.api.objects (everything), in-process", "s": seg,
                      "ratio": seg / sd})
         rows.append({"case": f"{label}: stardist matching, nine thresholds, in-process", "s": sd, "ratio": 1.0})
         rows.extend(whole_rows[label])
@@ -225,7 +225,7 @@ def main(argv=None):
     for n in notes:
         print("- " + n)
     two = {r["case"]: r for r in rows if r["case"].startswith("2D")}
-    seg = two["2D 2048^2: segscore score_segmentation (everything), in-process"]
+    seg = two["2D 2048^2: segscore.api.objects (everything), in-process"]
     whole = two["2D 2048^2: `segscore objects --json`, whole process"]
     print("\ntargets (2D):")
     print(f"- full scorecard <= 0.3 s warm in-process: {seg['s']:.3f} s -> {'met' if seg['s'] <= 0.3 else 'MISSED'}")

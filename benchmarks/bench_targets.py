@@ -94,16 +94,15 @@ def main(argv=None):
     col_nf = add("segscore columns --no-floors (whole process)", cols_argv + ["--no-floors"])
     plc = add("segscore placement: 4096^2, radius 512, 768 px tiles (whole process)", place_argv)
 
-    # in process, warm: the card with floors (target folder loaded once; prediction PNG decoded each call)
-    from segscore.ink import targets
-
-    tg = targets.load_target(case["target"])
-    warm = time_call(lambda: targets.score_target(case["png"], tg), repeat=args.repeat)
-    rows.append({"case": "in process, warm: card + 3 floors (PNG decode included)", "s": warm, "mb": None})
+    # in process, warm (segscore.api.target): the card with floors (the target folder and, on the first
+    # row, the prediction PNG read each call)
+    from segscore import api
     from segscore.ink.targets import read_png
 
+    warm = time_call(lambda: api.target(case["target"], case["png"]), repeat=args.repeat)
+    rows.append({"case": "in process, warm: card + 3 floors (PNG decode included)", "s": warm, "mb": None})
     arr = read_png(case["png"])
-    warm_arr = time_call(lambda: targets.score_target(arr, tg), repeat=args.repeat)
+    warm_arr = time_call(lambda: api.target(case["target"], arr), repeat=args.repeat)
     rows.append({"case": "in process, warm: card + 3 floors (map already in memory)", "s": warm_arr, "mb": None})
 
     for r in rows:  # the reference computes an ink card: the ratio means something for those rows only
@@ -116,7 +115,7 @@ def main(argv=None):
 
     # agreement with the reference on the same card
     ref_card = json.loads(subprocess.run(ref_argv, capture_output=True, text=True, check=True).stdout)
-    card = targets.score_target(case["png"], tg, floors=False)["metrics"]
+    card = api.target(case["target"], case["png"], no_floors=True)["metrics"]
     diff = max(abs(card[k] - ref_card[k]) for k in ("val_f1", "average_precision", "roc_auc", "ap_prevalence_lift"))
 
     def verdict(ok):

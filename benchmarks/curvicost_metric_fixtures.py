@@ -123,7 +123,7 @@ TREE3_OPS = [("cc", "break", 0.3, 1), ("cc", "truncate", 0.5, 1), ("cc", "radius
 def record(cases, base_key):
     import curvicost
 
-    from segscore.curvilinear.scoring import score
+    from segscore import api
 
     rows, worst, n = [], {}, {}
     for name, ref, key, pred, pp in cases:
@@ -131,7 +131,7 @@ def record(cases, base_key):
         theirs = curvicost.score(ref, pred, prune_px=pp, all_metrics=True)
         t_cc = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ours = score(ref, pred, prune_px=pp, all_metrics=True)
+        ours = api.curve(ref, pred, prune_px=pp, all_metrics=True)
         t_ss = time.perf_counter() - t0
         row = {"name": name, "base": base_key, "prune_px": pp, "reference": key,
                "prediction": encode(pred, ref) if pred.any() else None,

@@ -228,7 +228,9 @@ OBJECTS_TOLERANCE = 1.5
 
 def run_surface_distance_objects(out_dir: Path) -> None:
     """DeepMind's values per matched instance of the panoptica cases (``objects_0.1.json``)."""
-    from segscore.objects import score_segmentation
+    import csv
+
+    from segscore import api
 
     py = surface_distance_python()
     cases = []
@@ -236,8 +238,12 @@ def run_surface_distance_objects(out_dir: Path) -> None:
         jobs = []
         for k, case in enumerate(PANOPTICA_CASES):
             t, p = panoptica_pair(case)
-            rows = score_segmentation(t, p, per_object=True)["per_object"]
-            pairs = [[r["truth_id"], r["pred_id"]] for r in rows if r["truth_id"] is not None and r["iou"] is not None]
+            rows_csv = Path(tmp) / f"rows{k}.csv"
+            api.objects(t, p, per_object=rows_csv)  # the per-object rows, as --per-object writes them
+            with open(rows_csv, newline="") as f:
+                rows = list(csv.DictReader(f))
+            pairs = [[int(r["truth_id"]), int(r["pred_id"])] for r in rows if r["truth_id"] not in ("", None)
+                     and r["pred_id"] not in ("", None) and r["iou"] not in ("", None)]
             tp, pp = Path(tmp) / f"t{k}.npy", Path(tmp) / f"p{k}.npy"
             np.save(tp, t)
             np.save(pp, p)

@@ -29,7 +29,7 @@ def main() -> int:
     import curvicost
     from PIL import Image
 
-    from segscore.curvilinear.scoring import score
+    from segscore import api
 
     masks = [(n, np.asarray(Image.open(FIVES / f"fives_{n}_ds3.png")) > 0, pp)
              for n in ("100_D", "101_G") for pp in (6, 17)]
@@ -42,7 +42,7 @@ def main() -> int:
             pred = curvicost.perturb(gt, op, sev, seed=0, prune_px=pp)[0]
             ref = red1 if op == "radius" else gt
             a = curvicost.score(ref, pred, prune_px=pp, all_metrics=False)
-            b = score(ref, pred, prune_px=pp)
+            b = api.curve(ref, pred, prune_px=pp, all_metrics=False)
             d = {k: abs(float(a[k]) - float(b[k])) if b[k] is not None else float("inf") for k in KEYS}
             worst = max(d.values())
             rows.append({"case": f"{name} --prune-px {pp}", "op": f"{op} {sev:g}", "max": worst,

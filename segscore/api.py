@@ -15,7 +15,9 @@ How: each command module ``segscore.commands.X`` declares its options once (``OP
 :mod:`segscore.commands._declare`); the command line builds its parser from them, and these
 functions take their signature from them and check each value with the option's own type, in
 Python (a bad one is the command line's one-line :class:`segscore.errors.ScoreError`, an unknown
-keyword a ``TypeError`` naming the nearest valid one). No argument parser is built or run here.
+keyword a ``TypeError`` naming the nearest valid one, a required option left out a
+:class:`segscore.errors.MissingOptionError` naming it: required options have no default in the
+signature). No argument parser is built or run here.
 The command's compute part then scores (writing the files ``json_out=``, ``csv=``, ``plot=`` ...
 name, as the CLI does) and returns a :class:`segscore.io.results.Result` (``to_frame()``,
 ``plot()`` drawing the figure from what the scoring computed, ``_repr_html_``).
@@ -39,11 +41,11 @@ def _module(command: str):
     return importlib.import_module("segscore.commands." + command.replace("-", "_"))
 
 
-def run_command(command: str, values: dict, *, progress=None, argv=None, figure: bool = True):
+def run_command(command: str, values: dict, *, progress=None, recorded=None, figure: bool = True):
     """Score ``command`` with ``values`` (option name -> a Python value; absent ones take their
     defaults), checked by the command's declarations: what every function of this module calls,
-    and what a batch job runs. ``argv``: what the ledger of ``slug=`` records (default: the call,
-    described). Returns the :class:`~segscore.io.results.Result`."""
+    and what a batch job runs. ``recorded``: what the ledger of ``slug=`` records, a list of words (default: the call,
+    described; a batch job gives its words). Returns the :class:`~segscore.io.results.Result`."""
     from segscore.commands._declare import bind, unknown_keywords
     from segscore.commands._options import check_paths
     from segscore.io.results import Result, with_figure
@@ -52,9 +54,9 @@ def run_command(command: str, values: dict, *, progress=None, argv=None, figure:
     unknown_keywords(command, module.OPTIONS, values)
     bound = bind(command, module.OPTIONS, values)
     check_paths(bound)  # no pipe or device read, no input overwritten
-    if argv is None and bound.get("slug"):
-        argv = [_described(command, values)]
-    result = module.compute(progress=progress, argv=argv, figure=figure, **bound)
+    if recorded is None and bound.get("slug"):
+        recorded = [_described(command, values)]
+    result = module.compute(progress=progress, recorded=recorded, figure=figure, **bound)
     if not isinstance(result, Result):
         result = Result(result)
     if getattr(result, "_draw", None) is None:
@@ -101,6 +103,8 @@ _FIGURES = {
     "objects": "AP (TP/(TP+FP+FN)) against the IoU threshold",
     "fibers": "ERL against the floors and the oracle",
     "audit": "the metric-versus-cost bars",
+    "surfaces": "the leaderboard score, its terms and the Betti counts (folder mode: histograms of the per-case "
+                "scores)",
 }
 
 
@@ -118,14 +122,9 @@ def _function(command: str, summary: str, usage: str):
     name = command.replace("-", "_")
 
     def call(*args, **kwargs):
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as exc:
-            from segscore.commands._declare import unknown_keywords
+        from segscore.commands._declare import bind_call
 
-            unknown_keywords(command, module.OPTIONS, [k for k in kwargs if k not in sig.parameters])
-            raise TypeError(f"segscore.api.{name}(): {exc}") from None
-        values = dict(bound.arguments)
+        values = bind_call(command, module.OPTIONS, sig, args, kwargs)
         progress = values.pop("progress", None)
         return run_command(command, values, progress=progress)
 
@@ -197,20 +196,13 @@ COMMANDS = {"auc": auc, "target": target, "columns": columns, "placement": place
 
 def _report_function():
     """``segscore.api.report``: the signature and checks of ``segscore report``'s declarations."""
-    import inspect
-
     from segscore.commands import report as module
-    from segscore.commands._declare import bind, doc, signature, unknown_keywords
+    from segscore.commands._declare import bind, bind_call, doc, signature
 
     sig = signature(module.OPTIONS, module.INPUTS)
 
     def report(*args, **kwargs):
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as exc:
-            unknown_keywords("report", module.OPTIONS, [k for k in kwargs if k not in sig.parameters])
-            raise TypeError(f"segscore.api.report(): {exc}") from None
-        o = bind("report", module.OPTIONS, dict(bound.arguments))
+        o = bind("report", module.OPTIONS, bind_call("report", module.OPTIONS, sig, args, kwargs))
         from segscore.batch.report import report as leaderboard
         from segscore.batch.report import statistics, wants_statistics
 

@@ -33,6 +33,19 @@ class InputFileError(ScoreError, FileNotFoundError):
     """
 
 
+class MissingOptionError(ScoreError, TypeError):
+    """A ``segscore.api`` call without a required option (``api.perturb(mask)`` without
+    ``operator=``): the message names the option (and its command-line spelling).
+
+    Both a :class:`ScoreError` (a refusal: the command line's one line, exit 2) and a
+    ``TypeError`` (what Python raises for a missing keyword-only argument), so either ``except``
+    clause catches it. The option is ``.option``."""
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
+
+
 class CheckViolation(Exception):
     """A check ran and found violations (exit code 3 on the command line).
 

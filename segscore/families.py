@@ -62,7 +62,7 @@ class Command:
     name: str
     family: str | None
     help: str
-    compute: str = ""  # "module:function" (*, progress=None, argv=None, **values) -> result dict
+    compute: str = ""  # "module:function" (*, progress=None, recorded=None, **values) -> result dict
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ("--json-out",)
     row: str = "segscore.io.results:flatten"  # "module:function" result -> flat row
@@ -181,7 +181,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
            without=(("--threads", _ONE_THREAD), ("--tile-rows", "it reads results, not images"))),
     _command("surfaces", "topology", "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the "
              "Vesuvius leaderboard score", ("pred", "truth", "ignore_mask", "gt_dir", "pred_dir",
-                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out"),
+                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out", "--plot"),
              without=(("--tile-rows", "the score is defined on the volume's octants (--topo-tiles), each built "
                                       "whole"),)),
 )}

@@ -166,13 +166,25 @@ def test_the_api_never_parses_command_line_words(p, tmp_path, monkeypatch):
     pred = truth.copy()
     pred[rng.random(pred.shape) < 0.05] ^= 1
     assert api.surfaces(truth, pred, topo_tiles=[1, 1, 1])["leaderboard"] is not None
+    prepared = api.prepare_surfaces(truth, topo_tiles=[1, 1, 1])
+    assert api.surfaces(prepared, pred, topo_tiles=[1, 1, 1])["leaderboard"] is not None
     assert api.fibers_target(p["nml"], p["fiber_mask"], out=tmp_path / "built")["notes"] is not None
     assert "forward" in api.demo(bootstrap=0, keep=tmp_path / "demo")
+    table = tmp_path / "suite.csv"
+    table.write_text("case,model,dice\n" + "".join(f"c{i},{m},{0.5 + 0.05 * i + (0.1 if m == 'a' else 0)}\n"
+                                                   for i in range(5) for m in "ab"))
+    stats = api.report(table=table, case="case", by="model", metric="dice", intervals=True, resamples=50)
+    assert {r["model"] for r in stats["intervals"]["rows"]} == {"a", "b"}
+    called = set(calls(p, tmp_path)) | {"surfaces", "fibers-target", "demo"}
+    assert called == set(api.COMMANDS)  # every function of segscore.api, and report and prepare_surfaces above
+    assert set(api.__all__) == {n.replace("-", "_") for n in api.COMMANDS} | {"COMMANDS", "run_command", "report",
+                                                                              "prepare_surfaces"}
 
 
 def test_the_older_functions_warn_and_segscore_never_calls_them(p, tmp_path):
     """Each older per-family function still works at its old path and warns FutureWarning naming
-    the segscore.api call; the API, the demo and a batch never trigger one (warnings are errors)."""
+    the segscore.api call; the API, the demo, the warm-ups and a batch never trigger one (warnings
+    are errors)."""
     import warnings
 
     from segscore.columns.score import score_columns
@@ -208,6 +220,7 @@ def test_the_older_functions_warn_and_segscore_never_calls_them(p, tmp_path):
         for command, (call, _) in calls(p, tmp_path).items():
             call()
         api.demo(bootstrap=0)
+        segscore.warm()  # every family's warm-up (what a batch runs before its jobs)
         from segscore.batch import run
 
         res = run(["objects {} {}".format(p["truth"], p["objpred"]),

@@ -137,3 +137,22 @@ def test_the_pages_use_only_segscore_api():
     for name in ("score_files", "score_array", "auc_scores", "score_target", "probe_target", "score_columns",
                  "score_segmentation", "score_holdout", "score_fibers", "curvilinear.score"):
         assert name in migration, name
+
+
+def test_the_benchmarks_and_the_figure_script_call_segscore_api():
+    """benchmarks/ and docs/figures/make_figures.py import and call none of the older per-family
+    functions (a peer's function of the same name, ``sp.score_segmentation``, is not one): what they
+    time and draw is what a user of segscore.api gets."""
+    import re as _re
+
+    names = ("score_files", "score_array", "auc_scores", "score_target", "probe_target", "score_columns",
+             "score_segmentation", "score_holdout", "score_holdout_files", "score_fibers")
+    scripts = sorted((REPO / "benchmarks").glob("*.py")) + [REPO / "docs" / "figures" / "make_figures.py"]
+    assert len(scripts) > 10
+    for path in scripts:
+        text = path.read_text()
+        called = [n for n in names if _re.search(r"(?<![\w.])" + n + r"\s*\(", text)
+                  or _re.search(r"import[^\n]*\b" + n + r"\b", text)]
+        called += [s for s in ("curvilinear.scoring import score\n", "curvilinear import score\n",
+                               "curvilinear.score(", "scoring.score(") if s in text]
+        assert not called, f"{path.relative_to(REPO)} calls {called}; call segscore.api (docs/migration.md)"

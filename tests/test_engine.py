@@ -95,3 +95,21 @@ def test_the_thread_pool_is_capped_by_the_thread_budget():
         assert n == 3 and pool.submit(lambda: 7).result() == 7
     with thread_budget(2), thread_pool(5) as (_, n):
         assert n == 2
+
+
+def test_families_build_no_pool_and_connect_to_no_cluster():
+    """A family's or a metric's work fans out through the engine (issue 35 item 6: the private pools
+    of topology/score.py, metrics/betti.py and curvilinear/auditing.py went): no module there makes
+    a thread or process pool or a dask client; engine/executor.py alone connects to a cluster."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "segscore"
+    pools = re.compile(r"\b(ThreadPoolExecutor|ProcessPoolExecutor|LocalCluster|Client)\(|multiprocessing\.Pool")
+    bad = [f"{p.relative_to(root)}:{m.group(0)}" for layer in ("ink", "columns", "curvilinear", "objects", "fibers",
+                                                               "topology", "metrics")
+           for p in sorted((root / layer).rglob("*.py")) for m in pools.finditer(p.read_text())]
+    assert bad == []
+    clients = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))
+               if re.search(r"^\s+[\w.]+ = (Client|LocalCluster)\(", p.read_text(), re.MULTILINE)]
+    assert clients == ["engine/executor.py"]

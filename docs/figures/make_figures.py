@@ -62,19 +62,17 @@ def reading(ink, seed: int, signal: float):
 
 
 def target_and_board(work: Path, out: Path):
-    from segscore import figures
+    from segscore import api, figures
     from segscore.batch import report
-    from segscore.ink.targets import score_target
 
     targets = {name: ink_target(work / name, seed) for name, seed in (("tgt-a", 11), ("tgt-b", 12))}
     rows = []
     for model, signal, seed in (("unet", 0.2, 1), ("resnet", 0.12, 2), ("baseline", 0.04, 3)):
         for name, (folder, ink) in targets.items():
             pred = write_png(work / f"{model}-{name}.png", reading(ink, seed, signal))
-            if model == "unet" and name == "tgt-a":
-                result, curves = score_target(pred, folder, return_curves=True)
-                figures.save(figures.target_curves(result, curves), out / "target_curves.png")
-            result = score_target(pred, folder)
+            result = api.target(folder, pred)
+            if model == "unet" and name == "tgt-a":  # target_curves: the curves its scoring computed
+                figures.save(result.plot(), out / "target_curves.png")
             rows.append({"id": f"{model}-{name}", "status": "scored", "job": f"target {pred.name} {name}",
                          "tags": {"model": model, "target": name}, "result": json.loads(json.dumps(result))})
     rep = report(rows)  # what `segscore report` reads from a batch's results.jsonl
@@ -84,8 +82,7 @@ def target_and_board(work: Path, out: Path):
 def auc_figures(work: Path, out: Path):
     import tifffile
 
-    from segscore import figures
-    from segscore.ink import auc
+    from segscore import api, figures
     from segscore.ink.demo import make_sample
 
     sample = make_sample(work / "segment", shape=(240, 320), seed=0)  # the demo's sample, smaller
@@ -93,22 +90,21 @@ def auc_figures(work: Path, out: Path):
     rng = np.random.default_rng(7)
     blurred = np.where(pred > 0, np.clip(pred + rng.integers(-40, 41, pred.shape), 1, 255), 0).astype(np.uint8)
     tifffile.imwrite(work / "MAP_noisier.tif", blurred)  # a weaker map, for the paired comparison
-    kw = dict(control=sample["control"], bootstrap=300, seed=3, return_draws=True)
-    result, draws = auc.score_files(sample["prediction"], sample["labels"], sample["mask"], **kw)
-    figures.save(figures.auc_bootstrap(result, draws), out / "auc_bootstrap.png")
-    paired, pdraws = auc.score_files(sample["prediction"], sample["labels"], sample["mask"],
-                                     compare=str(work / "MAP_noisier.tif"), **kw)
-    figures.save(figures.auc_draws(paired, pdraws), out / "auc_draws.png")
-    far, fdraws = auc.score_files(sample["prediction"], sample["labels"], sample["mask"],
-                                  compare=sample["control"], **kw)  # the map against a map that reads nothing
-    figures.save(figures.auc_compare(far, fdraws), out / "auc_compare.png")
+    kw = dict(mask=sample["mask"], control=sample["control"], bootstrap=300, seed=3)
+    # plot() draws auc_draws: the bootstrap alone (auc_bootstrap) without compare=, beside the paired
+    # difference (auc_compare) with it
+    result = api.auc(sample["labels"], sample["prediction"], **kw)
+    figures.save(result.plot(), out / "auc_bootstrap.png")
+    paired = api.auc(sample["labels"], sample["prediction"], compare=str(work / "MAP_noisier.tif"), **kw)
+    figures.save(paired.plot(), out / "auc_draws.png")
+    far = api.auc(sample["labels"], sample["prediction"], compare=sample["control"], **kw)  # vs a map reading nothing
+    figures.save(far.plot(), out / "auc_compare.png")
 
 
 def objects_figure(out: Path):
     from scipy.ndimage import label
 
-    from segscore import figures
-    from segscore.objects.metrics import score_segmentation
+    from segscore import api, figures
 
     rng = np.random.default_rng(5)
     shape = (160, 200)
@@ -130,13 +126,12 @@ def objects_figure(out: Path):
     pred[blobs(shape, rng, 0.01) & (truth == 0)] = 0
     spurious, n = label(blobs(shape, np.random.default_rng(6), 0.015) & (pred == 0) & (truth == 0))
     pred[spurious > 0] = spurious[spurious > 0] + 100  # false positives
-    result = score_segmentation(truth, pred)
-    figures.save(figures.objects_ap(result), out / "objects_ap.png")
+    result = api.objects(truth, pred)
+    figures.save(result.plot(), out / "objects_ap.png")
 
 
 def fibers_figure(work: Path, out: Path):
-    from segscore import figures
-    from segscore.fibers.card import score_fibers
+    from segscore import api, figures
 
     shape = (24, 32, 48)
     fibers = [(np.array([[6, 8, 2], [6, 8, 44]], float), np.array([[0, 1]])),
@@ -166,8 +161,8 @@ def fibers_figure(work: Path, out: Path):
             "tolerance": 2.0, "floors": {}}
     (folder / "meta.json").write_text(json.dumps(meta))
     np.save(work / "fiber_labels.npy", lab)
-    card = score_fibers(folder, work / "fiber_labels.npy", recompute_floors=True)
-    figures.save(figures.fiber_erl(card), out / "fiber_erl.png")
+    card = api.fibers(folder, work / "fiber_labels.npy", recompute_floors=True)
+    figures.save(card.plot(), out / "fiber_erl.png")
 
 
 def audit_figure(out: Path):

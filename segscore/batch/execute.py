@@ -57,7 +57,7 @@ def execute(task: dict) -> dict:
                 if not ledger.run_path(values["slug"], values["root"]).exists():
                     ledger.init_run(values["slug"], values["root"])
             with thread_budget(task.get("threads")):  # the job's share of the worker's CPUs, in every pass
-                result = run_command(task["command"], values, argv=["segscore", *(task.get("argv") or [])],
+                result = run_command(task["command"], values, recorded=["segscore", *(task.get("argv") or [])],
                                      figure=False)
         out["result"] = jsonable(result)
     except Exception as exc:  # noqa: BLE001 - every job ends in a row; the batch goes on

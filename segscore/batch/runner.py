@@ -131,7 +131,7 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
     fingerprints is not run again unless ``force``. ``hash``: fingerprints carry sha256.
     ``progress``: a stream for the progress line. ``on_crash(job, traceback)`` sees each crash.
     """
-    import segscore
+    from segscore._version import __version__
     from segscore.batch.jobs import in_job_folder
     from segscore.batch.store import ResultsStore, fingerprint
 
@@ -160,7 +160,7 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
             on_crash(job, outcome.get("traceback", ""))
         row = {"id": job.id, "job": job.job, "family": job.family, "tags": job.tags, "status": outcome["status"],
                "result": outcome["result"], "error": outcome["error"], "inputs": fingerprints[job.id],
-               "version": segscore.__version__, "seconds": round(outcome["seconds"], 6),
+               "version": __version__, "seconds": round(outcome["seconds"], 6),
                "finished": outcome["finished"]}
         if store is not None:
             store.append(row)

@@ -76,14 +76,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=HELP.get(name, ""), aliases=aliases, description=HELP.get(name, ""),
                            epilog=epilog(REGISTRY[name]), formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == command:
-            loaded = importlib.import_module(module)
-            if hasattr(loaded, "OPTIONS"):
-                from segscore.commands._declare import add_to_parser
+            from segscore.commands._declare import add_to_parser
 
-                add_to_parser(p, loaded.OPTIONS)
-                p.description = getattr(loaded, "HELP_DESCRIPTION", None) or p.description
-            else:  # a command that is no batch job and has sub-actions of its own (run)
-                loaded.add_arguments(p)
+            loaded = importlib.import_module(module)
+            add_to_parser(p, loaded.OPTIONS)  # every command's arguments are its declarations
+            p.description = getattr(loaded, "HELP_DESCRIPTION", None) or p.description
             p.set_defaults(_module=module)
     return parser
 
@@ -98,7 +95,7 @@ def unrecognized(command: str | None, extras) -> str:
     flags = []
     if command in COMMANDS:
         module = importlib.import_module(COMMANDS[command])
-        for o in getattr(module, "OPTIONS", ()):
+        for o in module.OPTIONS:
             if o.where != "api":
                 flags += list(o.flags)
         flags += ["--help"]

@@ -1,17 +1,17 @@
-"""``segscore run init SLUG``: start an experiment in the ledger."""
+"""``segscore run init SLUG``: start an experiment in the ledger; ``segscore run show SLUG``: print it."""
 
 from __future__ import annotations
 
+from segscore.commands._declare import Option
 
-
-def add_arguments(p) -> None:
-    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
-    init = sub.add_parser("init", help="start ROOT/SLUG/run.json with no checks")
-    init.add_argument("slug")
-    init.add_argument("--root", default="experiments", help="ledger folder (default experiments)")
-    show = sub.add_parser("show", help="print ROOT/SLUG/run.json")
-    show.add_argument("slug")
-    show.add_argument("--root", default="experiments", help="ledger folder (default experiments)")
+#: ``segscore run ACTION SLUG [--root DIR]``, declared as every command's options are
+#: (:mod:`segscore.commands._declare`)
+OPTIONS = (
+    Option("action", metavar="ACTION", choices=("init", "show"),
+           help="init: start ROOT/SLUG/run.json with no checks; show: print ROOT/SLUG/run.json"),
+    Option("slug", metavar="SLUG", help="the experiment's name (a folder under ROOT)"),
+    Option("root", ("--root",), default="experiments", metavar="DIR", help="ledger folder (default experiments)"),
+)
 
 
 def run(args) -> int:

@@ -8,10 +8,10 @@ One module per command (``auc``, ``target``, ``curve``, ...) defines
   subcommand's argparse parser from them, :mod:`segscore.api` the function's signature and its
   checks, a batch job parses its words with them. Adding an option is adding one ``Option``;
   ``INPUTS`` names the inputs the API function takes by position (``("truth", "pred")``);
-- ``compute(*, progress=None, argv=None, figure=True, **values) -> dict``: the values, by option
+- ``compute(*, progress=None, recorded=None, figure=True, **values) -> dict``: the values, by option
   name, to the result dict the command prints with ``--json``. It writes the files the output
   options name (``json_out``, ``csv``, ``output``, ``evidence``, the ledger of ``slug``) and prints
-  nothing; ``argv`` is what the ledger records (default: this process's command line); with
+  nothing; ``recorded`` is what the ledger records (default: this process's command line); with
   ``figure`` the result keeps what its figure needs (``Result.plot()``). The result carries a
   top-level ``warnings`` list (``write_outputs`` makes sure of it; the CLI prints each on stderr);
 - ``text(result) -> str``: what ``segscore CMD`` prints without ``--json`` (after the roles line,

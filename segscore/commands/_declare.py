@@ -2,7 +2,7 @@
 
 Each command module ``segscore.commands.X`` declares ``OPTIONS``, a tuple of :class:`Option`
 (name, type, default, help, command-line spelling, nargs, choices), and a compute part
-``compute(*, progress=None, argv=None, **values)`` taking the options' plain values by name. From
+``compute(*, progress=None, recorded=None, **values)`` taking the options' plain values by name. From
 the declarations:
 
 - :func:`add_to_parser` adds the command's arguments to an argparse parser (``segscore X`` and
@@ -180,7 +180,8 @@ def roles_line(module, values) -> str | None:
 
 def signature(options, inputs) -> inspect.Signature:
     """The signature of a command's API function: ``inputs`` (names, in order, by position or
-    keyword), then every other option keyword-only with its declared default."""
+    keyword), then every other option keyword-only with its declared default; a required one
+    (``perturb``'s ``operator``) has none, so ``inspect.signature`` shows it required."""
     P = inspect.Parameter
     known = by_name(api_options(options))
     params = [P(n, P.POSITIONAL_OR_KEYWORD, default=None if not known[n].needed else P.empty) for n in inputs]
@@ -191,7 +192,8 @@ def signature(options, inputs) -> inspect.Signature:
             p = p.replace(default=None)
         seen_default = seen_default or p.default is not P.empty
         fixed.append(p)
-    rest = [P(o.name, P.KEYWORD_ONLY, default=_api_default(o)) for o in api_options(options) if o.name not in inputs]
+    rest = [P(o.name, P.KEYWORD_ONLY, default=P.empty if o.needed else _api_default(o))
+            for o in api_options(options) if o.name not in inputs]
     return inspect.Signature(fixed + rest)
 
 
@@ -221,9 +223,8 @@ def bind(command: str, options, values: dict) -> dict:
     """``values`` (a Python caller's, by name) checked and converted option by option as the
     command line would parse them, defaults filled in: every option of the compute part. A bad
     value is the command line's one-line :class:`~segscore.errors.ScoreError`; a value of the
-    wrong kind (text for a flag) a ``TypeError``."""
-    from segscore.errors import ScoreError
-
+    wrong kind (text for a flag) a ``TypeError``; a required option missing (or None) a
+    :class:`~segscore.errors.MissingOptionError` naming it."""
     out = {}
     for o in options:
         if o.where == "cli":
@@ -231,7 +232,7 @@ def bind(command: str, options, values: dict) -> dict:
         value = values.get(o.name)
         if value is None:
             if o.needed:
-                raise ScoreError(f"segscore {command}: the following arguments are required: {o.shown}")
+                raise missing(command, o)
             out[o.name] = False if o.kind == "flag" else list(o.default) if isinstance(o.default, list) else o.default
             continue
         out[o.name] = convert(command, o, value)
@@ -289,6 +290,35 @@ def _one(where: str, o: Option, v):
     if o.choices is not None and got not in o.choices:
         raise ScoreError(f"{where}: invalid choice: {got!r} (choose from {', '.join(map(repr, o.choices))})")
     return got
+
+
+def missing(command: str, *options: Option):
+    """The :class:`~segscore.errors.MissingOptionError` of the required ``options`` left out,
+    naming each as the API spells it and as the command line does."""
+    from segscore.errors import MissingOptionError
+
+    named = ", ".join(f"{o.name}=" + (f" ({o.shown})" if o.shown != o.name else "") for o in options)
+    many = len(options) > 1
+    return MissingOptionError(f"segscore.api.{command.replace('-', '_')}(): the required option{'s' if many else ''} "
+                              f"{named} {'are' if many else 'is'} missing; give "
+                              f"{', '.join(o.name + '=...' for o in options)}", options[0].name)
+
+
+def bind_call(command: str, options, sig: inspect.Signature, args, kwargs) -> dict:
+    """The arguments of a call of ``segscore.api.COMMAND`` (``sig``), by name: an unknown keyword
+    is a ``TypeError`` naming the nearest valid one (:func:`unknown_keywords`), a required option
+    left out a :class:`~segscore.errors.MissingOptionError` naming it."""
+    try:
+        bound = sig.bind_partial(*args, **kwargs)
+    except TypeError as exc:
+        unknown_keywords(command, options, [k for k in kwargs if k not in sig.parameters])
+        raise TypeError(f"segscore.api.{command.replace('-', '_')}(): {exc}") from None
+    known = by_name(options)
+    left = [known[name] for name, p in sig.parameters.items()
+            if p.default is inspect.Parameter.empty and name not in bound.arguments]
+    if left:
+        raise missing(command, *left)
+    return dict(bound.arguments)
 
 
 def unknown_keywords(command: str, options, given) -> None:

@@ -45,8 +45,8 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, **o) -> dict:
-    """The result ``--json`` prints; ``argv``: what the ledger of ``slug`` records (default: this
+def compute(*, progress=None, recorded=None, **o) -> dict:
+    """The result ``--json`` prints; ``recorded``: what the ledger of ``slug`` records (default: this
     process's command line; a batch job's words, an API call described). Its ``plot()`` draws the bootstrap draws it computed."""
     import sys
 
@@ -81,7 +81,7 @@ def compute(*, progress=None, argv=None, **o) -> dict:
     if o["plot"]:
         figures.draw_after(o["plot"], draw, "auc")
     if o["slug"]:
-        ledger.add_check(o["slug"], o["name"], ["segscore", *sys.argv[1:]] if argv is None else list(argv), result,
+        ledger.add_check(o["slug"], o["name"], ["segscore", *sys.argv[1:]] if recorded is None else list(recorded), result,
                          root=o["root"])
     return result
 

@@ -173,7 +173,7 @@ def _profile_of(o):
     return None
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     """The audit ``--json`` prints (with ``recommendation`` when ``--profile`` or
     ``--profile-json`` is given); writes ``--json-out``, ``--csv`` and ``--plot``, prints nothing.
     ``progress(done, total)`` is called as cases are scored."""

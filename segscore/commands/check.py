@@ -19,7 +19,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     """The check's result; ``result["compliant"]`` is False when it found a violation."""
     from segscore.commands._options import write_outputs
     from segscore.ink import compliance

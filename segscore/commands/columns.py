@@ -21,7 +21,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore.columns.score import _score_columns
     from segscore.commands._options import write_outputs
 

@@ -87,7 +87,7 @@ def csv_row(row: dict) -> dict:
             for k, v in row.items()}
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     import numpy as np
 
     from segscore.commands._options import write_outputs

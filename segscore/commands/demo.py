@@ -45,7 +45,7 @@ def check(o: dict) -> None:
                              f"{', ...' if len(foreign) > 3 else ''}); give --keep an empty or new folder")
 
 
-def compute(*, progress=None, argv=None, figure=True, on_sample=None, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, on_sample=None, **o) -> dict:
     """``on_sample(folder)`` is called once the sample is written (the CLI says where it is)."""
     import tempfile
     from pathlib import Path

@@ -37,7 +37,7 @@ def from_words(values: dict, namespace) -> dict:
     return values
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore import figures
     from segscore.commands._options import write_outputs
     from segscore.errors import ScoreError

@@ -15,7 +15,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.fibers.card import aggregate_fiber_scores, load_cards
 

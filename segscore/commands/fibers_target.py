@@ -28,7 +28,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     """Write the target folder ``out``; returns its summary."""
     from segscore.commands._options import write_outputs
     from segscore.fibers.build import build_target

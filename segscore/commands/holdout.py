@@ -28,7 +28,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     """The scorecard, or with ``verify`` ``{holdout, holdout_version, n_fields, problems, notes}``
     (the CLI exits 3 when ``problems`` is not empty)."""
     from segscore.commands._options import write_outputs

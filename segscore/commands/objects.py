@@ -67,7 +67,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore import figures
     from segscore.commands._options import write_outputs
     from segscore.io.results import flatten, with_figure, write_csv

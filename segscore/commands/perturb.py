@@ -27,7 +27,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     """Write the perturbed mask to ``output`` (and ``json_out``); returns the info dict."""
     from segscore.curvilinear.masks import load_mask, save_mask
     from segscore.curvilinear.operators import perturb

@@ -33,7 +33,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore.commands._options import write_outputs
     from segscore.ink import placement
 

@@ -29,7 +29,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     """The profile ``--json`` prints (writes ``json_out``; prints nothing). ``progress``: called
     with one line before the calibration starts."""
     from segscore.commands._options import write_outputs

@@ -16,7 +16,7 @@ SUMMARY_FIELDS = ("leaderboard", "toposcore", "surface_dice", "voi_score", "voi_
 
 
 from segscore.commands._declare import Option  # noqa: E402
-from segscore.commands._options import number, output_options, positive_int  # noqa: E402
+from segscore.commands._options import missing_option, number, output_options, plot_option, positive_int  # noqa: E402
 
 
 def topo_weight(value):
@@ -40,7 +40,11 @@ OPTIONS = (
     Option("ignore_mask_dir", ("--ignore-mask-dir",), metavar="D",
            help="folder mode: ignore masks, by the same stems (optional)"),
     Option("out", ("--out",), metavar="DIR", help="folder mode: writes metrics_per_case.csv and summary.json here"),
-    Option("plot", ("--plot",), kind="flag", help="folder mode: also histograms of the scores (PNG)"),
+    *missing_option("folder mode: a label volume without a prediction is a case (listed in summary.json's "
+                    "missing_predictions); null (the default) leaves it out of the means and counts it, worst counts it "
+                    "at each term's worst value (0; VOI none: not imputable)"),
+    *plot_option("the leaderboard score, its terms and the Betti counts per dimension (folder mode: histograms of "
+                 "the per-case scores)"),
     Option("ignore_label", ("--ignore-label",), type=number(float, whole_float=True), default=2, metavar="V",
            help="label value to ignore (background in both volumes; default 2)"),
     Option("no_ignore_label", ("--no-ignore-label",), kind="flag", help="ignore no label value"),
@@ -118,19 +122,32 @@ def csv_row(result) -> dict:
     return row
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
+    """The result ``--json`` prints (folder mode: the summary); its ``plot()`` draws
+    :func:`segscore.figures.surfaces_terms` of the result (folder mode: ``surfaces_cases`` of the
+    per-case rows), the figure ``--plot FILE`` writes."""
+    from segscore import figures
     from segscore.commands._options import write_outputs
     from segscore.errors import ScoreError
+    from segscore.io.results import with_figure
 
     folder = o["gt_dir"] or o["pred_dir"]
+    if o["plot"]:
+        figures.require_matplotlib()  # before the work
     if folder:
         if not (o["gt_dir"] and o["pred_dir"] and o["out"]):
             raise ScoreError("folder mode needs --gt-dir, --pred-dir and --out together")
         if o["pred"] is not None or o["truth"] is not None:  # (arrays from segscore.api too)
             raise ScoreError("give either PRED GT or --gt-dir/--pred-dir, not both")
-        result = score_folders(o)
+        result, rows = score_folders(o)
+        result = with_figure(result, lambda: figures.surfaces_cases(rows, missing=result["missing"]))
         write_outputs(o, result)
+        if o["plot"]:
+            figures.draw_after(o["plot"], result.plot, "surfaces")
         return result
+    if o["missing"] is not None:
+        raise ScoreError(f"--missing {o['missing']}: a policy for a mean over cases, in folder mode (--gt-dir, "
+                         "--pred-dir, --out); one pair has no mean")
     if o["pred"] is None or o["truth"] is None:
         raise ScoreError("give PRED GT (two volumes), or --gt-dir D --pred-dir D --out DIR")
     from segscore.io.readers import input_name
@@ -147,7 +164,10 @@ def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
                          f"{input_name(o['truth'], 'labels')}'s "
                          f"{truth.shape}; score a prediction on the labels' grid")
     result = surfaces(truth=truth, pred=pred, ignore_mask=mask, **_options(o))
+    result = with_figure(result, lambda: figures.surfaces_terms(result))
     write_outputs(o, result, csv_rows=[csv_row(result)])
+    if o["plot"]:
+        figures.draw_after(o["plot"], result.plot, "surfaces")
     return result
 
 
@@ -186,6 +206,8 @@ def tail_risk(values, share: float = 0.05) -> dict:
 
 
 def summarize(rows) -> dict:
+    """Each of :data:`SUMMARY_FIELDS` over the rows: ``n`` (the numbers), ``n_null`` (the nulls,
+    left out and counted), mean, median, std, IQR; None when no row has a number."""
     import numpy as np
 
     out = {}
@@ -195,19 +217,44 @@ def summarize(rows) -> dict:
             out[f] = None
             continue
         q1, q3 = np.quantile(v, [0.25, 0.75])
-        out[f] = {"n": int(v.size), "mean": float(v.mean()), "median": float(np.median(v)),
-                  "std": float(v.std(ddof=0)), "iqr": float(q3 - q1)}
-    vt = [r["voi_total"] for r in rows]
+        out[f] = {"n": int(v.size), "n_null": len(rows) - int(v.size), "mean": float(v.mean()),
+                  "median": float(np.median(v)), "std": float(v.std(ddof=0)), "iqr": float(q3 - q1)}
+    vt = [r["voi_total"] for r in rows if r["voi_total"] is not None]
     if vt:
         out["voi_total"].update(tail_risk(vt))
     return out
 
 
-def score_folders(o) -> dict:
+def missing_row(name, policy: str) -> dict:
+    """The per-case row of a label volume without a prediction: every field null under ``null``;
+    under ``worst`` each field's declared worst value (:data:`segscore.metrics.missing.WORST`:
+    0 for the scores, VOI none: it stays null)."""
+    from segscore.metrics.missing import worst_number
+
+    row = {"case": name}
+    for f in CASE_COLUMNS[1:]:
+        row[f] = worst_number(f, {})[0] if policy == "worst" else None
+    for k in range(3):
+        for f in ("matched", "pred", "gt"):
+            row[f"dim{k}_{f}"] = None
+    return row
+
+
+def _listed(names) -> str:
+    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+
+
+def score_folders(o) -> tuple[dict, list]:
+    """Folder mode: ``(summary, per-case rows)``. Every label volume is a case: one without a
+    prediction is listed in ``missing_predictions`` and counted under ``--missing`` (``null``, the
+    default: its row is null, left out of the means and counted in ``n_null``; ``worst``: each
+    term at its worst value); a prediction without a label volume is left out with a warning."""
     from segscore.errors import ScoreError
     from segscore.io.results import write_csv, write_json
+    from segscore.metrics.missing import check_policy, worst_of
     from segscore.topology.score import surfaces
 
+    policy = check_policy(o["missing"])
     gts = _by_stem(o["gt_dir"], "label")
     preds = _by_stem(o["pred_dir"], "prediction")
     masks = _by_stem(o["ignore_mask_dir"], "ignore mask") if o["ignore_mask_dir"] else {}
@@ -216,13 +263,24 @@ def score_folders(o) -> dict:
         raise ScoreError(f"{o['pred_dir']}: no file stem in common with {o['gt_dir']}; name each prediction "
                          "like its label volume (case.tif <-> case.tif)")
     warnings = []
-    unpaired = sorted(set(gts) ^ set(preds))
-    if unpaired:
-        warnings.append(f"{len(unpaired)} file{'' if len(unpaired) == 1 else 's'} without a partner left out: {', '.join(unpaired[:5])}"
-                        + (" ..." if len(unpaired) > 5 else ""))
+    orphans = sorted(set(preds) - set(gts))
+    if orphans:
+        warnings.append(f"{len(orphans)} prediction{'' if len(orphans) == 1 else 's'} without a label volume left "
+                        f"out: {_listed(orphans)}")
+    missed = sorted(set(gts) - set(preds))
+    if missed:
+        how = ("left out of the means and counted (n_null)" if policy == "null" else
+               "counted at each term's worst value (VOI: not imputable, left out)")
+        warnings.append(f"{len(missed)} label volume{'' if len(missed) == 1 else 's'} without a prediction, "
+                        f"--missing {policy}: {how}: {_listed(missed)}")
     opts = _options(o)
     rows, cases = [], {}
-    for stem in stems:
+    for stem in sorted(gts):
+        if stem not in preds:
+            rows.append(missing_row(stem, policy))
+            cases[stem] = {"notes": {"leaderboard": f"no prediction named {stem} in {o['pred_dir']} (--missing "
+                                                    f"{policy})"}, "warnings": []}
+            continue
         truth = _read(gts[stem], "labels")
         pred = _read(preds[stem], "prediction")
         if pred.shape != truth.shape:
@@ -235,40 +293,26 @@ def score_folders(o) -> dict:
     out = Path(o["out"])
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "metrics_per_case.csv", rows)
-    summary = {"cases": len(rows), "summary": summarize(rows), "per_case_csv": str(out / "metrics_per_case.csv"),
-               "notes": {f"cases.{s}.{k}": v for s, c in cases.items() for k, v in c["notes"].items()},
+    notes = {f"cases.{s}.{k}": v for s, c in cases.items() for k, v in c["notes"].items()}
+    if missed and policy == "worst":
+        for f in SUMMARY_FIELDS:
+            w = worst_of(f)
+            if isinstance(w, str) and w.startswith("none"):
+                notes[f"summary.{f}"] = f"{len(missed)} case(s) without a prediction left out: {w}"
+    summary = {"cases": len(rows), "scored": len(stems), "missing": policy, "missing_predictions": missed,
+               "summary": summarize(rows), "per_case_csv": str(out / "metrics_per_case.csv"), "notes": notes,
                "warnings": warnings + [f"{s}: {w}" for s, c in cases.items() for w in c["warnings"]]}
-    if o["plot"]:
-        summary["figures"] = _histograms(rows, out)
     write_json(out / "summary.json", summary)
-    return summary
-
-
-def _histograms(rows, out) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    paths = []
-    for f in ("leaderboard", "toposcore", "surface_dice", "voi_score", "voi_total"):
-        v = [r[f] for r in rows if r[f] is not None]
-        fig, ax = plt.subplots(figsize=(4, 3))
-        ax.hist(v, bins=min(30, max(5, len(v))))
-        ax.set_xlabel(f)
-        ax.set_ylabel("cases")
-        fig.tight_layout()
-        path = out / f"hist_{f}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        paths.append(str(path))
-    return paths
+    return summary, rows
 
 
 def text(r: dict) -> str:
     """The result as ``segscore surfaces`` prints it."""
     if "summary" in r:  # folder mode
-        lines = [f"{r['cases']} cases; per case: {r['per_case_csv']}", "field          mean     median   std      iqr"]
+        missed = r.get("missing_predictions") or []
+        said = (f" ({len(missed)} without a prediction, --missing {r.get('missing')})" if missed else "")
+        lines = [f"{r['cases']} cases{said}; per case: {r['per_case_csv']}",
+                 "field          mean     median   std      iqr"]
         for f, s in r["summary"].items():
             if s is None:
                 lines.append(f"{f:<13}  null")

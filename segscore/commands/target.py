@@ -28,7 +28,7 @@ OPTIONS = (
 )
 
 
-def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
+def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     """The card ``--json`` prints; with ``figure`` its ``plot()`` draws the curves it computed."""
     from segscore import figures
     from segscore.commands._options import write_outputs

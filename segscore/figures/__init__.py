@@ -20,11 +20,15 @@ and never touches pyplot's global state. matplotlib is imported inside the funct
 :func:`leaderboard`           a headline value per model beside its floors, control or oracle: takes
                               ``report(folder)`` (``of="target:roc_auc"``), its ``.bars(...)`` or
                               plain rows (:mod:`segscore.figures.board` documents the row shape)
+:func:`surfaces_terms`        surfaces: the leaderboard score, its terms and the Betti counts per
+                              dimension of one pair
+:func:`surfaces_cases`        surfaces folder mode: histograms of the per-case scores
 ============================  =====================================================================
 
 :func:`save` writes a figure atomically, PNG or SVG by the suffix. On the command line,
-``--plot FILE.png|svg`` on ``auc``, ``target``, ``objects``, ``fibers`` and ``audit`` draws the
-figure after the result is written; the JSON and text output do not change.
+``--plot FILE.png|svg`` on ``auc``, ``target``, ``objects``, ``fibers``, ``audit``, ``surfaces``
+and ``report`` draws the figure to FILE after the result is written; the JSON and text output do
+not change.
 
 Layering: this package sits above the families (it may import them) and below the CLI and the
 batch; no family imports it.
@@ -39,7 +43,8 @@ from segscore.figures.curvilinear import audit_bars
 from segscore.figures.fibers import fiber_erl
 from segscore.figures.ink import auc_bootstrap, auc_compare, auc_draws, target_curves
 from segscore.figures.objects import objects_ap
+from segscore.figures.topology import surfaces_cases, surfaces_terms
 
 __all__ = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
-           "leaderboard", "board_rows", "check_rows", "save", "format_of", "plot_file",
+           "leaderboard", "surfaces_terms", "surfaces_cases", "board_rows", "check_rows", "save", "format_of", "plot_file",
            "require_matplotlib", "FORMATS"]

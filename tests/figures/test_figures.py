@@ -4,6 +4,7 @@ the metric they came from, ``--plot`` on every command that has it, and every re
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -684,7 +685,9 @@ def test_leaderboard_refuses_an_empty_chart_and_bad_rows():
 
 
 def test_every_figure_has_a_small_png_in_the_docs_made_by_the_script_beside_it():
-    """docs/figures holds a PNG of each drawing function (under 100 KB), and make_figures.py writes each."""
+    """docs/figures holds a PNG of each drawing function (under 100 KB), and make_figures.py writes each,
+    drawn by the function itself or by the ``plot()`` of a ``segscore.api`` result (never an older
+    per-family function)."""
     docs = REPO / "docs" / "figures"
     script = (docs / "make_figures.py").read_text()
     drawn = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
@@ -694,7 +697,12 @@ def test_every_figure_has_a_small_png_in_the_docs_made_by_the_script_beside_it()
         png = docs / f"{name}.png"
         data = png.read_bytes()
         assert data.startswith(PNG_MAGIC) and 1000 < len(data) < 100 * 1024, (name, len(data))
-        assert f'"{name}.png"' in script and f"figures.{name}(" in script, name
+        writes = [line for line in script.splitlines() if f'"{name}.png"' in line]
+        assert writes and (f"figures.{name}(" in script or any(".plot()" in line for line in writes)), name
+    assert "segscore.api" in script or "import api" in script
+    from tests.test_docs import OLDER
+
+    assert not [old for old in OLDER if re.search(r"(?<![\w.])" + re.escape(old) + r"\b", script)]
 
 
 # ---------------------------------------------------------------------------------------------
