@@ -15,7 +15,7 @@ import numpy as np
 
 def warm() -> None:
     from segscore.fibers.build import build_target
-    from segscore.fibers.card import score_fibers
+    from segscore.fibers.card import _score_fibers as score_fibers  # not the older public name (it warns)
     from segscore.io import samples
 
     rng = np.random.default_rng(5)
