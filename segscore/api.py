@@ -254,3 +254,29 @@ def prepare_surfaces(truth, *, ignore_label=2, ignore_mask=None, fg_threshold=No
 
 
 __all__.append("prepare_surfaces")
+
+
+def warm(commands=None, *, processes: int = 2, progress=None) -> dict:
+    """Fill numba's on-disk cache for ``commands`` (names or aliases; default: every command), as
+    ``segscore warm [COMMAND ...]`` does: the warm-ups of their families, each in a fresh process,
+    up to ``processes`` at once (1: one after another in this process). ``progress(done, total,
+    family)`` after each family. Returns ``{"commands", "families", "processes", "cache",
+    "seconds"}``; an unknown name is a :class:`~segscore.errors.ScoreError` listing the commands.
+    Run it once in a container image or a CI cache step: later first runs load, not compile."""
+    import time
+
+    from segscore.commands._declare import Option, convert
+    from segscore.commands.warm import OPTIONS
+    from segscore.families import REGISTRY, warm_commands, warm_families_of
+    from segscore.kernels._jit import cache_dir
+
+    processes = convert("warm", next(o for o in OPTIONS if o.name == "processes"), processes)
+    names = [commands] if isinstance(commands, str) else list(commands) if commands else None
+    warm_families_of(names)  # an unknown name is refused before any process starts
+    t0 = time.perf_counter()
+    done = warm_commands(names, processes=processes, progress=progress)
+    return {"commands": names or list(REGISTRY), "families": done, "processes": processes,
+            "cache": cache_dir(), "seconds": round(time.perf_counter() - t0, 3)}
+
+
+__all__.append("warm")

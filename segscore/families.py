@@ -179,6 +179,11 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
     _other("report", None, "leaderboard of a batch results folder: each family's headline numbers beside its floors "
            "or control",
            without=(("--threads", _ONE_THREAD), ("--tile-rows", "it reads results, not images"))),
+    _other("warm", None, "fill numba's on-disk cache for COMMAND ... (all by default): the first run then loads, "
+           "not compiles",
+           without=(("--json-out", "it writes nothing but the cache"), ("--csv", _NO_ROWS), ("--plot", _NO_FIGURE),
+                    ("--threads", "each family's warm-up is one process (--processes)"),
+                    ("--tile-rows", "it reads no image"))),
     _command("surfaces", "topology", "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the "
              "Vesuvius leaderboard score", ("pred", "truth", "ignore_mask", "gt_dir", "pred_dir",
                                             "ignore_mask_dir"), ("--json-out", "--csv", "--out", "--plot"),
@@ -228,7 +233,7 @@ def warm_families_of(commands=None) -> list[str]:
     for name in [commands] if isinstance(commands, str) else commands:
         match = [c for c in REGISTRY.values() if name == c.name or name in c.aliases]
         if not match:
-            raise ScoreError(f"segscore warm: no command {name!r}; name some of: {', '.join(REGISTRY)}")
+            raise ScoreError(f"no command {name!r} to warm; fix: name some of {', '.join(REGISTRY)}")
         if match[0].family:
             wanted.add(match[0].family)
     return [f for f in FAMILIES if f in wanted]

@@ -46,3 +46,67 @@ def test_two_spawned_processes():
     assert lines[0].split() == ["0", "2"] and [line.split()[:2] for line in lines[1:3]] == [["1", "2"], ["2", "2"]], lines
     assert {line.split()[2] for line in lines[1:3]} == {"columns", "ink"}, lines
     assert lines[-1] == "['columns', 'ink']"
+
+
+# ``segscore warm`` and ``segscore.api.warm``: the command and the typed function on that engine
+
+
+def test_api_warm_is_typed_and_refuses_unknown_names_and_bad_processes():
+    import inspect
+
+    from segscore import api
+
+    sig = inspect.signature(api.warm)
+    assert [p.kind.name for p in sig.parameters.values()] == ["POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY", "KEYWORD_ONLY"]
+    with pytest.raises(ScoreError, match="no command 'nope' to warm"):
+        api.warm(["nope"])
+    with pytest.raises(ScoreError, match="--processes"):
+        api.warm("columns", processes=0)
+    out = api.warm(["batch", "report"], processes=1)  # commands of no family: nothing to compile
+    assert out["families"] == [] and out["commands"] == ["batch", "report"] and out["processes"] == 1
+    assert out["cache"].rsplit("/", 1)[-1].startswith("segscore-")
+
+
+def test_cli_warm_one_line_refusal_and_json(capsys):
+    from segscore.cli.main import main
+
+    assert main(["warm", "curves"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("segscore warm: no command 'curves' to warm; fix:"), err
+    assert main(["warm", "report", "--json"]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["families"] == [] and out["commands"] == ["report"]
+
+
+@pytest.mark.parametrize("command, inputs", [("columns", ("col_pred.npy", "col_target")),
+                                             ("target", ("ink_pred.png", "ink_target"))])
+def test_after_warm_a_first_run_compiles_nothing(tmp_path, command, inputs):
+    """``segscore warm COMMAND`` on an empty cache, then ``segscore COMMAND`` on the sample inputs in
+    a new process: numba's compile events (raised only when a kernel is compiled, not loaded) count 0."""
+    import os
+
+    from segscore.io.samples import write_data
+
+    data = write_data(tmp_path / "data")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    warmed = subprocess.run([sys.executable, "-m", "segscore", "warm", command, "--processes", "1"],
+                            capture_output=True, text=True, env=env)
+    assert warmed.returncode == 0, warmed.stderr
+    assert "warmed 1 family" in warmed.stdout and "1/1" in warmed.stderr, (warmed.stdout, warmed.stderr)
+    code = ("import sys\n"
+            "from numba.core import event\n"
+            "seen = []\n"
+            "class L(event.Listener):\n"
+            "    def on_start(self, ev): seen.append(ev.data['dispatcher'].py_func.__qualname__)\n"
+            "    def on_end(self, ev): pass\n"
+            "event.register('numba:compile', L())\n"
+            "from segscore.cli.main import main\n"
+            "code = main([sys.argv[1], sys.argv[2], sys.argv[3], '--json'])\n"
+            "print('COMPILED', seen, file=sys.stderr)\n"
+            "sys.exit(code)\n")
+    run = subprocess.run([sys.executable, "-c", code, command, *(str(data / name) for name in inputs)],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "COMPILED []" in run.stderr, run.stderr

@@ -380,12 +380,10 @@ def _crop(src_shape, target: Target, origin, name: str = "prediction"):
 
 
 def _warm_exact():
-    """Load every kernel of the exact float ranking (a first pass, a collecting pass, both kinds of rows)."""
-    from segscore.metrics.exact import rank_exact
+    """Load every kernel of the exact float ranking (:func:`segscore.metrics.exact.warm_kernels`)."""
+    from segscore.metrics.exact import warm_kernels
 
-    p = np.array([0.1, 0.1 + 1e-12, 0.1 + 2e-12, 0.9])
-    cls = np.array([0, 1, 0, 1], np.uint8)
-    rank_exact(lambda w: (p, cls), [(slice(0, 1),)], thresholds=EXACT_THRESHOLDS, executor="synchronous")
+    warm_kernels(EXACT_THRESHOLDS)
 
 
 def _prewarm():

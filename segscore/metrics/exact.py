@@ -564,3 +564,14 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, executor=executor,
                    threads=threads)
     return ep.finish(total, read, windows, executor=executor, threads=threads, check=check)
+
+
+def warm_kernels(thresholds=(0.5,)) -> None:
+    """Load every kernel of the exact ranking, for float64 and float32 maps (64- and 32-bit keys):
+    a first pass, a collecting pass, both kinds of rows. The families' warm-ups call it."""
+    cls = np.array([0, 1, 0, 1], np.uint8)
+    thresholds = np.asarray(thresholds, np.float64)
+    for dtype, eps in ((np.float64, 1e-12), (np.float32, 1e-6)):
+        p = np.array([0.1, 0.1 + eps, 0.1 + 2 * eps, 0.9], dtype)
+        rank_exact(lambda w, p=p: (p, cls), [(slice(0, 1),)], thresholds=thresholds, executor="synchronous",
+                   dtype=None if dtype == np.float64 else dtype)
