@@ -177,8 +177,9 @@ def test_the_api_never_parses_command_line_words(p, tmp_path, monkeypatch):
     assert {r["model"] for r in stats["intervals"]["rows"]} == {"a", "b"}
     called = set(calls(p, tmp_path)) | {"surfaces", "fibers-target", "demo"}
     assert called == set(api.COMMANDS)  # every function of segscore.api, and report and prepare_surfaces above
+    assert api.warm(["report"], processes=1)["families"] == []  # warm: tests/test_warmup.py
     assert set(api.__all__) == {n.replace("-", "_") for n in api.COMMANDS} | {"COMMANDS", "run_command", "report",
-                                                                              "prepare_surfaces"}
+                                                                              "prepare_surfaces", "warm"}
 
 
 def test_the_older_functions_warn_and_segscore_never_calls_them(p, tmp_path):

@@ -287,7 +287,7 @@ def test_the_registry_names_every_family_and_warms_it():
 
     assert set(FAMILIES) == {"ink", "columns", "objects", "fibers", "curvilinear", "topology"}
     commands = {c for f in FAMILIES.values() for c in f.commands}
-    assert commands <= set(COMMANDS) and {"run", "batch", "report"} | commands == set(COMMANDS)
+    assert commands <= set(COMMANDS) and {"run", "batch", "report", "warm"} | commands == set(COMMANDS)
     for f in FAMILIES.values():
         assert callable(f.load("score")) and callable(f.load("warm"))
     with pytest.raises(KeyError, match="families:"):
