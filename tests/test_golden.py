@@ -50,6 +50,7 @@ NOT_DIGESTED = ("ledger/", "audit_cases.json")
 #: registry commands without a golden case, each with the reason
 NOT_COVERED = {
     "run": "the experiment ledger: it prints run.json (dates and the host), no score",
+    "warm": "it fills numba's cache and prints seconds and the cache's path, no score (tests/test_warmup.py)",
 }
 
 
