@@ -35,14 +35,26 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._harness import CACHE, TreeMemory, machine_note, python_env, run_once, segscore_argv, table  # noqa: E402
 
-#: dask settings of the benchmark's cluster (public config, as environment variables): those
-#: segscore's own local clusters use (segscore.engine.executor.LOCAL_CLUSTER_CONFIG)
-CLUSTER_ENV = {
-    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
-    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "10s",
-    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
-    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
-}
+#: dask config of the benchmark's cluster (a YAML file in the folder ``DASK_CONFIG`` names): what
+#: segscore's own local clusters use (segscore.engine.executor.LOCAL_CLUSTER_CONFIG): no task
+#: profiler, slower monitors, and the nanny's MALLOC_TRIM_THRESHOLD_ left unset
+CLUSTER_YAML = """\
+distributed:
+  worker:
+    profile:
+      enabled: false
+    memory:
+      monitor-interval: 1s
+  admin:
+    system-monitor:
+      interval: 10s
+      disk: false
+    tick:
+      interval: 1s
+  nanny:
+    pre-spawn-environ:
+      MALLOC_TRIM_THRESHOLD_: null
+"""
 CELL = (16, 32, 32)
 #: a log line of a worker that spilled, paused or was restarted for memory
 MEMORY_TROUBLE = re.compile(r"spill|paus|restart|exceeded|memory limit|Worker is at", re.I)
@@ -104,7 +116,9 @@ class Cluster:
 
     def __init__(self, folder: Path, n: int = 2, memory_limit: str = "1GB"):
         self.folder = folder
-        env = {**python_env(), **CLUSTER_ENV}
+        (folder / "dask").mkdir()
+        (folder / "dask" / "segscore.yaml").write_text(CLUSTER_YAML)
+        env = {**python_env(), "DASK_CONFIG": str(folder / "dask")}
         self.file = folder / "scheduler.json"
         dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
         self.logs = [open(folder / "scheduler.log", "w")]
@@ -215,23 +229,27 @@ def main(argv=None) -> int:
             case = make_case(CACHE / ("auc" if args.auc_scale == 1 else f"auc_{args.auc_scale}x"), scale=args.auc_scale)
             cases.append((f"auc {SURFACE[0] * args.auc_scale:,} x {SURFACE[1] * args.auc_scale:,}", auc_argv(case),
                           SURFACE[0] * SURFACE[1] * args.auc_scale ** 2))
-        cluster = Cluster(tmp)
-        try:
-            # unmeasured: the workers load the kernels (numba's cache) on a small job of each command
-            run_once(segscore_argv("objects", small_t, small_p) + ["--scheduler", cluster.address])
-            if not args.skip_auc:
-                run_once(segscore_argv(*tiny_auc(tmp), "--scheduler", cluster.address))
-            cluster.warmed = cluster.idle_memory()
-            for name, cmd, voxels in cases:
+        warm = {"objects": segscore_argv("objects", small_t, small_p), "auc": segscore_argv(*tiny_auc(tmp))}
+        trouble, idle = [], []
+        for name, cmd, voxels in cases:  # a fresh cluster per case: each worker's peak is the case's own
+            folder = tmp / name.split()[0]
+            folder.mkdir()
+            cluster = Cluster(folder)
+            try:
+                # unmeasured: the workers load the kernels (numba's cache) on a small job of the command
+                run_once(warm[name.split()[0]] + ["--scheduler", cluster.address])
+                idle.append((name.split()[0], cluster.baseline, cluster.idle_memory()))
                 rows += compare(name, cmd, cluster, tmp, voxels)
-            trouble = cluster.trouble()
-            baseline, warmed = cluster.baseline, cluster.warmed
-        finally:
-            cluster.close()
+                trouble += cluster.trouble()
+            finally:
+                cluster.close()
     print(table(rows, [(k, k, None) for k in ("case", "run", "seconds", "ns/voxel", "client MB", "worker MB",
                                               "identical JSON")]))
-    print(f"\nworkers' RSS when idle, before any job (MB): {', '.join(f'{k} {v:.0f}' for k, v in sorted(baseline.items()))}; "
-          f"after the warm-up jobs (kernels loaded): {', '.join(f'{k} {v:.0f}' for k, v in sorted(warmed.items()))}")
+    print()
+    for command, baseline, warmed in idle:
+        print(f"{command}: workers' RSS when idle, before any job (MB): "
+              f"{', '.join(f'{k} {v:.0f}' for k, v in sorted(baseline.items()))}; after the warm-up job (kernels "
+              f"loaded): {', '.join(f'{k} {v:.0f}' for k, v in sorted(warmed.items()))}")
     print("worker logs on memory (spilling, pausing, restarts): " + ("none" if not trouble else "\n  " + "\n  ".join(trouble)))
     print(machine_note())
     return 0 if all(r["identical JSON"] in ("", "yes") for r in rows) else 1

@@ -101,13 +101,23 @@ def scheduler_address(value):
 scheduler_address.__name__ = "address"
 
 
-def cluster_options(*, single: str | None = None, only: str | None = None) -> tuple:
+def cluster_options(*, single: str | None = None, only: str | None = None, fans: str | None = None,
+                    group: str = "cluster") -> tuple:
     """``--processes N`` and ``--scheduler ADDRESS`` (one or the other): run the command's streamed
     pass as one job spread over a ``dask.distributed`` cluster, each worker reading its own windows
     (:func:`cluster_executor`); in the API ``processes=`` and ``scheduler=``. ``single``: the
     command runs in one process only, for this reason (the options are then refused in one line,
-    and ``--help`` says so); ``only``: what of the command cannot (refused with it, said in ``--help``)."""
+    and ``--help`` says so); ``only``: what of the command cannot (refused with it, said in ``--help``).
+    ``fans``: what goes to the cluster when it is not one job's windows (``batch``'s jobs, ``audit``'s
+    cases); ``group``: the name of their mutually exclusive group."""
     from segscore.commands._declare import Option
+
+    if fans:
+        return (Option("processes", ("--processes",), type=number(int, lo=1, hi=512), metavar="N", group=group,
+                       help=f"run {fans} on a local dask.distributed cluster of N worker processes (127.0.0.1; "
+                            "one thread each unless --threads)"),
+                Option("scheduler", ("--scheduler",), type=scheduler_address, metavar="ADDRESS", group=group,
+                       help=f"run {fans} on the running dask.distributed cluster at ADDRESS (tcp://HOST:PORT)"))
 
     if single:
         why = f"refused: {single}"
@@ -140,10 +150,10 @@ def cluster_executor(o: dict, *, single: str | None = None, warm: str | None = N
         yield o.get("executor")
         return
     flag = "--scheduler" if scheduler is not None else "--processes"
+    if single:
+        refuse_cluster(o, single)
     if processes is not None and scheduler is not None:
         raise ScoreError("--processes and --scheduler: give one (a local cluster, or a running one)")
-    if single:
-        raise ScoreError(f"{flag}: {single}; fix: drop {flag} (this runs in one process)")
     if o.get("executor") is not None:
         raise ScoreError(f"{flag} and executor= both name where the work runs; give one")
     from segscore.engine.executor import connect, warm_cluster
@@ -152,13 +162,20 @@ def cluster_executor(o: dict, *, single: str | None = None, warm: str | None = N
                             scheduler=scheduler)
     try:
         if warm:
-            import importlib
-
-            module, _, name = warm.partition(":")
-            warm_cluster(client, getattr(importlib.import_module(module), name))
+            warm_cluster(client, warm)
         yield client
     finally:
         close()
+
+
+def refuse_cluster(o: dict, why: str) -> None:
+    """A one-line :class:`~segscore.errors.ScoreError` when ``o`` asks for ``--processes`` or
+    ``--scheduler`` and the run cannot go to a cluster, for reason ``why``; nothing otherwise."""
+    from segscore.errors import ScoreError
+
+    for flag, key in (("--scheduler", "scheduler"), ("--processes", "processes")):
+        if o.get(key) is not None:
+            raise ScoreError(f"{flag}: {why}; fix: drop {flag} (this runs in one process)")
 
 
 def engine_options(*, tile_rows: bool = True, threads_help: str | None = None, executor: bool = False,

@@ -43,7 +43,7 @@ def from_words(values: dict, namespace) -> dict:
 
 def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
     from segscore import figures
-    from segscore.commands._options import write_outputs
+    from segscore.commands._options import refuse_cluster, write_outputs
     from segscore.errors import ScoreError
     from segscore.fibers.card import _score_fibers
     from segscore.io.results import with_figure
@@ -55,11 +55,7 @@ def compute(*, progress=None, argv=None, figure=True, **o) -> dict:
     if o["pred"] is None and not o["floor"]:
         raise ScoreError(f"no LABELS given for target {o['truth']}; give your instance labels before the "
                          f"target, or score a floor: segscore fibers --floor connected_components {o['truth']}")
-    if o["processes"] is not None or o["scheduler"] is not None:
-        from segscore.commands._options import cluster_executor
-
-        with cluster_executor(o, single=SINGLE):
-            pass  # refused before anything is read
+    refuse_cluster(o, SINGLE)  # before anything is read
     if o["plot"]:
         figures.require_matplotlib()  # before the work
     card = _score_fibers(o["truth"], o["pred"], floor=o["floor"], recompute_floors=o["recompute_floors"])

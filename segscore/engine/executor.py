@@ -246,15 +246,32 @@ def connect(*, processes: int | None = None, threads: int | None = None, schedul
     return client, close
 
 
-def warm_cluster(client, fn) -> None:
-    """Run ``fn()`` (a kernel warm-up, importable by name) on one worker of ``client``'s cluster,
-    then on the others at once: numba's on-disk cache is built by one process, then loaded by the
-    rest (numba #4807, #10128: processes building one cache at once can crash)."""
+#: the warm-ups (``"module:function"``) this process has run (:func:`warm_once`)
+_WARMED: set = set()
+
+
+def warm_once(name: str) -> None:
+    """Run the warm-up ``name`` (``"module:function"``) in this process unless it ran here before."""
+    if name in _WARMED:
+        return
+    import importlib
+
+    module, _, function = name.partition(":")
+    getattr(importlib.import_module(module), function)()
+    _WARMED.add(name)
+
+
+def warm_cluster(client, name: str) -> None:
+    """Run the kernel warm-up ``name`` (``"module:function"``) on one worker of ``client``'s
+    cluster, then on the others at once, each worker once in its life (:func:`warm_once`): numba's
+    on-disk cache is built by one process, then loaded by the rest (numba #4807, #10128:
+    processes building one cache at once can crash). A worker that joins later loads the kernels
+    when its first task needs them."""
     workers = sorted(client.scheduler_info().get("workers", {}))
     if workers:
-        client.run(fn, workers=workers[:1])
+        client.run(warm_once, name, workers=workers[:1])
     if len(workers) > 1:
-        client.run(fn, workers=workers[1:])
+        client.run(warm_once, name, workers=workers[1:])
 
 
 def warm_workers(client, fn, *args) -> str | None:
