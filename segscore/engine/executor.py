@@ -11,7 +11,10 @@ same whichever executor ran it and however many threads it had.
 - ``"dask"`` or a ``distributed.Client``: one dask task per window, merged by a tree of
   tasks. Sources must then be picklable: a source opened from a path pickles as its path
   (:func:`segscore.io.sources.by_path`), so on a cluster each worker reads its own windows and the
-  caller reads none; the chunks the workers read are counted back into the caller's sources. Warm the numba cache in
+  caller reads none; the chunks the workers read are counted back into the caller's sources. A
+  task reaches its numba kernels through an import or a module-level Python function, never by
+  closing over a dispatcher: a dispatcher pickled with a task is rebuilt on the worker, and its
+  kernels loaded again by every job (about 2 s per worker and job, measured). Warm the numba cache in
   the calling process first (``segscore.warm``: each family's ``segscore.<family>.warmup.warm``)
   so workers load compiled kernels instead of compiling them at once.
 """

@@ -229,3 +229,35 @@ def test_help_says_which_runs_can_go_to_a_cluster(cli):
         code, out, err = cli(command, "--help")
         text = " ".join(out.split())
         assert code == 0 and "--scheduler ADDRESS" in text and says in text, command
+
+
+@pytest.mark.parametrize("command", ["auc", "objects"])
+def test_a_task_ships_no_numba_dispatcher(files, monkeypatch, command):
+    """A dispatcher pickled with a task is rebuilt on the worker, and its kernels loaded again by
+    every job (about 2 s a worker): tasks import their kernels instead."""
+    import cloudpickle
+
+    from segscore import api
+    from segscore.engine import executor
+
+    shipped = []
+
+    def capture(fn, windows, merge, client):
+        shipped.append(cloudpickle.dumps(fn))
+        return executor._threads(fn, windows, merge, 1, None)
+
+    monkeypatch.setattr(executor, "_dask", capture)
+
+    class Client:  # what check_options takes for a distributed.Client
+        def compute(self):
+            pass
+
+        submit = compute
+
+    if command == "auc":
+        api.auc(files / "ink.zarr", files / "map.tif", mask=files / "sup.zarr", bootstrap=40, block_px=9,
+                executor=Client())
+    else:
+        api.objects(files / "truth.zarr", files / "pred.tif", executor=Client())
+    assert shipped and all(b"numba" not in blob for blob in shipped)
+    assert all(len(blob) < 100_000 for blob in shipped)  # paths and plans, not voxels
