@@ -125,8 +125,45 @@ def by_path(source: Source, opener: str, *args, **kwargs) -> Source:
 
 
 def reopened(recipe: Reopen) -> Source:
+    """A :func:`by_path` source as it arrives in another process: a :class:`Reopened` that opens
+    the file when it is first read (a dask scheduler unpickles tasks and reads nothing)."""
+    return Reopened(recipe)
+
+
+class Reopened(Source):
+    """A source pickled by path, in the process that unpickled it. Its name comes with the recipe;
+    the file is opened on first use (shape, dtype, read ...), once per process and recipe, and
+    shared by every copy (:func:`open_once`). Closing a copy leaves the shared source open."""
+
+    def __init__(self, recipe: Reopen):
+        self.recipe = recipe
+        self.reopen = recipe
+        self.name = recipe.name or "<reopened>"
+
+    @property
+    def source(self) -> Source:
+        return open_once(self.recipe)
+
+    @property
+    def chunks(self):
+        return self.source.chunks
+
+    def read(self, window):
+        return self.source.read(window)
+
+    def __getattr__(self, name):  # shape, dtype, store, warnings ...: the opened source's
+        if name.startswith("__") or name in ("recipe", "reopen", "name"):
+            raise AttributeError(name)
+        return getattr(self.source, name)
+
+    def __reduce_ex__(self, protocol):
+        return (reopened, (self.recipe,))
+
+
+def open_once(recipe: Reopen) -> Source:
     """The source of ``recipe`` in this process: opened on first use, then shared by every
-    task that unpickles it (how a pickled :func:`by_path` source arrives on a dask worker)."""
+    :class:`Reopened` copy of it (at most :data:`REOPENED_KEEP` are kept open, the least recently
+    used closed first)."""
     with _REOPEN_LOCK:
         source = _REOPENED.get(recipe.token)
         if source is not None:
@@ -154,8 +191,8 @@ def reopen_count() -> int:
 
 
 def _stores(source):
-    while isinstance(source, Squeezed):
-        source = source.base
+    while isinstance(source, (Squeezed, Reopened)):
+        source = source.base if isinstance(source, Squeezed) else source.source
     store = getattr(source, "store", None)
     return store if store is not None and hasattr(store, "counts") else None
 
