@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._harness import CACHE, TreeMemory, machine_note, python_env, run_once, segscore_argv, table  # noqa: E402
+from benchmarks._harness import (CACHE, TreeMemory, machine_note, python_env, run_once, segscore_argv,  # noqa: E402
+                                 table)
 
 #: dask config of the benchmark's cluster (a YAML file in the folder ``DASK_CONFIG`` names): what
 #: segscore's own local clusters use (segscore.engine.executor.LOCAL_CLUSTER_CONFIG): no task
@@ -228,7 +229,8 @@ def main(argv=None) -> int:
         small_t, small_p = make_pair(32)
         cases = []
         if not args.skip_objects:
-            cases.append((f"objects {args.size}^3 uint8 zarr", segscore_argv("objects", t_path, p_path), args.size ** 3))
+            cases.append((f"objects {args.size}^3 uint8 zarr", segscore_argv("objects", t_path, p_path),
+                          args.size ** 3))
         if not args.skip_auc:
             from benchmarks.bench_auc import SURFACE, auc_argv, make_case
 
@@ -256,7 +258,8 @@ def main(argv=None) -> int:
         print(f"{command}: workers' RSS when idle, before any job (MB): "
               f"{', '.join(f'{k} {v:.0f}' for k, v in sorted(baseline.items()))}; after the warm-up job (kernels "
               f"loaded): {', '.join(f'{k} {v:.0f}' for k, v in sorted(warmed.items()))}")
-    print("worker logs on memory (spilling, pausing, restarts): " + ("none" if not trouble else "\n  " + "\n  ".join(trouble)))
+    said = "none" if not trouble else "\n  " + "\n  ".join(trouble)
+    print("worker logs on memory (spilling, pausing, restarts): " + said)
     print(machine_note())
     return 0 if all(r["identical JSON"] in ("", "yes") for r in rows) else 1
 
