@@ -113,26 +113,22 @@ def cluster_options(*, single: str | None = None, only: str | None = None, fans:
     from segscore.commands._declare import Option
 
     if fans:
-        return (Option("processes", ("--processes",), type=number(int, lo=1, hi=512), metavar="N", group=group,
-                       help=f"run {fans} on a local dask.distributed cluster of N worker processes (127.0.0.1; "
-                            "one thread each unless --threads)"),
-                Option("scheduler", ("--scheduler",), type=scheduler_address, metavar="ADDRESS", group=group,
-                       help=f"run {fans} on the running dask.distributed cluster at ADDRESS (tcp://HOST:PORT)"))
-
-    if single:
-        why = f"refused: {single}"
-        return (Option("processes", ("--processes",), type=number(int, lo=1, hi=512), metavar="N", group="cluster",
-                       help=f"not for this command ({why})"),
-                Option("scheduler", ("--scheduler",), type=scheduler_address, metavar="ADDRESS", group="cluster",
-                       help=f"not for this command ({why})"))
-    but = f"; not with {only}, which runs in one process" if only else ""
-    return (Option("processes", ("--processes",), type=number(int, lo=1, hi=512), metavar="N", group="cluster",
-                   help="run this one job on a local dask.distributed cluster of N worker processes (127.0.0.1; "
-                        f"--threads threads each, default 1): the same numbers as one process{but}"),
-            Option("scheduler", ("--scheduler",), type=scheduler_address, metavar="ADDRESS", group="cluster",
-                   help="run this one job on the running dask.distributed cluster at ADDRESS (tcp://HOST:PORT): its "
-                        "workers read their own windows of the files (paths they can see, or http/s3 zarr); the "
-                        f"same numbers as one process (docs/cluster.md){but}"))
+        helps = (f"run {fans} on a local dask.distributed cluster of N worker processes (127.0.0.1; one thread "
+                 "each unless --threads)", f"run {fans} on the running dask.distributed cluster at ADDRESS "
+                 "(tcp://HOST:PORT)")
+    elif single:
+        helps = (f"not for this command (refused: {single})",) * 2
+    else:
+        but = f"; not with {only}, which runs in one process" if only else ""
+        helps = ("run this one job on a local dask.distributed cluster of N worker processes (127.0.0.1; --threads "
+                 f"threads each, default 1): the same numbers as one process{but}",
+                 "run this one job on the running dask.distributed cluster at ADDRESS (tcp://HOST:PORT): its workers "
+                 "read their own windows of the files (paths they can see, or http/s3 zarr); the same numbers as one "
+                 f"process (docs/cluster.md){but}")
+    return (Option("processes", ("--processes",), type=number(int, lo=1, hi=512), metavar="N", group=group,
+                   help=helps[0]),
+            Option("scheduler", ("--scheduler",), type=scheduler_address, metavar="ADDRESS", group=group,
+                   help=helps[1]))
 
 
 @contextlib.contextmanager
