@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 from segscore.commands._declare import Option  # noqa: E402
-from segscore.commands._options import positive_int  # noqa: E402
+from segscore.commands._options import cluster_options, positive_int  # noqa: E402
 
 OPTIONS = (
     Option("manifest", metavar="MANIFEST",
@@ -19,10 +19,7 @@ OPTIONS = (
                 "`segscore`; relative paths are the manifest folder's"),
     Option("out", ("--out",), required=True, metavar="DIR",
            help="results folder: results.jsonl (one line per finished job), results.csv, outputs/ID/"),
-    Option("processes", ("--processes",), type=positive_int, metavar="N", group="where",
-           help="run on a local dask cluster of N worker processes (one thread each unless --threads)"),
-    Option("scheduler", ("--scheduler",), metavar="ADDRESS", group="where",
-           help="run on a running dask.distributed cluster"),
+    *cluster_options(fans="the jobs", group="where"),
     Option("threads", ("--threads",), type=positive_int, metavar="N",
            help="jobs at once in this process (default: the CPUs, at most 8); with --processes: threads per worker"),
     Option("force", ("--force",), kind="flag", help="rescore every job, also those scored already"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 
@@ -88,10 +89,97 @@ def missing_option(what: str) -> tuple:
                         "and each unmatched object counts in a per-object mean"),)
 
 
-def engine_options(*, tile_rows: bool = True, threads_help: str | None = None, executor: bool = False) -> tuple:
+def scheduler_address(value):
+    """``--scheduler``'s type: a scheduler's address as text (``tcp://HOST:PORT``); a
+    ``distributed.Client`` goes to ``executor=`` instead."""
+    if not isinstance(value, str) or not value.strip():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a scheduler address (tcp://HOST:PORT); pass a "
+                                         "distributed.Client as executor= instead")
+    return value.strip()
+
+
+scheduler_address.__name__ = "address"
+
+
+def cluster_options(*, single: str | None = None, only: str | None = None, fans: str | None = None,
+                    group: str = "cluster") -> tuple:
+    """``--processes N`` and ``--scheduler ADDRESS`` (one or the other): run the command's streamed
+    pass as one job spread over a ``dask.distributed`` cluster, each worker reading its own windows
+    (:func:`cluster_executor`); in the API ``processes=`` and ``scheduler=``. ``single``: the
+    command runs in one process only, for this reason (the options are then refused in one line,
+    and ``--help`` says so); ``only``: what of the command cannot (refused with it, said in ``--help``).
+    ``fans``: what goes to the cluster when it is not one job's windows (``batch``'s jobs, ``audit``'s
+    cases); ``group``: the name of their mutually exclusive group."""
+    from segscore.commands._declare import Option
+
+    if fans:
+        helps = (f"run {fans} on a local dask.distributed cluster of N worker processes (127.0.0.1; one thread "
+                 "each unless --threads)", f"run {fans} on the running dask.distributed cluster at ADDRESS "
+                 "(tcp://HOST:PORT)")
+    elif single:
+        helps = (f"not for this command (refused: {single})",) * 2
+    else:
+        but = f"; not with {only}, which runs in one process" if only else ""
+        helps = ("run this one job on a local dask.distributed cluster of N worker processes (127.0.0.1; --threads "
+                 f"threads each, default 1): the same numbers as one process{but}",
+                 "run this one job on the running dask.distributed cluster at ADDRESS (tcp://HOST:PORT): its workers "
+                 "read their own windows of the files (paths they can see, or http/s3 zarr); the same numbers as one "
+                 f"process (docs/cluster.md){but}")
+    return (Option("processes", ("--processes",), type=number(int, lo=1, hi=512), metavar="N", group=group,
+                   help=helps[0]),
+            Option("scheduler", ("--scheduler",), type=scheduler_address, metavar="ADDRESS", group=group,
+                   help=helps[1]))
+
+
+@contextlib.contextmanager
+def cluster_executor(o: dict, *, single: str | None = None, warm: str | None = None):
+    """Within the block, the executor a command's engine runs on: ``o["executor"]`` (the API's),
+    or a client of the cluster ``o["processes"]``/``o["scheduler"]`` name (:func:`cluster_options`),
+    reached through :func:`segscore.engine.executor.connect` and closed (a local cluster shut down,
+    a running one left running) when the block ends. ``single``: why this run cannot go to a
+    cluster (then the options are refused in one line). ``warm``: "module:function" loading the
+    kernels the tasks run, on one worker first and then the others (numba's cache is built once)."""
+    from segscore.errors import ScoreError
+
+    processes, scheduler = o.get("processes"), o.get("scheduler")
+    if processes is None and scheduler is None:
+        yield o.get("executor")
+        return
+    flag = "--scheduler" if scheduler is not None else "--processes"
+    if single:
+        refuse_cluster(o, single)
+    if processes is not None and scheduler is not None:
+        raise ScoreError("--processes and --scheduler: give one (a local cluster, or a running one)")
+    if o.get("executor") is not None:
+        raise ScoreError(f"{flag} and executor= both name where the work runs; give one")
+    from segscore.engine.executor import connect, warm_cluster
+
+    client, close = connect(processes=processes, threads=o.get("threads") if processes is not None else None,
+                            scheduler=scheduler)
+    try:
+        if warm:
+            warm_cluster(client, warm)
+        yield client
+    finally:
+        close()
+
+
+def refuse_cluster(o: dict, why: str) -> None:
+    """A one-line :class:`~segscore.errors.ScoreError` when ``o`` asks for ``--processes`` or
+    ``--scheduler`` and the run cannot go to a cluster, for reason ``why``; nothing otherwise."""
+    from segscore.errors import ScoreError
+
+    for flag, key in (("--scheduler", "scheduler"), ("--processes", "processes")):
+        if o.get(key) is not None:
+            raise ScoreError(f"{flag}: {why}; fix: drop {flag} (this runs in one process)")
+
+
+def engine_options(*, tile_rows: bool = True, threads_help: str | None = None, executor: bool = False,
+                   cluster: bool = False, cluster_only: str | None = None) -> tuple:
     """``--tile-rows N`` (unless ``tile_rows`` is False) and ``--threads N`` (``--workers`` is a
     hidden alias of ``--threads``); with ``executor``, the API's ``executor=`` (a dask scheduler
-    name or a ``distributed.Client``: where the tiles are reduced)."""
+    name or a ``distributed.Client``: where the tiles are reduced); with ``cluster``, the
+    :func:`cluster_options` (``cluster_only``: their ``only``)."""
     from segscore.commands._declare import Option
 
     out = ()
@@ -104,6 +192,8 @@ def engine_options(*, tile_rows: bool = True, threads_help: str | None = None, e
         out += (Option("executor", where="api",
                        help="where the tiles are reduced: None (threads here), a dask scheduler name or a "
                             "distributed.Client (workers read their own windows)"),)
+    if cluster:
+        out += cluster_options(only=cluster_only)
     return out
 
 

@@ -41,7 +41,7 @@ OPTIONS = (
     Option("root", ("--root",), default="experiments", help="ledger folder (default experiments)"),
     *plot_option("the bootstrap distribution of the AUC with its interval and the control's AUC (needs "
                  "--bootstrap N or --compare MAP; with --compare, the paired difference beside it)"),
-    *engine_options(executor=True),
+    *engine_options(executor=True, cluster=True),
 )
 
 
@@ -51,7 +51,7 @@ def compute(*, progress=None, recorded=None, **o) -> dict:
     import sys
 
     from segscore import figures
-    from segscore.commands._options import write_outputs
+    from segscore.commands._options import cluster_executor, write_outputs
     from segscore.errors import ScoreError
     from segscore.ink import auc
     from segscore.io import ledger
@@ -64,11 +64,12 @@ def compute(*, progress=None, recorded=None, **o) -> dict:
         figures.require_matplotlib()
     if o["slug"]:  # refuse a missing experiment before the work, not after
         ledger.require_run(o["slug"], o["root"])
-    result, draws = auc._score_files(
-        o["pred"], o["truth"], o["mask"], control=o["control"], level=o["level"], crop=o["crop"],
-        surface_shape=o["surface_shape"], keep_zero=o["keep_zero"], inner=o["inner"], bootstrap=o["bootstrap"],
-        block_px=o["block_px"], compare=o["compare"], seed=o["seed"], tile_rows=o["tile_rows"],
-        threads=o["threads"], executor=o["executor"], progress=progress, return_draws=True)
+    with cluster_executor(o, warm="segscore.ink.warmup:warm") as executor:
+        result, draws = auc._score_files(
+            o["pred"], o["truth"], o["mask"], control=o["control"], level=o["level"], crop=o["crop"],
+            surface_shape=o["surface_shape"], keep_zero=o["keep_zero"], inner=o["inner"], bootstrap=o["bootstrap"],
+            block_px=o["block_px"], compare=o["compare"], seed=o["seed"], tile_rows=o["tile_rows"],
+            threads=o["threads"], executor=executor, progress=progress, return_draws=True)
 
     def draw():
         if not o["bootstrap"] and not o["compare"]:

@@ -68,7 +68,7 @@ def _levels(lo, hi, what):
 
 
 from segscore.commands._declare import Option  # noqa: E402
-from segscore.commands._options import length_px, nonnegative_int, number, plot_option, positive_int  # noqa: E402
+from segscore.commands._options import cluster_options, length_px, nonnegative_int, number, plot_option, positive_int  # noqa: E402
 
 #: ``segscore audit MASK...``; ``segscore.api.audit(masks)``: reference masks, not a truth/prediction pair
 INPUTS = ("masks",)
@@ -121,10 +121,7 @@ OPTIONS = (
     Option("threads", ("--threads",), type=positive_int, metavar="N",
            help="threads in this process (default: the CPUs available, at most 8); with --processes, threads per "
                 "worker process (default 1)"),
-    Option("processes", ("--processes",), type=number(int, lo=1, hi=512), metavar="N", group="cluster",
-           help="run the cases on a local dask.distributed cluster of N worker processes (127.0.0.1)"),
-    Option("scheduler", ("--scheduler",), metavar="ADDRESS", group="cluster", type=str,
-           help="run the cases on an existing dask.distributed cluster"),
+    *cluster_options(fans="the cases"),
     Option("profile", ("--profile",), nargs="+", metavar="PRED", arrays=True,
            help="end with 'which metric should I report?' for these predictions of one method (profiled against "
                 "--gt, as `segscore profile` does)"),

@@ -6,7 +6,10 @@ FLOOR_NAMES = ("single_instance", "voxel_instances", "connected_components", "ra
 
 
 from segscore.commands._declare import Option  # noqa: E402
-from segscore.commands._options import output_options, plot_option  # noqa: E402
+from segscore.commands._options import cluster_options, output_options, plot_option  # noqa: E402
+
+#: why ``fibers`` refuses ``--processes``/``--scheduler``
+SINGLE = "fibers builds the target's skeleton table and the prediction's labels whole, in one process"
 
 #: ``segscore fibers [PRED] TRUTH``; ``segscore.api.fibers(truth, pred)``
 INPUTS = ("truth", "pred")
@@ -22,6 +25,7 @@ OPTIONS = (
            help="recompute every floor and the oracle from the target instead of reading meta.json"),
     *output_options(),
     *plot_option("ERL and merge-penalized ERL against the floors and the oracle"),
+    *cluster_options(single=SINGLE),
 )
 
 
@@ -39,7 +43,7 @@ def from_words(values: dict, namespace) -> dict:
 
 def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore import figures
-    from segscore.commands._options import write_outputs
+    from segscore.commands._options import refuse_cluster, write_outputs
     from segscore.errors import ScoreError
     from segscore.fibers.card import _score_fibers
     from segscore.io.results import with_figure
@@ -51,6 +55,7 @@ def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     if o["pred"] is None and not o["floor"]:
         raise ScoreError(f"no LABELS given for target {o['truth']}; give your instance labels before the "
                          f"target, or score a floor: segscore fibers --floor connected_components {o['truth']}")
+    refuse_cluster(o, SINGLE)  # before anything is read
     if o["plot"]:
         figures.require_matplotlib()  # before the work
     card = _score_fibers(o["truth"], o["pred"], floor=o["floor"], recompute_floors=o["recompute_floors"])

@@ -63,26 +63,30 @@ OPTIONS = (
                 "merged; hd95 and assd with --surface)"),
     *output_options(csv=True),
     *plot_option("AP (TP/(TP+FP+FN)) against the IoU threshold"),
-    *engine_options(executor=True),
+    *engine_options(executor=True, cluster=True, cluster_only="--surface (per-object surface distances)"),
 )
 
 
 def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     from segscore import figures
-    from segscore.commands._options import write_outputs
+    from segscore.commands._options import cluster_executor, write_outputs
     from segscore.io.results import flatten, with_figure, write_csv
     from segscore.objects.metrics import _score_segmentation
 
     if o["plot"]:
         figures.require_matplotlib()  # before the work
-    result = _score_segmentation(o["truth"], o["pred"], threshold=o["iou"],
-                                 boundary_tolerances=tuple(o["tolerances"]), minimum_overlap=o["minimum_overlap"],
-                                 tile_rows=o["tile_rows"], threads=o["threads"], executor=o["executor"],
-                                 progress=progress, count_background=o["count_background"], surface=o["surface"],
-                                 spacing=o["spacing"], nsd_tolerance=o["nsd_tolerance"],
-                                 per_object=bool(o["per_object"]), distance_definition=o["distance_definition"],
-                                 components=o["components"], ignore_label=o["ignore_label"],
-                                 ignore_mask=o["ignore_mask"])
+    single = ("--surface gathers every object's surface voxels for per-object distances in one process"
+              if o["surface"] else None)
+    with cluster_executor(o, single=single, warm="segscore.objects.warmup:warm") as executor:
+        result = _score_segmentation(o["truth"], o["pred"], threshold=o["iou"],
+                                     boundary_tolerances=tuple(o["tolerances"]),
+                                     minimum_overlap=o["minimum_overlap"], tile_rows=o["tile_rows"],
+                                     threads=o["threads"], executor=executor, progress=progress,
+                                     count_background=o["count_background"], surface=o["surface"],
+                                     spacing=o["spacing"], nsd_tolerance=o["nsd_tolerance"],
+                                     per_object=bool(o["per_object"]), distance_definition=o["distance_definition"],
+                                     components=o["components"], ignore_label=o["ignore_label"],
+                                     ignore_mask=o["ignore_mask"])
     rows = result.pop("per_object", None)
     if o["per_object"]:
         write_csv(o["per_object"], rows or [])

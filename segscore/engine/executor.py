@@ -9,7 +9,12 @@ same whichever executor ran it and however many threads it had.
   which bounds memory.
 - ``"synchronous"``: one window at a time in the calling thread (debugging, profiling).
 - ``"dask"`` or a ``distributed.Client``: one dask task per window, merged by a tree of
-  tasks. Sources must then be picklable (file-backed sources are). Warm the numba cache in
+  tasks. Sources must then be picklable: a source opened from a path pickles as its path
+  (:func:`segscore.io.sources.by_path`), so on a cluster each worker reads its own windows and the
+  caller reads none; the chunks the workers read are counted back into the caller's sources. A
+  task reaches its numba kernels through an import or a module-level Python function, never by
+  closing over a dispatcher: a dispatcher pickled with a task is rebuilt on the worker, and its
+  kernels loaded again by every job (about 2 s per worker and job, measured). Warm the numba cache in
   the calling process first (``segscore.warm``: each family's ``segscore.<family>.warmup.warm``)
   so workers load compiled kernels instead of compiling them at once.
 """
@@ -67,7 +72,16 @@ def reduce_windows(fn: Callable[[tuple], T], windows: Sequence[tuple], merge: Ca
         return _threads(fn, windows, merge, _capped(workers or default_workers()), progress)
     if executor == "synchronous":
         return _threads(fn, windows, merge, 1, progress)
-    return _dask(fn, windows, merge, executor)
+    if isinstance(executor, str):
+        return _dask(fn, windows, merge, executor)
+    # a distributed.Client: sources travel by path (segscore.io.sources.by_path), workers read
+    # their own windows, and the chunks they read are counted here as if read here
+    from segscore.io.sources import absorb_counts
+
+    task, both = _on_workers(fn, merge)
+    result, counts = _dask(task, windows, both, executor)
+    absorb_counts(counts)
+    return result
 
 
 def _threads(fn, windows, merge, workers, progress):
@@ -113,6 +127,22 @@ def _dask(fn, windows, merge, executor):
         return result
     future = executor.compute(parts[0])  # a distributed.Client
     return future.result()
+
+
+def _on_workers(fn, merge):
+    """``fn`` and ``merge`` for tasks on other processes: each task hands back, beside its partial
+    result, the chunk counts of the sources its process reopened (:func:`segscore.io.sources.chunk_counts`),
+    merged alongside the partial results."""
+    from segscore.io.sources import chunk_counts, merge_counts
+
+    def task(window):
+        out = fn(window)
+        return out, chunk_counts()
+
+    def both(a, b):
+        return merge(a[0], b[0]), merge_counts(a[1], b[1])
+
+    return task, both
 
 
 def side_by_side(calls: Sequence[Callable[[], T]], *, threads: int | None = None) -> list[T]:
@@ -176,11 +206,15 @@ def local_cluster(processes: int, threads: int | None = None):
     return client, cluster
 
 
+#: how long :func:`connect` waits for a scheduler address to answer
+CONNECT_TIMEOUT = "5s"
+
+
 def connect(*, processes: int | None = None, threads: int | None = None, scheduler=None):
     """``(client, close)``: the ``distributed`` client work fans out on and what ends it, the one
     way every part of segscore reaches a cluster (the batch runner, the metric audit). ``scheduler``
     is a ``distributed.Client`` (used as it is; ``close`` leaves it running) or the address of a
-    running scheduler (connected within 10 s; ``close`` disconnects, the cluster keeps running);
+    running scheduler (connected within :data:`CONNECT_TIMEOUT`; ``close`` disconnects, the cluster keeps running);
     else ``processes`` starts a :func:`local_cluster` of that many workers of ``threads`` threads
     (``close`` shuts it down). ``(None, None)`` when neither is given: this process's threads.
     Refused in one line (:class:`~segscore.errors.ScoreError`): ``distributed`` not installed, or a
@@ -198,7 +232,7 @@ def connect(*, processes: int | None = None, threads: int | None = None, schedul
         if not isinstance(scheduler, str):
             return scheduler, (lambda: None)
         try:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as exc:
             raise ScoreError(f"--scheduler {scheduler}: cannot connect ({type(exc).__name__}: "
                              f"{(str(exc).splitlines() or [''])[0]}); fix: start a scheduler there "
@@ -213,6 +247,34 @@ def connect(*, processes: int | None = None, threads: int | None = None, schedul
             cluster.close()
 
     return client, close
+
+
+#: the warm-ups (``"module:function"``) this process has run (:func:`warm_once`)
+_WARMED: set = set()
+
+
+def warm_once(name: str) -> None:
+    """Run the warm-up ``name`` (``"module:function"``) in this process unless it ran here before."""
+    if name in _WARMED:
+        return
+    import importlib
+
+    module, _, function = name.partition(":")
+    getattr(importlib.import_module(module), function)()
+    _WARMED.add(name)
+
+
+def warm_cluster(client, name: str) -> None:
+    """Run the kernel warm-up ``name`` (``"module:function"``) on one worker of ``client``'s
+    cluster, then on the others at once, each worker once in its life (:func:`warm_once`): numba's
+    on-disk cache is built by one process, then loaded by the rest (numba #4807, #10128:
+    processes building one cache at once can crash). A worker that joins later loads the kernels
+    when its first task needs them."""
+    workers = sorted(client.scheduler_info().get("workers", {}))
+    if workers:
+        client.run(warm_once, name, workers=workers[:1])
+    if len(workers) > 1:
+        client.run(warm_once, name, workers=workers[1:])
 
 
 def warm_workers(client, fn, *args) -> str | None:

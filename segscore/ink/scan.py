@@ -113,9 +113,6 @@ def quantizers(sources: list[Source], names: list[str], spec: ScanSpec) -> list[
 
 def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: ScanSpec) -> ScanResult:
     """One pass over the tiles: class histograms of every map, and block histograms."""
-    from segscore.kernels.blocks import block_entries
-    from segscore.kernels.levels import class_histograms
-
     n = len(sources)
     shape = sources[0].shape
     view.check_map(shape)  # the kernels gather labels through the view without bounds checks
@@ -134,6 +131,11 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
         return codes, ridx, cidx
 
     def task(tile, codes, ridx, cidx):
+        # the kernels are imported here, not closed over: a numba dispatcher pickled with the task
+        # would be rebuilt on a dask worker, its kernels loaded again by every job (~2 s a worker)
+        from segscore.kernels.blocks import block_entries
+        from segscore.kernels.levels import class_histograms
+
         # labels once per window (a whole chunk row of the store where the plan aligns to them),
         # the maps in sub-bands, so map buffers stay small while labels are decoded once
         window = tile.window

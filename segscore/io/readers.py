@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from segscore.io.sources import ArraySource, RawFileSource, Source, ZarrSource, as_source, squeeze
+from segscore.io.sources import ArraySource, RawFileSource, Source, ZarrSource, as_source, by_path, squeeze
 from segscore.errors import InputFileError, ScoreError
 from segscore.io import budget
 
@@ -398,7 +398,8 @@ def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSou
     from segscore.io import remote
 
     if remote.is_url(path):
-        return remote.open_remote(path, level=level, what=what)
+        return by_path(remote.open_remote(path, level=level, what=what), "segscore.io.readers:open_zarr", str(path),
+                       level=level, what=what)
     if not os.path.exists(path):
         raise InputFileError(f"cannot open {_name(path)} as zarr: no such folder; point at the .zarr folder")
     if not os.path.isdir(path):
@@ -435,7 +436,9 @@ def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSou
             raise ScoreError(f"{_name(path)}: no level {level!r}; levels: {keys}")
         raise ScoreError(f"{_name(path)}/{level} is a group, not an array")
     store.check_array(node.path)
-    return ZarrSource(node, _name(path), store=store)
+    return by_path(ZarrSource(node, _name(path), store=store), "segscore.io.readers:open_zarr", os.path.abspath(path),
+                   level=level,
+                   what=what)
 
 
 def _zarr_says(exc: BaseException) -> str:
@@ -453,7 +456,8 @@ def open_image(path, *, what: str = "image") -> Source:
     kind = format_of(path)
     if kind == "zarr":
         return open_zarr(path, what=what)
-    return {"tiff": open_tiff, "npy": open_npy, "nifti": open_nifti, "pillow": open_pillow}[kind](path)
+    source = {"tiff": open_tiff, "npy": open_npy, "nifti": open_nifti, "pillow": open_pillow}[kind](path)
+    return by_path(source, "segscore.io.readers:open_image", os.path.abspath(path), what=what)
 
 
 def open_map(obj, *, what: str = "map", ndim: int = 2, name: str | None = None) -> Source:

@@ -11,13 +11,26 @@ is already in memory. A window is a tuple of slices with explicit, in-range boun
   tifffile's zarr store).
 - :class:`DaskSource`: a dask array; the dask executor hands its blocks to tasks directly.
 - :class:`Squeezed`: a view that drops singleton axes of another source.
+
+A source opened from a path (:func:`segscore.io.readers.open_image`, ``open_zarr``) carries a
+:class:`Reopen` recipe and pickles as that recipe: a dask worker reopens the file itself and
+reads its own windows, and no voxel travels with a task (:func:`by_path`). The chunk counts
+a worker's copy of a zarr source gathers come back with the partial results
+(:func:`chunk_counts`) and are added to the caller's source (:func:`absorb_counts`), so the
+``warnings`` it reports are the ones one process would report.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib
 import os
+import threading
+import uuid
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,6 +76,169 @@ class Source:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+    def __reduce_ex__(self, protocol):
+        recipe = self.__dict__.get("reopen")
+        if recipe is not None:  # pickled by path: the receiving process opens the file itself
+            return (reopened, (recipe,))
+        return super().__reduce_ex__(protocol)
+
+
+@dataclass(frozen=True)
+class Reopen:
+    """How to open a source again in another process: ``opener`` ("module:function") called with
+    ``args`` and ``kwargs`` (a path and plain options). ``token`` names this opening: every copy
+    of the source a process unpickles with one token is one source there (opened once), and the
+    chunk counts of the copies are added back to the original (:func:`absorb_counts`)."""
+
+    opener: str
+    args: tuple
+    kwargs: tuple = ()  # (name, value) pairs
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    name: str | None = None  # the source's name where it was opened (messages name it alike)
+
+    def open(self) -> Source:
+        module, _, name = self.opener.partition(":")
+        fn = getattr(importlib.import_module(module), name)
+        return fn(*self.args, **dict(self.kwargs))
+
+
+#: this process's sources reopened from a recipe, by token, the most recently used last
+_REOPENED: OrderedDict = OrderedDict()
+#: sources reopened and kept per process (a worker serving many jobs closes the oldest)
+REOPENED_KEEP = 32
+_REOPEN_LOCK = threading.Lock()
+#: this process's sources that carry a recipe, by token (the originals counts are added to)
+_BY_TOKEN: "weakref.WeakValueDictionary[str, Source]" = weakref.WeakValueDictionary()
+_OPENS = [0]
+
+
+def by_path(source: Source, opener: str, *args, **kwargs) -> Source:
+    """``source``, opened by ``opener(*args, **kwargs)``, made to pickle as that call
+    (:class:`Reopen`) instead of its state: what :mod:`segscore.io.readers` does for every
+    source it opens from a path. Returns ``source``."""
+    recipe = Reopen(opener, tuple(os.fspath(a) if isinstance(a, os.PathLike) else a for a in args),
+                    tuple(sorted(kwargs.items())), name=getattr(source, "name", None))
+    source.reopen = recipe
+    _BY_TOKEN[recipe.token] = source
+    return source
+
+
+def reopened(recipe: Reopen) -> Source:
+    """A :func:`by_path` source as it arrives in another process: a :class:`Reopened` that opens
+    the file when it is first read (a dask scheduler unpickles tasks and reads nothing)."""
+    return Reopened(recipe)
+
+
+class Reopened(Source):
+    """A source pickled by path, in the process that unpickled it. Its name comes with the recipe;
+    the file is opened on first use (shape, dtype, read ...), once per process and recipe, and
+    shared by every copy (:func:`open_once`). Closing a copy leaves the shared source open."""
+
+    def __init__(self, recipe: Reopen):
+        self.recipe = recipe
+        self.reopen = recipe
+        self.name = recipe.name or "<reopened>"
+
+    @property
+    def source(self) -> Source:
+        return open_once(self.recipe)
+
+    @property
+    def chunks(self):
+        return self.source.chunks
+
+    def read(self, window):
+        return self.source.read(window)
+
+    def __getattr__(self, name):  # shape, dtype, store, warnings ...: the opened source's
+        if name.startswith("__") or name in ("recipe", "reopen", "name"):
+            raise AttributeError(name)
+        return getattr(self.source, name)
+
+    def __reduce_ex__(self, protocol):
+        return (reopened, (self.recipe,))
+
+
+def open_once(recipe: Reopen) -> Source:
+    """The source of ``recipe`` in this process: opened on first use, then shared by every
+    :class:`Reopened` copy of it (at most :data:`REOPENED_KEEP` are kept open, the least recently
+    used closed first)."""
+    with _REOPEN_LOCK:
+        source = _REOPENED.get(recipe.token)
+        if source is not None:
+            _REOPENED.move_to_end(recipe.token)
+            return source
+    source = recipe.open()
+    source.reopen = recipe
+    if recipe.name is not None:
+        source.name = recipe.name
+    with _REOPEN_LOCK:
+        if recipe.token in _REOPENED:  # another thread opened it meanwhile: keep one
+            source.close()
+            return _REOPENED[recipe.token]
+        _REOPENED[recipe.token] = source
+        _OPENS[0] += 1
+        while len(_REOPENED) > REOPENED_KEEP:
+            _, old = _REOPENED.popitem(last=False)
+            old.close()
+    return source
+
+
+def reopen_count() -> int:
+    """How many sources this process has reopened from a recipe (tests count them)."""
+    return _OPENS[0]
+
+
+def _stores(source):
+    while isinstance(source, (Squeezed, Reopened)):
+        source = source.base if isinstance(source, Squeezed) else source.source
+    store = getattr(source, "store", None)
+    return store if store is not None and hasattr(store, "counts") else None
+
+
+def chunk_counts() -> dict:
+    """``{token: {array path: (read keys, absent keys)}}``: the chunks this process's reopened
+    zarr sources have read so far (what a task hands back beside its partial result)."""
+    out = {}
+    with _REOPEN_LOCK:
+        items = list(_REOPENED.items())
+    for token, source in items:
+        store = _stores(source)
+        if store is None:
+            continue
+        counts = {key: (frozenset(c.read), frozenset(c.absent)) for key, c in list(store.counts.items())}
+        if counts:
+            out[token] = counts
+    return out
+
+
+def merge_counts(a: dict, b: dict) -> dict:
+    """Two :func:`chunk_counts` together (sets of keys: union, so a chunk two tasks or a rerun
+    task read counts once)."""
+    if not b:
+        return a
+    if not a:
+        return b
+    out = dict(a)
+    for token, counts in b.items():
+        mine = dict(out.get(token, {}))
+        for key, (read, absent) in counts.items():
+            r0, a0 = mine.get(key, (frozenset(), frozenset()))
+            mine[key] = (r0 | read, a0 | absent)
+        out[token] = mine
+    return out
+
+
+def absorb_counts(counts: dict) -> None:
+    """Add :func:`chunk_counts` gathered on workers to the chunk counts of this process's
+    original sources (by token; tokens of other processes' sources are ignored)."""
+    for token, per_key in (counts or {}).items():
+        store = _stores(_BY_TOKEN.get(token))
+        if store is None:
+            continue
+        for key, (read, absent) in per_key.items():
+            store.add_counts(key, read, absent)
 
 
 class ArraySource(Source):

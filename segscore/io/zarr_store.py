@@ -436,6 +436,13 @@ def _make_store_class():
             c = self.counts.get(array_path.strip("/"))
             return (len(c.absent), len(c.read)) if c is not None else (0, 0)
 
+        def add_counts(self, array_path: str, read, absent) -> None:
+            """Count the chunk keys ``read`` (and ``absent``) of the array at ``array_path`` as read
+            here: what a copy of this store on a dask worker read (:func:`segscore.io.sources.absorb_counts`)."""
+            c = self.counts.setdefault(array_path.strip("/"), _Counts())
+            c.read.update(read)
+            c.absent.update(absent)
+
         def check_array(self, array_path: str = "") -> None:
             """Refuse, before any chunk is read, an array whose chunks the store cannot bound, or
             whose declared chunk is larger than the read budget (:mod:`segscore.io.budget`, where
