@@ -183,13 +183,23 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
 
 
 def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
-                keep_rows=False, dtype=None):
+                keep_rows=False, dtype=None, scratch=None):
     """Rank ``read_band(r0, r1)`` (a map of ``dtype``; None: float64) exactly against ``codes``: a
     :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
-    every pixel of the map, scored or not, after the first pass)."""
-    from segscore.metrics.exact import rank_exact
+    every pixel of the map, scored or not, after the first pass).
+
+    The scored pixels of each band are counted from ``codes`` first, so when they fit the budget
+    each band's kernel (:func:`segscore.kernels.exactrank.gather_codes`) writes them straight into
+    its place in the one buffer (``scratch``: a :class:`segscore.metrics.exact.Scratch` lending it);
+    a larger map (or dask) takes :func:`segscore.metrics.exact.rank_exact`'s passes."""
+    from segscore.engine import reduce
+    from segscore.metrics.exact import ExactPass, key_bits
 
     windows = plan_bands(codes.shape, tile_rows=tile_rows, target_px=EXACT_BAND_PX)
+    scored_rows = np.count_nonzero(codes & 2, axis=1)
+    counts = [int(scored_rows[w[0]].sum()) for w in windows]
+    ep = ExactPass(thresholds=EXACT_THRESHOLDS, dtype=dtype, expected_px=sum(counts), keep_rows=keep_rows,
+                   executor=executor, scratch=scratch)
 
     def read(window):
         r0, r1 = window[0].start, window[0].stop
@@ -200,8 +210,27 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
             return values.ravel(), (c & 1).ravel(), values
         return values[scored], c[scored] & 1, values
 
-    return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads,
-                      check=check, keep_rows=keep_rows, dtype=dtype, expected_px=int(np.count_nonzero(codes & 2)))
+    engine = {"executor": executor, "threads": threads}
+    if ep.place(counts):
+        from segscore.kernels.exactrank import gather_codes
+
+        ft = np.float32 if key_bits(dtype if dtype is not None else np.float64) == 32 else np.float64
+
+        def read_placed(window):
+            r0, r1 = window[0].start, window[0].stop
+            return np.ascontiguousarray(read_band(r0, r1), ft), codes[r0:r1]
+
+        def task(tile, values, band_codes):
+            tcount = np.zeros((2, ep.thr.size + 1), np.int64)
+            stats = np.array([np.inf, -np.inf, 0.0])
+            k = gather_codes(values.reshape(band_codes.shape), band_codes, ep.thr, ep.below, tcount, stats,
+                             ep.slot(tile.index))
+            return ep.placed(tile.index, tcount, stats, k)
+
+        total = reduce(read_placed, task, ep.merge, windows=windows, **engine)
+    else:
+        total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, **engine)
+    return ep.finish(total, read, windows, check=check, **engine)
 
 
 def _rows_curves(ex):
@@ -274,10 +303,11 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=
     return _floors_and_histograms(codes, seed=seed, engine=engine)[0]
 
 
-def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False):
+def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False, scratch=None):
     """``(floor cards, {floor: (ink hist, bg hist, p_levels)})``: the histograms each card was
     computed from (a constant floor's is one level holding every pixel; the uniform floor's its
-    exact rows, with ``keep_rows``, else absent)."""
+    exact rows, with ``keep_rows``, else absent). ``scratch``: the buffer a float prediction's
+    ranking used before (:class:`segscore.metrics.exact.Scratch`)."""
     scored = (codes & 2) != 0
     pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
     neg = int(np.count_nonzero(scored)) - pos
@@ -289,7 +319,7 @@ def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_r
         out[name] = card
         hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
     h, w = codes.shape
-    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, **engine)
+    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, scratch=scratch, **engine)
     card = _exact_card(ex)
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card
@@ -459,6 +489,9 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
                          f"measure misalignment; pass --allow-failing-placement to score it anyway")
     pred_name = prediction_name(prediction)
     h, w = tgt.shape
+    from segscore.metrics.exact import Scratch
+
+    scratch = Scratch()  # the gathered scores' buffer, shared by a float prediction's ranking and the floor's
     with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
         cy, cx = _crop(src.shape, tgt, origin, src.name)
         kind = map_kind(src.dtype)
@@ -466,7 +499,7 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
         read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
         if kind == "float":
             ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
-                             keep_rows=return_curves, dtype=src.dtype, **engine)
+                             keep_rows=return_curves, dtype=src.dtype, scratch=scratch, **engine)
             card = _exact_card(ex)
         else:
             ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)
@@ -504,7 +537,7 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
     floor_hists = {}
     if floors:
         result["floors"], floor_hists = _floors_and_histograms(tgt.codes, seed=seed, engine=engine,
-                                                               keep_rows=return_curves)
+                                                               keep_rows=return_curves, scratch=scratch)
     from segscore.io.results import Result, lift_notes
 
     result = lift_notes(result)
