@@ -499,6 +499,12 @@ class ExactPass:
             if gathered.size != n_pos + n_neg:
                 raise RuntimeError("the first pass gathered a different number of scores than it counted")
             _sort_packed(gathered, bits, threads if self.local else 1)
+            out.collected_px = out.max_pass_px = int(gathered.size)
+            if self.auc_only and not self.keep_rows:  # ROC-AUC alone: one sweep, no buckets nor regions
+                from segscore.kernels.exactrank import sorted_wins
+
+                out.roc_auc = int(sorted_wins(gathered)) / (2.0 * n_pos * n_neg)
+                return out
             pos, neg = np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64)
             kmin, kmax = np.full(N_BUCKETS, np.iinfo(ut).max, ut), np.zeros(N_BUCKETS, ut)
             starts = (np.arange(N_BUCKETS + 1) / N_BUCKETS).astype(self.ft).view(ut).copy()
