@@ -192,14 +192,12 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
     each band's kernel (:func:`segscore.kernels.exactrank.gather_codes`) writes them straight into
     its place in the one buffer (``scratch``: a :class:`segscore.metrics.exact.Scratch` lending it);
     a larger map (or dask) takes :func:`segscore.metrics.exact.rank_exact`'s passes."""
-    from segscore.engine import reduce
-    from segscore.metrics.exact import ExactPass, key_bits
+    from segscore.metrics.exact import key_bits, rank_exact
 
     windows = plan_bands(codes.shape, tile_rows=tile_rows, target_px=EXACT_BAND_PX)
     scored_rows = np.count_nonzero(codes & 2, axis=1)
     counts = [int(scored_rows[w[0]].sum()) for w in windows]
-    ep = ExactPass(thresholds=EXACT_THRESHOLDS, dtype=dtype, expected_px=sum(counts), keep_rows=keep_rows,
-                   executor=executor, scratch=scratch)
+    ft = np.float32 if key_bits(dtype if dtype is not None else np.float64) == 32 else np.float64
 
     def read(window):
         r0, r1 = window[0].start, window[0].stop
@@ -210,27 +208,22 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
             return values.ravel(), (c & 1).ravel(), values
         return values[scored], c[scored] & 1, values
 
-    engine = {"executor": executor, "threads": threads}
-    if ep.place(counts):
+    def read_placed(window):
+        r0, r1 = window[0].start, window[0].stop
+        return np.ascontiguousarray(read_band(r0, r1), ft), codes[r0:r1]
+
+    def task(ep, tile, values, band_codes):
         from segscore.kernels.exactrank import gather_codes
 
-        ft = np.float32 if key_bits(dtype if dtype is not None else np.float64) == 32 else np.float64
+        tcount = np.zeros((2, ep.thr.size + 1), np.int64)
+        stats = np.array([np.inf, -np.inf, 0.0])
+        k = gather_codes(values.reshape(band_codes.shape), band_codes, ep.thr, ep.below, tcount, stats,
+                         ep.slot(tile.index))
+        return ep.placed(tile.index, tcount, stats, k)
 
-        def read_placed(window):
-            r0, r1 = window[0].start, window[0].stop
-            return np.ascontiguousarray(read_band(r0, r1), ft), codes[r0:r1]
-
-        def task(tile, values, band_codes):
-            tcount = np.zeros((2, ep.thr.size + 1), np.int64)
-            stats = np.array([np.inf, -np.inf, 0.0])
-            k = gather_codes(values.reshape(band_codes.shape), band_codes, ep.thr, ep.below, tcount, stats,
-                             ep.slot(tile.index))
-            return ep.placed(tile.index, tcount, stats, k)
-
-        total = reduce(read_placed, task, ep.merge, windows=windows, **engine)
-    else:
-        total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, **engine)
-    return ep.finish(total, read, windows, check=check, **engine)
+    return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads, check=check,
+                      keep_rows=keep_rows, dtype=dtype, expected_px=sum(counts), scratch=scratch,
+                      placed=(counts, read_placed, task))
 
 
 def _rows_curves(ex):
@@ -418,6 +411,41 @@ def _warm_exact():
     rank_exact(lambda w: (p, cls), [(slice(0, 1),)], thresholds=EXACT_THRESHOLDS, executor="synchronous")
 
 
+class _Background:
+    """``fn()`` on a thread of its own started now (``now``; else run by :meth:`result`, in the
+    caller's thread), in the caller's context (so :func:`segscore.engine.executor.thread_budget`
+    still caps its passes); :meth:`result` waits and returns it or raises its exception."""
+
+    def __init__(self, fn, *, now=True):
+        import contextvars
+        import threading
+
+        self._fn, self._out, self._err, self._thread = fn, None, None, None
+        if now:
+            ctx = contextvars.copy_context()
+            self._thread = threading.Thread(target=ctx.run, args=(self._run,), name="segscore-floors", daemon=True)
+            self._thread.start()
+
+    def _run(self):
+        try:
+            self._out = self._fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller by result()
+            self._err = e
+
+    def join(self):
+        if self._thread:
+            self._thread.join()
+
+    def result(self):
+        if self._thread is None:  # not started: run here, once
+            self._thread = False
+            self._run()
+        self.join()
+        if self._err is not None:
+            raise self._err
+        return self._out
+
+
 def _prewarm():
     """Load the level kernels (numba import, on-disk cache) on a thread while PNGs decode."""
     import threading
@@ -489,22 +517,30 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
                          f"measure misalignment; pass --allow-failing-placement to score it anyway")
     pred_name = prediction_name(prediction)
     h, w = tgt.shape
-    from segscore.metrics.exact import Scratch
-
-    scratch = Scratch()  # the gathered scores' buffer, shared by a float prediction's ranking and the floor's
-    with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
-        cy, cx = _crop(src.shape, tgt, origin, src.name)
-        kind = map_kind(src.dtype)
-        warming.join()
-        read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
-        if kind == "float":
-            ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
-                             keep_rows=return_curves, dtype=src.dtype, scratch=scratch, **engine)
-            card = _exact_card(ex)
-        else:
-            ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)
-            check_values(src.name, lo, hi, bad)
-            card = _card(ink_h, bg_h, kind)
+    # the floors need only the target: they are ranked on their own thread while the prediction is
+    # decoded and scored (a float prediction waits for them, so one gathered buffer is held at a time)
+    floor_job = _Background(lambda: _floors_and_histograms(tgt.codes, seed=seed, engine=engine,
+                                                           keep_rows=return_curves),
+                            now=floors and engine.get("executor") in (None, "threads")) if floors else None
+    try:
+        with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
+            cy, cx = _crop(src.shape, tgt, origin, src.name)
+            kind = map_kind(src.dtype)
+            warming.join()
+            read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
+            if kind == "float":
+                if floor_job is not None:
+                    floor_job.result()
+                ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
+                                 keep_rows=return_curves, dtype=src.dtype, **engine)
+                card = _exact_card(ex)
+            else:
+                ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)
+                check_values(src.name, lo, hi, bad)
+                card = _card(ink_h, bg_h, kind)
+    finally:
+        if floor_job is not None:
+            floor_job.join()  # never leave it running (an error of the prediction is raised as it is)
     reg = meta.get("registration") or {}
     registration = {
         "median_residual_voxels": reg.get("median_residual"),
@@ -536,8 +572,7 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
         result["overrides"] = overrides
     floor_hists = {}
     if floors:
-        result["floors"], floor_hists = _floors_and_histograms(tgt.codes, seed=seed, engine=engine,
-                                                               keep_rows=return_curves, scratch=scratch)
+        result["floors"], floor_hists = floor_job.result()
     from segscore.io.results import Result, lift_notes
 
     result = lift_notes(result)

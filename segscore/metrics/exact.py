@@ -649,7 +649,8 @@ class ExactPass:
 
 
 def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget_px: int | None = None,
-               keep_rows: bool = False, check=None, dtype=None, expected_px: int | None = None) -> ExactRanking:
+               keep_rows: bool = False, check=None, dtype=None, expected_px: int | None = None, scratch=None,
+               placed=None) -> ExactRanking:
     """Rank the scores ``read(window)`` gives for each of ``windows`` exactly (see the module).
 
     ``read(window) -> (raw, cls)`` or ``(raw, cls, whole)``: the window's scored values (1D, any
@@ -663,13 +664,22 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     ``dtype``: the map's (float32 and float16 maps are ranked on float32 bits; None: float64).
     ``budget_px``: scores gathered per pass (default :data:`DEFAULT_BUDGET_BYTES` of them).
     ``expected_px``: how many scores ``read`` gives in all, when known: above the budget, the
-    first pass does not try to gather them. Engine options as :func:`segscore.engine.reduce`.
+    first pass does not try to gather them. ``scratch``: a :class:`Scratch` lending the buffer.
+    ``placed``: ``(counts, read_placed, task)``, a first pass placed when it fits the budget
+    (:meth:`ExactPass.place`: ``counts[i]`` scores in window ``i``; ``task(ep, tile,
+    *read_placed(window))`` writes them into ``ep.slot(tile.index)`` and returns
+    ``ep.placed(...)``); else, and for any later pass, ``read``. Engine options as
+    :func:`segscore.engine.reduce`.
     """
     from segscore.engine import reduce
 
     ep = ExactPass(thresholds=thresholds, dtype=dtype, budget_px=budget_px, expected_px=expected_px,
-                   keep_rows=keep_rows, executor=executor)
+                   keep_rows=keep_rows, executor=executor, scratch=scratch)
     windows = list(windows)
-    total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, executor=executor,
-                   threads=threads)
-    return ep.finish(total, read, windows, executor=executor, threads=threads, check=check)
+    engine = {"executor": executor, "threads": threads}
+    if placed is not None and ep.place(placed[0]):
+        task = placed[2]
+        total = reduce(placed[1], lambda tile, *r: task(ep, tile, *r), ep.merge, windows=windows, **engine)
+    else:
+        total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, **engine)
+    return ep.finish(total, read, windows, check=check, **engine)
