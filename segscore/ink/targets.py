@@ -403,12 +403,19 @@ def _crop(src_shape, target: Target, origin, name: str = "prediction"):
 
 
 def _warm_exact():
-    """Load every kernel of the exact float ranking (a first pass, a collecting pass, both kinds of rows)."""
+    """Load every kernel of the exact float ranking: the placed first pass (float64 and float32),
+    the read one, a collecting pass, both kinds of rows, and the two-thread sort's partition."""
+    from segscore.kernels.exactrank import partition, rotate
     from segscore.metrics.exact import rank_exact
 
     p = np.array([0.1, 0.1 + 1e-12, 0.1 + 2e-12, 0.9])
     cls = np.array([0, 1, 0, 1], np.uint8)
     rank_exact(lambda w: (p, cls), [(slice(0, 1),)], thresholds=EXACT_THRESHOLDS, executor="synchronous")
+    codes = (cls | 2).reshape(2, 2)
+    for dtype in (None, np.float32):
+        _rank_float(lambda a, b: p.reshape(2, 2)[a:b], codes, executor="synchronous", dtype=dtype)
+    for ut in (np.uint64, np.uint32):
+        rotate(np.zeros(2, ut)[partition(np.zeros(2, ut), ut(1)):], 1)
 
 
 class _Background:
