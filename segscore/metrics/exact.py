@@ -10,6 +10,11 @@ passes, without holding more of the map than a fixed budget:
    65,536 buckets ``min(int(p * 65536), 65535)`` (monotone in ``p``), with their class counts and
    smallest and largest score, are read from the sorted scores in one sweep. Nothing is read
    twice.
+   A caller that counts each window's scores beforehand (a target's codes, a column target's
+   boxes) *places* the pass: each tile's kernel writes its scores into its own slot of the buffer
+   (:meth:`ExactPass.place`), so nothing is copied after the kernel. The buffer is anonymous memory
+   in huge pages (:func:`_alloc`), lent by a :class:`Scratch` to the rankings of one command; a
+   ranking that needs ROC-AUC only (``auc_only``) reads it from the sorted scores in one sweep.
 2. A larger map is first counted into those buckets in one pass (with the thresholds), and the
    buckets ranked by later passes (step 4).
 3. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
