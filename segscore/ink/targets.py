@@ -526,9 +526,12 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
     h, w = tgt.shape
     # the floors need only the target: they are ranked on their own thread while the prediction is
     # decoded and scored (a float prediction waits for them, so one gathered buffer is held at a time)
+    from segscore.engine.executor import default_workers
+
+    beside = engine.get("executor") in (None, "threads") and (engine.get("threads") or default_workers()) > 1 \
+        and default_workers() > 1  # one thread asked for (or a batch's budget of one): one after the other
     floor_job = _Background(lambda: _floors_and_histograms(tgt.codes, seed=seed, engine=engine,
-                                                           keep_rows=return_curves),
-                            now=floors and engine.get("executor") in (None, "threads")) if floors else None
+                                                           keep_rows=return_curves), now=beside) if floors else None
     try:
         with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
             cy, cx = _crop(src.shape, tgt, origin, src.name)
