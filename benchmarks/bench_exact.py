@@ -145,7 +145,8 @@ def against(tree: str, repeat: int) -> None:
             same = cards["this"] == cards["other"]
             rows.append({"case": name, "s": med["this"][0], "s_other": med["other"][0],
                          "ratio": med["this"][0] / med["other"][0], "cpu": med["this"][2], "cpu_other": med["other"][2],
-                         "cpu_ratio": med["this"][2] / med["other"][2], "mb": med["this"][1], "mb_other": med["other"][1],
+                         "cpu_ratio": med["this"][2] / med["other"][2],
+                         "mb": med["this"][1], "mb_other": med["other"][1],
                          "mb_ratio": med["this"][1] / med["other"][1], "same": "yes" if same else "no (quantized)",
                          "runs": " ".join(f"{m['seconds']:.2f}" for m in got["this"]) + " / "
                          + " ".join(f"{m['seconds']:.2f}" for m in got["other"])})
