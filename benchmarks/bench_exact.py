@@ -22,7 +22,8 @@ spills to disk: the refinement gathers at most ``budget`` scores in memory per p
     PYTHONPATH=. nice python benchmarks/bench_exact.py [--repeat 1] [--skip-4x]
 
 ``--against TREE`` instead runs the two commands whose time the exact ranking sets, side by side
-with another checkout ``TREE`` (the quantized path it replaced: ``git worktree add TREE bfa3608``):
+with another checkout ``TREE`` (the quantized path it replaced: ``git worktree add TREE bfa3608``), wall
+and CPU (user + system, both threads) of each, and the load average around the runs:
 ``segscore target`` on bench_targets.py's 4,096² 8-bit PNG with its three floors (the uniform floor
 is 16.7 M distinct doubles), and ``segscore columns`` on the full 2,061 x 30,097 float32 column map
 with its floors. Whole processes, each tree on its own path and its own numba cache (warmed by one
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -112,6 +114,7 @@ def against(tree: str, repeat: int) -> None:
     from benchmarks.bench_targets import make_cases
 
     case = make_cases(shared_data("scrollgt"))
+    load0 = os.getloadavg()[0]
     trees = {"this": str(REPO), "other": str(Path(tree).resolve())}
     cmds = {"target 4096² u8 PNG + 3 floors": ["target", case["png"], case["target"]],
             "columns full grid f32 + 3 floors": ["columns", case["cols"], case["ctarget"]]}
@@ -121,7 +124,10 @@ def against(tree: str, repeat: int) -> None:
 
         def run(k, argv):
             out = os.path.join(tmp, f"{k}.json")
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             m = run_once([sys.executable, "-m", "segscore", *argv, "--json-out", out], env=envs[k], cwd=tmp)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command's own CPU (user + system)
+            m["cpu"] = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
             return m, json.loads(Path(out).read_text())
 
         rows = []
@@ -134,18 +140,22 @@ def against(tree: str, repeat: int) -> None:
                 for k in trees:
                     m, cards[k] = run(k, argv)
                     got[k].append(m)
-            med = {k: (statistics.median(m["seconds"] for m in v), statistics.median(m["peak_mb"] for m in v))
-                   for k, v in got.items()}
+            med = {k: (statistics.median(m["seconds"] for m in v), statistics.median(m["peak_mb"] for m in v),
+                       statistics.median(m["cpu"] for m in v)) for k, v in got.items()}
             same = cards["this"] == cards["other"]
             rows.append({"case": name, "s": med["this"][0], "s_other": med["other"][0],
-                         "ratio": med["this"][0] / med["other"][0], "mb": med["this"][1], "mb_other": med["other"][1],
+                         "ratio": med["this"][0] / med["other"][0], "cpu": med["this"][2], "cpu_other": med["other"][2],
+                         "cpu_ratio": med["this"][2] / med["other"][2],
+                         "mb": med["this"][1], "mb_other": med["other"][1],
                          "mb_ratio": med["this"][1] / med["other"][1], "same": "yes" if same else "no (quantized)",
                          "runs": " ".join(f"{m['seconds']:.2f}" for m in got["this"]) + " / "
                          + " ".join(f"{m['seconds']:.2f}" for m in got["other"])})
     print(f"exact ranking against {tree} — {machine_note()} — whole processes, trees alternated, medians of "
-          f"{repeat}, each tree's numba cache warm\n")
+          f"{repeat}, each tree's numba cache warm; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after\n")
     print(table(rows, [("case", "case", None), ("s", "this s", "{:.2f}"), ("s_other", "other s", "{:.2f}"),
-                       ("ratio", "this / other", "{:.2f}"), ("mb", "this peak MB", "{:.0f}"),
+                       ("ratio", "this / other", "{:.2f}"), ("cpu", "this CPU s", "{:.2f}"),
+                       ("cpu_other", "other CPU s", "{:.2f}"), ("cpu_ratio", "CPU ratio", "{:.2f}"),
+                       ("mb", "this peak MB", "{:.0f}"),
                        ("mb_other", "other peak MB", "{:.0f}"), ("mb_ratio", "peak ratio", "{:.2f}"),
                        ("same", "same JSON", None), ("runs", "runs (this / other)", None)]))
 

@@ -184,6 +184,44 @@ def _accumulate(read_band, kind, shape, origin, valid, boxes, kinds, *, tile_row
     def read(window):
         return [kernel_array(read_band(window[0].start, window[0].stop))]
 
+    ep = exact[0] if exact is not None else None
+    if ep is not None and ep.place([int(exact[2][:, wd[0]].sum()) for wd in windows]):
+        # placed: each band's kernel adds the row profiles of its clipped values and writes the
+        # ranked boxes' pixels straight into its slot of the gathered scores (one read, no copy)
+        from segscore.kernels.exactrank import gather_boxes, value_range
+
+        ft = np.float32 if ep.bits == 32 else np.float64
+
+        def read_placed(window):
+            return [np.ascontiguousarray(read_band(window[0].start, window[0].stop), ft)]
+
+        def task_placed(tile, values):
+            lo, hi, bad = np.inf, -np.inf, 0
+            if check_range:
+                lo, hi, bad = value_range(values)
+            rs = np.zeros((k, maxh))
+            rc = np.zeros((k, maxh), np.int64)
+            n = gather_boxes(values, oy + tile.window[0].start, ox, valid_a, boxes_a, kinds_r, rs, rc,
+                             ep.slot(tile.index))
+            tc = exact[2][:, tile.window[0]].sum(axis=1).reshape(2, 1)  # the classes' counts (no thresholds)
+            return [rs, rc, None, (float(lo), float(hi), int(bad)), ep.placed(tile.index, tc, (lo, hi, bad), n)]
+
+        def merge_placed(a, b):
+            a[0] += b[0]
+            a[1] += b[1]
+            (lo, hi, bad), (lo2, hi2, bad2) = a[3], b[3]
+            a[3] = (min(lo, lo2), max(hi, hi2), bad + bad2)
+            a[4] = ep.merge(a[4], b[4])
+            return a
+
+        kinds_r = np.array(kinds, np.int64)
+        total = reduce(read_placed, task_placed, merge_placed, windows=windows, executor=executor, threads=threads)
+        if total is None:
+            return [np.zeros((k, maxh)), np.zeros((k, maxh), np.int64), np.zeros((2, 65536), np.int64),
+                    (np.inf, -np.inf, 0), None]
+        total[2] = np.zeros((2, 65536), np.int64)
+        return total
+
     def task(tile, values):
         lo, hi, bad = np.inf, -np.inf, 0
         if check_range and kind == "float":
@@ -237,22 +275,25 @@ def _box_pixels(values, r0, origin, valid, picked):
     return np.concatenate(raws), np.concatenate(classes)
 
 
-def _exact_pass(shape, origin, valid, boxes, kinds, *, dtype=None, executor=None):
-    """``(ExactPass, picked)``: the exact ranking (:mod:`segscore.metrics.exact`) of the valid pixels
-    of the text columns (kind 1, positive) against those of the gutters (kind 0) of a float map of
-    ``dtype``, and those boxes with their kinds; told how many pixels to expect, so a map that fits
-    the budget is gathered in the first pass."""
+def _exact_pass(shape, origin, valid, boxes, kinds, *, dtype=None, executor=None, scratch=None):
+    """``(ExactPass, picked, counts)``: the exact ranking (:mod:`segscore.metrics.exact`) of the valid
+    pixels of the text columns (kind 1, positive) against those of the gutters (kind 0) of a float map
+    of ``dtype``, ROC-AUC only (the pixel AUC); those boxes with their kinds; and ``counts`` (2, h),
+    the pixels of each class the boxes rank in each map row (so each band's place in the gathered
+    scores is known before the pass, :meth:`~segscore.metrics.exact.ExactPass.place`)."""
     from segscore.metrics.exact import ExactPass
 
     h, w = shape
     oy, ox = origin
     picked = [(b, kd) for b, kd in zip(boxes, kinds) if kd >= 0]
-    n_px = 0
-    for (y0, y1, x0, x1), _ in picked:
+    counts = np.zeros((2, h), np.int64)
+    for (y0, y1, x0, x1), kd in picked:
         a, b, c, d = max(y0, oy), min(y1, oy + h), max(x0, ox), min(x1, ox + w)
         if a < b and c < d:
-            n_px += (b - a) * (d - c) if valid is None else int(np.count_nonzero(valid[a:b, c:d]))
-    return ExactPass(thresholds=(), dtype=dtype, expected_px=n_px, executor=executor), picked
+            counts[kd, a - oy:b - oy] += (d - c) if valid is None else np.count_nonzero(valid[a:b, c:d], axis=1)
+    ep = ExactPass(thresholds=(), dtype=dtype, expected_px=int(counts.sum()), executor=executor, scratch=scratch,
+                   auc_only=True)
+    return ep, picked, counts
 
 
 def _exact_finish(ep, first, read_band, shape, origin, valid, picked, *, tile_rows=None, executor=None,
@@ -353,12 +394,13 @@ def _metrics(tgt, scored, gutters, excluded, rs, rc, hist, kind, pixel_auc=None)
 
 
 def _score(read_band, kind, shape, tgt, origin, scored, gutters, excluded, engine, check_range=True, name=None,
-           dtype=None):
+           dtype=None, scratch=None):
     boxes = [c["box"] for c in scored] + [g["box"] for g in gutters]
     kinds = [1 if c["status"] == "text" else -1 for c in scored] + [0] * len(gutters)
     ep = None
     if kind == "float" and scored and gutters:
-        ep = _exact_pass(shape, origin, tgt.valid, boxes, kinds, dtype=dtype, executor=engine.get("executor"))
+        ep = _exact_pass(shape, origin, tgt.valid, boxes, kinds, dtype=dtype, executor=engine.get("executor"),
+                         scratch=scratch)
     rs, rc, hist, stats, *first = _accumulate(read_band, kind, shape, origin, tgt.valid, boxes, kinds,
                                               check_range=check_range, exact=ep, **engine)
     if name is not None:  # refuse NaN, inf and values outside [0, 1] before any metric sees them
@@ -401,9 +443,10 @@ def _origin_and_shape(tgt, src_shape, origin, name="the prediction"):
 
 
 def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0, plan=None, tile_rows=None,
-                  executor=None, threads=None, band_rows=None, workers=None) -> dict:
+                  executor=None, threads=None, band_rows=None, workers=None, scratch=None) -> dict:
     """The three floors scored over the extent ``shape`` at ``origin`` (default: the full grid):
-    ``{name: card}``, each card with its ``notes`` (why a metric of it is null)."""
+    ``{name: card}``, each card with its ``notes`` (why a metric of it is null). ``scratch``: the
+    buffer the map's own ranking used (:class:`segscore.metrics.exact.Scratch`)."""
     from segscore.ink.targets import uniform_rows
 
     shape = tuple(shape or tgt.grid_shape)
@@ -416,8 +459,8 @@ def column_floors(tgt: ColumnTarget, origin=(0, 0), shape=None, *, seed: int = 0
     # uniform_random is the one floor to read; a constant map p has row sums p x row counts (the
     # counts do not depend on the values) and all its pixels on one level
     read = lambda a, b: uniform_rows(seed, w, a, b).astype(np.float32)  # noqa: E731
-    ep = (_exact_pass(shape, origin, tgt.valid, boxes, kinds, dtype=np.float32, executor=engine.get("executor"))
-          if scored and gutters else None)
+    ep = (_exact_pass(shape, origin, tgt.valid, boxes, kinds, dtype=np.float32, executor=engine.get("executor"),
+                      scratch=scratch) if scored and gutters else None)
     rs, rc, hist, _, *first = _accumulate(read, "float", shape, origin, tgt.valid, boxes, kinds, check_range=False,
                                           exact=ep, **engine)
     exact = _exact_finish(ep[0], first[0], read, shape, origin, tgt.valid, ep[1], **engine) if ep else None
@@ -452,20 +495,23 @@ def score_columns_array(prediction, target, origin=(0, 0), *, floors=True, seed=
     refuse_target_as_prediction(prediction, "segscore columns PRED TARGET")
     tgt = target if isinstance(target, ColumnTarget) else load_column_target(target)
     engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
+    from segscore.metrics.exact import Scratch
+
+    scratch = Scratch()  # the gathered scores' buffer: the map's ranking, then the floor's
     with open_map(png_or_path(prediction), what="prediction", name=name) as src:
         origin = _origin_and_shape(tgt, src.shape, origin, src.name)
         plan = _plan(tgt, origin, src.shape)
         kind = map_kind(src.dtype)
         w = src.shape[1]
         core, _ = _score(lambda a, b: src.read((slice(a, b), slice(0, w))), kind, src.shape, tgt, origin,
-                         *plan, engine, name=src.name, dtype=src.dtype)
+                         *plan, engine, name=src.name, dtype=src.dtype, scratch=scratch)
         shape = src.shape
     out = {"target": tgt.target_id,
            "prediction": prediction_name(prediction),
            "granularity": "column (no pixel ground truth exists for this target; see meta.json)",
            "origin": list(origin), "extent_shape": list(shape), **core}
     if floors:
-        out["floors"] = column_floors(tgt, origin, shape, seed=seed, plan=plan, **engine)
+        out["floors"] = column_floors(tgt, origin, shape, seed=seed, plan=plan, scratch=scratch, **engine)
     from segscore.io.results import lift_notes
 
     return lift_notes(out)

@@ -183,13 +183,21 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
 
 
 def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
-                keep_rows=False, dtype=None):
+                keep_rows=False, dtype=None, scratch=None):
     """Rank ``read_band(r0, r1)`` (a map of ``dtype``; None: float64) exactly against ``codes``: a
     :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
-    every pixel of the map, scored or not, after the first pass)."""
-    from segscore.metrics.exact import rank_exact
+    every pixel of the map, scored or not, after the first pass).
+
+    The scored pixels of each band are counted from ``codes`` first, so when they fit the budget
+    each band's kernel (:func:`segscore.kernels.exactrank.gather_codes`) writes them straight into
+    its place in the one buffer (``scratch``: a :class:`segscore.metrics.exact.Scratch` lending it);
+    a larger map (or dask) takes :func:`segscore.metrics.exact.rank_exact`'s passes."""
+    from segscore.metrics.exact import key_bits, rank_exact
 
     windows = plan_bands(codes.shape, tile_rows=tile_rows, target_px=EXACT_BAND_PX)
+    scored_rows = np.count_nonzero(codes & 2, axis=1)
+    counts = [int(scored_rows[w[0]].sum()) for w in windows]
+    ft = np.float32 if key_bits(dtype if dtype is not None else np.float64) == 32 else np.float64
 
     def read(window):
         r0, r1 = window[0].start, window[0].stop
@@ -200,8 +208,22 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
             return values.ravel(), (c & 1).ravel(), values
         return values[scored], c[scored] & 1, values
 
-    return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads,
-                      check=check, keep_rows=keep_rows, dtype=dtype, expected_px=int(np.count_nonzero(codes & 2)))
+    def read_placed(window):
+        r0, r1 = window[0].start, window[0].stop
+        return np.ascontiguousarray(read_band(r0, r1), ft), codes[r0:r1]
+
+    def task(ep, tile, values, band_codes):
+        from segscore.kernels.exactrank import gather_codes
+
+        tcount = np.zeros((2, ep.thr.size + 1), np.int64)
+        stats = np.array([np.inf, -np.inf, 0.0])
+        k = gather_codes(values.reshape(band_codes.shape), band_codes, ep.thr, ep.below, tcount, stats,
+                         ep.slot(tile.index))
+        return ep.placed(tile.index, tcount, stats, k)
+
+    return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads, check=check,
+                      keep_rows=keep_rows, dtype=dtype, expected_px=sum(counts), scratch=scratch,
+                      placed=(counts, read_placed, task))
 
 
 def _rows_curves(ex):
@@ -274,10 +296,11 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=
     return _floors_and_histograms(codes, seed=seed, engine=engine)[0]
 
 
-def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False):
+def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False, scratch=None):
     """``(floor cards, {floor: (ink hist, bg hist, p_levels)})``: the histograms each card was
     computed from (a constant floor's is one level holding every pixel; the uniform floor's its
-    exact rows, with ``keep_rows``, else absent)."""
+    exact rows, with ``keep_rows``, else absent). ``scratch``: the buffer a float prediction's
+    ranking used before (:class:`segscore.metrics.exact.Scratch`)."""
     scored = (codes & 2) != 0
     pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
     neg = int(np.count_nonzero(scored)) - pos
@@ -289,7 +312,7 @@ def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_r
         out[name] = card
         hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
     h, w = codes.shape
-    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, **engine)
+    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, scratch=scratch, **engine)
     card = _exact_card(ex)
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card
@@ -380,10 +403,54 @@ def _crop(src_shape, target: Target, origin, name: str = "prediction"):
 
 
 def _warm_exact():
-    """Load every kernel of the exact float ranking (:func:`segscore.metrics.exact.warm_kernels`)."""
+    """Load every kernel of the exact float ranking: the placed first pass (float64 and float32),
+    the read one, a collecting pass, both kinds of rows, and the two-thread sort's partition."""
+    from segscore.kernels.exactrank import partition, rotate
     from segscore.metrics.exact import warm_kernels
 
-    warm_kernels(EXACT_THRESHOLDS)
+    warm_kernels(EXACT_THRESHOLDS)  # the read passes, float64 and float32 keys
+    p = np.array([0.1, 0.1 + 1e-12, 0.1 + 2e-12, 0.9])
+    cls = np.array([0, 1, 0, 1], np.uint8)
+    codes = (cls | 2).reshape(2, 2)
+    for dtype in (None, np.float32):
+        _rank_float(lambda a, b: p.reshape(2, 2)[a:b], codes, executor="synchronous", dtype=dtype)
+    for ut in (np.uint64, np.uint32):
+        rotate(np.zeros(2, ut)[partition(np.zeros(2, ut), ut(1)):], 1)
+
+
+class _Background:
+    """``fn()`` on a thread of its own started now (``now``; else run by :meth:`result`, in the
+    caller's thread), in the caller's context (so :func:`segscore.engine.executor.thread_budget`
+    still caps its passes); :meth:`result` waits and returns it or raises its exception."""
+
+    def __init__(self, fn, *, now=True):
+        import contextvars
+        import threading
+
+        self._fn, self._out, self._err, self._thread = fn, None, None, None
+        if now:
+            ctx = contextvars.copy_context()
+            self._thread = threading.Thread(target=ctx.run, args=(self._run,), name="segscore-floors", daemon=True)
+            self._thread.start()
+
+    def _run(self):
+        try:
+            self._out = self._fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller by result()
+            self._err = e
+
+    def join(self):
+        if self._thread:
+            self._thread.join()
+
+    def result(self):
+        if self._thread is None:  # not started: run here, once
+            self._thread = False
+            self._run()
+        self.join()
+        if self._err is not None:
+            raise self._err
+        return self._out
 
 
 def _prewarm():
@@ -457,19 +524,33 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
                          f"measure misalignment; pass --allow-failing-placement to score it anyway")
     pred_name = prediction_name(prediction)
     h, w = tgt.shape
-    with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
-        cy, cx = _crop(src.shape, tgt, origin, src.name)
-        kind = map_kind(src.dtype)
-        warming.join()
-        read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
-        if kind == "float":
-            ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
-                             keep_rows=return_curves, dtype=src.dtype, **engine)
-            card = _exact_card(ex)
-        else:
-            ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)
-            check_values(src.name, lo, hi, bad)
-            card = _card(ink_h, bg_h, kind)
+    # the floors need only the target: they are ranked on their own thread while the prediction is
+    # decoded and scored (a float prediction waits for them, so one gathered buffer is held at a time)
+    from segscore.engine.executor import default_workers
+
+    beside = engine.get("executor") in (None, "threads") and (engine.get("threads") or default_workers()) > 1 \
+        and default_workers() > 1  # one thread asked for (or a batch's budget of one): one after the other
+    floor_job = _Background(lambda: _floors_and_histograms(tgt.codes, seed=seed, engine=engine,
+                                                           keep_rows=return_curves), now=beside) if floors else None
+    try:
+        with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
+            cy, cx = _crop(src.shape, tgt, origin, src.name)
+            kind = map_kind(src.dtype)
+            warming.join()
+            read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
+            if kind == "float":
+                if floor_job is not None:
+                    floor_job.result()
+                ex = _rank_float(read_band, tgt.codes, check=lambda *s: check_values(src.name, *s),
+                                 keep_rows=return_curves, dtype=src.dtype, **engine)
+                card = _exact_card(ex)
+            else:
+                ink_h, bg_h, lo, hi, bad = _histograms(read_band, kind, tgt.codes, **engine)
+                check_values(src.name, lo, hi, bad)
+                card = _card(ink_h, bg_h, kind)
+    finally:
+        if floor_job is not None:
+            floor_job.join()  # never leave it running (an error of the prediction is raised as it is)
     reg = meta.get("registration") or {}
     registration = {
         "median_residual_voxels": reg.get("median_residual"),
@@ -501,8 +582,7 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
         result["overrides"] = overrides
     floor_hists = {}
     if floors:
-        result["floors"], floor_hists = _floors_and_histograms(tgt.codes, seed=seed, engine=engine,
-                                                               keep_rows=return_curves)
+        result["floors"], floor_hists = floor_job.result()
     from segscore.io.results import Result, lift_notes
 
     result = lift_notes(result)

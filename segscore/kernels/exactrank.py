@@ -12,9 +12,16 @@ takes either width, all of one call's keys of one width.
   :func:`partition` splitting them for two threads, :func:`sorted_buckets` reads the first-pass
   buckets from them in one sequential sweep) or the 65,536 buckets ``min(int(p * 65536), 65535)``
   (monotone in ``p``) counted, each with its class counts and its smallest and largest key.
+- :func:`gather_codes` and :func:`gather_boxes`: the first pass of a map that fits the budget,
+  placed: each tile's scores are written as ``key << 1 | class`` straight into its own slice of the
+  one buffer of gathered scores (the caller counts each tile's scores first, from the target's
+  codes or boxes, and gives each tile the slice at its offset), clipped to [0, 1] on the way, so
+  nothing is copied twice and no thread waits on another to append (``gather_boxes`` also adds
+  the per-box row profiles of :func:`segscore.kernels.regions.box_rows` on the same read).
 - :func:`region_pass`: a later pass over disjoint key ranges (regions), each either split into
   sub-bins ``(key - lo) >> shift`` (class counts, smallest and largest key) or collected: its
   pixels are written out as ``key << 1 | class`` (keys of [0, 1] leave the top bit free).
+- :func:`collected_wins`: the Mann-Whitney count alone (``columns`` needs ROC-AUC only).
 - :func:`collected_terms` and :func:`row_terms`: the terms of ROC-AUC, average precision and
   the best F1 over every distinct score, of rows (a distinct score, or a run of scores whose
   inner order cannot change a metric) whose counts above them are known.
@@ -104,6 +111,171 @@ def first_pass(keys, p, cls, thresholds, below, tcount, pos, neg, kmin, kmax, ou
 
 
 @jit
+def gather_codes(values, codes, thresholds, below, tcount, stats, out):
+    """The first pass over one band of a target's map, placed: the scored pixels gathered.
+
+    Parameters
+    ----------
+    values : (h, w) float64 or float32
+        The band (any values: NaN and infinities are counted, not gathered).
+    codes : (h, w) uint8
+        Bit 1: the pixel is scored; bit 0: its class (1 positive).
+    thresholds : (t,) float64, increasing; below : (4096,) int64
+        As :func:`first_pass`.
+    tcount : (2, t + 1) int64
+        As :func:`first_pass`, in place.
+    stats : (3,) float64
+        Smallest and largest finite value of the band (scored or not) and the count of
+        non-finite ones, folded in place (start at ``inf, -inf, 0``).
+    out : (m,) uint64 (float64 ``values``) or uint32 (float32 ``values``)
+        Receives ``key << 1 | class`` of every finite scored pixel in row-major order, its value
+        clipped to [0, 1] (``-0.0`` made ``+0.0``) and ``key`` its bits.
+
+    Returns
+    -------
+    k : int
+        The scored finite pixels: more than ``out`` holds means the caller miscounted (those past
+        its end are not written).
+    """
+    nt = thresholds.shape[0]
+    n = out.shape[0]
+    tmp = np.zeros(1, values.dtype)
+    bits = tmp.view(out.dtype)
+    lo = stats[0]
+    hi = stats[1]
+    bad = 0
+    k = 0
+    for r in range(values.shape[0]):
+        for i in range(values.shape[1]):
+            v = values[r, i]
+            x = np.float64(v)
+            if not np.isfinite(x):
+                bad += 1
+                continue
+            if x < lo:
+                lo = x
+            if x > hi:
+                hi = x
+            c = codes[r, i]
+            if c & 2 == 0:
+                continue
+            c &= 1
+            if x < 0.0:
+                v = 0.0
+                x = 0.0
+            elif x > 1.0:
+                v = 1.0
+                x = 1.0
+            tmp[0] = v + 0.0
+            key = bits[0]
+            b = np.int64(x * 65536.0)
+            if b > 65535:
+                b = 65535
+            j = below[b >> 4]
+            while j < nt and thresholds[j] <= x:
+                j += 1
+            tcount[c, j] += 1
+            if k < n:
+                out[k] = key + key + c
+            k += 1
+    stats[0] = lo
+    stats[1] = hi
+    stats[2] += bad
+    return k
+
+
+@jit
+def gather_boxes(values, row0, col0, valid, boxes, kinds, row_sum, row_cnt, out):
+    """One band of a column target's float map: the per-box row profiles of its values clipped
+    to [0, 1] (as :func:`segscore.kernels.regions.box_rows` adds them, with ``vdiv`` 1 and no
+    histogram) and the ranked boxes' pixels gathered, on one read.
+
+    Parameters
+    ----------
+    values : (bh, bw) float64 or float32
+        The band: grid rows ``row0 .. row0 + bh``, columns ``col0 .. col0 + bw``.
+    row0, col0 : int
+    valid : (H, W) uint8 over the whole grid, or a (0, 0) array for "every pixel valid"
+    boxes : (k, 4) int64
+        ``y0, y1, x0, x1`` in grid coordinates (ends excluded).
+    kinds : (k,) int64
+        The class of each box's pixels in the ranking (1 or 0), or -1: profiles only.
+    row_sum : (k, maxh) float64, row_cnt : (k, maxh) int64
+        As :func:`segscore.kernels.regions.box_rows`, accumulated in place.
+    out : (m,) uint64 (float64 ``values``) or uint32 (float32 ``values``)
+        Receives ``key << 1 | kind`` of every valid pixel of each ranked box, box after box, row
+        after row (a pixel in two boxes twice), ``key`` the bits of its clipped value.
+
+    Returns
+    -------
+    k : int
+        The ranked boxes' valid pixels (more than ``out`` holds: miscounted, the rest not written).
+
+    Notes
+    -----
+    As ``box_rows``: boxes inside the band's columns, NaN not checked (the caller refuses a
+    map holding any; its keys are then meaningless but written in bounds).
+    """
+    bh = values.shape[0]
+    n = out.shape[0]
+    use_valid = valid.shape[0] > 0
+    tmp = np.zeros(1, values.dtype)
+    bits = tmp.view(out.dtype)
+    k = 0
+    for b in range(boxes.shape[0]):
+        y0 = boxes[b, 0]
+        y1 = boxes[b, 1]
+        x0 = boxes[b, 2]
+        x1 = boxes[b, 3]
+        lo = max(y0, row0)
+        hi = min(y1, row0 + bh)
+        kind = kinds[b]
+        for gy in range(lo, hi):
+            i = gy - row0
+            s = 0.0
+            c = 0
+            for gx in range(x0, x1):
+                if use_valid and valid[gy, gx] == 0:
+                    continue
+                v = values[i, gx - col0]
+                if v < 0.0:
+                    v = 0.0
+                elif v > 1.0:
+                    v = 1.0
+                s += np.float64(v)
+                c += 1
+                if kind >= 0:
+                    tmp[0] = v + 0.0
+                    key = bits[0]
+                    if k < n:
+                        out[k] = key + key + kind
+                    k += 1
+            row_sum[b, gy - y0] += s
+            row_cnt[b, gy - y0] += c
+    return k
+
+
+@jit
+def value_range(values):
+    """``(lo, hi, n_nonfinite)`` of a 2D band of any real dtype: the smallest and largest finite
+    value (``inf``, ``-inf`` when there is none) and the count of NaN and infinities."""
+    lo = np.inf
+    hi = -np.inf
+    bad = 0
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            x = np.float64(values[i, j])
+            if not np.isfinite(x):
+                bad += 1
+                continue
+            if x < lo:
+                lo = x
+            if x > hi:
+                hi = x
+    return lo, hi, bad
+
+
+@jit
 def sorted_buckets(packed, starts, pos, neg, kmin, kmax):
     """The first-pass buckets of sorted gathered scores: class counts, smallest and largest key.
 
@@ -149,6 +321,24 @@ def partition(packed, pivot):
         packed[k] = v
         k += np.int64(v < pivot)
     return k
+
+
+@jit
+def rotate(a, m):
+    """Rotate ``a`` left by ``m`` in place (``a[m:]`` then ``a[:m]``), by three reversals: no
+    second buffer. Joins two partitioned halves: ``[lo1 hi1 lo2 hi2]`` -> ``[lo1 lo2 hi1 hi2]``
+    rotating ``[hi1 lo2]`` by ``len(hi1)``."""
+    n = a.shape[0]
+    if n == 0 or m % n == 0:
+        return
+    m = m % n
+    for lo, hi in ((0, m - 1), (m, n - 1), (0, n - 1)):
+        while lo < hi:
+            v = a[lo]
+            a[lo] = a[hi]
+            a[hi] = v
+            lo += 1
+            hi -= 1
 
 
 @jit
@@ -242,32 +432,34 @@ def region_pass(keys, p, cls, first, fine_off, fine_lo, fine_shift, fine_n, fine
 
 
 @jit
-def _term(a, b, t0, f0, n_pos, n_neg, key, s, comp, best, best_key):
-    """One row (``a`` positives, ``b`` negatives at one score ``key``, ``t0``/``f0`` above it):
-    ``(wins2, s, comp, best, best_key)``, the running AP sum ``s`` and its compensation ``comp``
-    and the best F1 so far updated (scalars in and out: see the module docstring)."""
+def _term(a, b, t0, f0, r0, n_pos, n_neg, key, s, comp, best, best_key):
+    """One row (``a`` positives, ``b`` negatives at one score ``key``, ``t0``/``f0`` above it,
+    ``r0 = t0 / n_pos`` the recall above it): ``(wins2, r1, s, comp, best, best_key)``, ``r1`` the
+    recall at the row (``r0`` when ``a`` is 0), the running AP sum ``s`` and its compensation
+    ``comp`` and the best F1 so far updated (scalars in and out: see the module docstring). Each
+    quotient is computed once: the row's precision ``t1 / (t1 + f1)`` and recall ``t1 / n_pos``
+    serve both its AP term and its F1, and the recall above is the previous row's."""
     t1 = t0 + a
     f1 = f0 + b
     # ROC-AUC: doubled wins against the negatives strictly below, ties half
     wins2 = a * (2 * (n_neg - f1) + b)
-    if a > 0:  # average precision: (R_k - R_{k-1}) P_k, as scikit-learn evaluates each term
-        term = (t1 / n_pos - t0 / n_pos) * (t1 / (t1 + f1))
-        y = term - comp  # Kahan summation
-        t = s + y
-        comp = (t - s) - y
-        s = t
-    if a == 0:  # no positive here: the row above with a positive has the same t1, fewer f1, a higher F1
-        return wins2, s, comp, best, best_key
-    # F1 with threshold at this score (recall and precision as segscore.metrics.ranking.fbeta_sweep)
-    called = t1 + f1
-    precision = t1 / called if called > 0 else 0.0
-    recall = t1 / n_pos
-    denom = precision + recall
-    f = 2.0 * precision * recall / denom if denom > 0 else 0.0
+    if a == 0:  # no AP term; the row above with a positive has the same t1, fewer f1, a higher F1
+        return wins2, r0, s, comp, best, best_key
+    # average precision: (R_k - R_{k-1}) P_k, as scikit-learn evaluates each term
+    r1 = t1 / n_pos
+    precision = t1 / (t1 + f1)
+    term = (r1 - r0) * precision
+    y = term - comp  # Kahan summation
+    t = s + y
+    comp = (t - s) - y
+    s = t
+    # F1 with threshold at this score (recall and precision as segscore.metrics.ranking.fbeta_sweep;
+    # both are > 0 here)
+    f = 2.0 * precision * r1 / (precision + r1)
     if f > best or (f == best and key < best_key):
         best = f
         best_key = key
-    return wins2, s, comp, best, best_key
+    return wins2, r1, s, comp, best, best_key
 
 
 @jit
@@ -298,7 +490,8 @@ def row_terms(keys, a, b, t0, f0, n_pos, n_neg, acc, best, best_key):
     w = np.int64(0)
     s, comp, bf, bk = acc[0], acc[1], best[0], best_key[0]
     for i in range(keys.shape[0]):
-        d, s, comp, bf, bk = _term(a[i], b[i], t0[i], f0[i], n_pos, n_neg, keys[i], s, comp, bf, bk)
+        d, _, s, comp, bf, bk = _term(a[i], b[i], t0[i], f0[i], t0[i] / n_pos, n_pos, n_neg, keys[i], s, comp, bf,
+                                      bk)
         w += d
     acc[0], acc[1], best[0], best_key[0] = s, comp, bf, bk
     return w
@@ -329,6 +522,7 @@ def collected_terms(packed, lo, hi, t0, f0, n_pos, n_neg, acc, best, best_key):
     i = packed.shape[0] - 1
     t = np.int64(0)
     f = np.int64(0)
+    r = 0.0
     cur = -1
     s, comp, bf, bk = acc[0], acc[1], best[0], best_key[0]
     while i >= 0:
@@ -348,10 +542,97 @@ def collected_terms(packed, lo, hi, t0, f0, n_pos, n_neg, acc, best, best_key):
             cur = j
             t = t0[j]
             f = f0[j]
+            r = t / n_pos
         b = np.int64(end - i) - a
-        d, s, comp, bf, bk = _term(a, b, t, f, n_pos, n_neg, key, s, comp, bf, bk)
+        d, r, s, comp, bf, bk = _term(a, b, t, f, r, n_pos, n_neg, key, s, comp, bf, bk)
         w += d
         t += a
         f += b
     acc[0], acc[1], best[0], best_key[0] = s, comp, bf, bk
+    return w
+
+
+@jit
+def collected_wins(packed, lo, hi, f0, n_neg):
+    """The Mann-Whitney count alone (:func:`collected_terms` without average precision and F1).
+
+    Parameters
+    ----------
+    packed, lo, hi
+        As :func:`collected_terms`.
+    f0 : (r,) int64
+        Negatives scoring above each region.
+    n_neg : int
+
+    Returns
+    -------
+    wins2 : int64
+        ``sum a * (2 * below + b)`` over the distinct scores of the regions (``a`` positives and
+        ``b`` negatives at a score, ``below`` the negatives strictly below it).
+    """
+    w = np.int64(0)
+    j = lo.shape[0] - 1
+    i = packed.shape[0] - 1
+    f = np.int64(0)
+    cur = -1
+    while i >= 0:
+        key = packed[i] >> 1
+        while j >= 0 and key < lo[j]:
+            j -= 1
+        if j < 0:
+            break
+        end = i
+        a = np.int64(0)
+        while i >= 0 and (packed[i] >> 1) == key:
+            a += np.int64(packed[i] & 1)
+            i -= 1
+        if key > hi[j]:  # between regions
+            continue
+        if j != cur:
+            cur = j
+            f = f0[j]
+        b = np.int64(end - i) - a
+        f += b
+        w += a * (2 * (n_neg - f) + b)
+    return w
+
+
+@jit
+def sorted_wins(packed):
+    """The Mann-Whitney count of every gathered score, sorted: what :func:`collected_wins` gives
+    over regions covering them all, in one sweep without regions (``columns`` gathers every
+    score of its map in one read and needs ROC-AUC only).
+
+    Parameters
+    ----------
+    packed : (n,) uint64 or uint32, sorted ascending
+        ``key << 1 | class``.
+
+    Returns
+    -------
+    wins2 : int64
+        ``sum a * (2 * below + b)`` over the distinct scores: each positive counts twice the
+        negatives strictly below it, and each positive-negative pair of one score once (when the
+        later of the two is read). Written without a branch on the data (ties are frequent and
+        unpredictable).
+    """
+    w = np.int64(0)
+    nb = np.int64(0)  # negatives read so far
+    nbs = np.int64(0)  # negatives strictly below the current score
+    ra = np.int64(0)  # positives and negatives read at the current score
+    rb = np.int64(0)
+    prev = np.int64(-1)
+    for i in range(packed.shape[0]):
+        v = packed[i]
+        key = np.int64(v >> 1)
+        c = np.int64(v & 1)
+        same = np.int64(key == prev)
+        nbs = same * nbs + (1 - same) * nb
+        ra *= same
+        rb *= same
+        prev = key
+        w += c * (2 * nbs + rb) + (1 - c) * ra
+        ra += c
+        rb += 1 - c
+        nb += 1 - c
     return w

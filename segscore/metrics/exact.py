@@ -10,6 +10,11 @@ passes, without holding more of the map than a fixed budget:
    65,536 buckets ``min(int(p * 65536), 65535)`` (monotone in ``p``), with their class counts and
    smallest and largest score, are read from the sorted scores in one sweep. Nothing is read
    twice.
+   A caller that counts each window's scores beforehand (a target's codes, a column target's
+   boxes) *places* the pass: each tile's kernel writes its scores into its own slot of the buffer
+   (:meth:`ExactPass.place`), so nothing is copied after the kernel. The buffer is anonymous memory
+   in huge pages (:func:`_alloc`), lent by a :class:`Scratch` to the rankings of one command; a
+   ranking that needs ROC-AUC only (``auc_only``) reads it from the sorted scores in one sweep.
 2. A larger map is first counted into those buckets in one pass (with the thresholds), and the
    buckets ranked by later passes (step 4).
 3. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
@@ -55,7 +60,7 @@ import numpy as np
 
 from segscore.errors import ScoreError
 
-__all__ = ["ExactRanking", "ExactPass", "rank_exact", "keys_of", "key_bits", "DEFAULT_BUDGET_BYTES",
+__all__ = ["ExactRanking", "ExactPass", "Scratch", "rank_exact", "keys_of", "key_bits", "DEFAULT_BUDGET_BYTES",
            "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
 
 #: bytes of scores gathered (and sorted) in memory per pass: 2**24 float64 or 2**25 float32 scores
@@ -74,6 +79,51 @@ _UINT = {32: np.uint32, 64: np.uint64}
 def key_bits(dtype) -> int:
     """32 for a float32 or float16 map (ranked on float32 bits), 64 for any other."""
     return 32 if np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.float16)) else 64
+
+
+def _alloc(n: int, dtype) -> np.ndarray:
+    """``n`` uninitialised values of ``dtype`` for gathered scores, in anonymous memory asking the
+    kernel for huge pages (``madvise(MADV_HUGEPAGE)``, Linux; elsewhere ``numpy.empty``).
+
+    Why: first touching a page costs a fault, and in a virtual machine a fault can cost 10 us or
+    more; 128 MiB of 4 kB pages took 0.15-0.5 s to fill in a fresh process here, the same buffer
+    in 2 MB pages 0.05 s (benchmarks/README.md, bench_exact.py). The memory is the process's own,
+    returned when the array goes."""
+    import mmap
+
+    dtype = np.dtype(dtype)
+    nbytes = max(int(n) * dtype.itemsize, dtype.itemsize)
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if advice is None or nbytes < (4 << 20):
+        return np.empty(int(n), dtype)
+    try:
+        mem = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        mem.madvise(advice)
+    except (OSError, ValueError, AttributeError):  # no such advice here: plain pages
+        return np.empty(int(n), dtype)
+    return np.frombuffer(mem, dtype, count=int(n))
+
+
+class Scratch:
+    """The memory of the gathered scores, reused by the exact rankings of one command (``columns``
+    ranks its map, then its floor: the second ranking writes into the pages the first touched,
+    and the command's peak holds one buffer, not two).
+
+    Made by the call that scores and dropped with it: nothing is kept across calls. Rankings
+    sharing one must run one after the other (each ranking's buffer is a view of it until its
+    ``finish`` returns)."""
+
+    def __init__(self):
+        self._mem = None
+
+    def take(self, n: int, dtype) -> np.ndarray:
+        """A buffer of ``n`` values of ``dtype`` (uninitialised; a view of the scratch memory)."""
+        dtype = np.dtype(dtype)
+        nbytes = int(n) * dtype.itemsize
+        if self._mem is None or self._mem.size < nbytes:
+            self._mem = None  # the old pages go before the new ones come
+            self._mem = _alloc(max(nbytes, 8), np.uint8)
+        return self._mem[:nbytes].view(dtype)
 
 
 @dataclass
@@ -132,8 +182,9 @@ def _raw_stats(raw):
 class _Terms:
     """Running sums of the metrics' terms over rows."""
 
-    def __init__(self, n_pos, n_neg, keep_rows, bits):
+    def __init__(self, n_pos, n_neg, keep_rows, bits, auc_only=False):
         self.n_pos, self.n_neg = int(n_pos), int(n_neg)
+        self.auc_only = auc_only
         self.ut, self.ft = _UINT[bits], _FLOAT[bits]
         self.wins2 = 0
         self.acc = np.zeros(2)
@@ -154,9 +205,11 @@ class _Terms:
         """Terms of sorted gathered pixels inside the regions ``lo``..``hi`` (others skipped);
         ``need`` (65,536 flags of the buckets holding the regions) when pixels outside them
         were gathered too and rows are kept."""
-        from segscore.kernels.exactrank import collected_terms
+        from segscore.kernels.exactrank import collected_terms, collected_wins
 
-        if packed.size:
+        if packed.size and self.auc_only:
+            self.wins2 += int(collected_wins(packed, lo, hi, f0, self.n_neg))
+        elif packed.size:
             self.wins2 += int(collected_terms(packed, lo, hi, t0, f0, self.n_pos, self.n_neg, self.acc, self.best,
                                               self.best_key))
             if self.rows is not None:
@@ -230,15 +283,24 @@ def _sort_packed(packed, bits, threads=None):
         return
     from segscore.kernels.exactrank import partition
 
+    from segscore.kernels.exactrank import rotate
+
     step = packed.size // 1024
     pivot = np.sort(packed[::step])[packed[::step].size // 2]
-    k = partition(packed, pivot)
+    # each half partitioned on its own thread, then the middle rotated: [lo1 hi1 lo2 hi2] -> [lo1 lo2 hi1 hi2]
+    half = packed.size // 2
+    k1, k2 = side_by_side([lambda: partition(packed[:half], pivot), lambda: partition(packed[half:], pivot)],
+                          threads=2)
+    rotate(packed[k1:half + k2], half - k1)
+    k = k1 + k2
     lo, hi = packed[:k].view(ft), packed[k:].view(ft)
     side_by_side([lo.sort, hi.sort], threads=2)
 
 
 #: a first pass's gathered pieces when they outgrew the budget
 _OVERFLOW = "overflow"
+#: a first pass whose tiles wrote their scores into the buffer themselves (:meth:`ExactPass.place`)
+_PLACED = "placed"
 
 
 class ExactPass:
@@ -249,10 +311,18 @@ class ExactPass:
     from the merged partial, reading the map again only when the first pass could not gather it.
     A family whose own pass reads the map anyway (``columns``: row profiles) calls ``first`` on the
     same tiles instead of reading the map twice. Options as :func:`rank_exact`.
+
+    A caller that knows how many scores each window holds (a target's codes, a column target's
+    boxes) places the first pass instead: :meth:`place` with those counts, then each tile's
+    kernel (:func:`segscore.kernels.exactrank.gather_codes`, ``gather_boxes``) writes its scores
+    straight into :meth:`slot` of its tile, and returns :meth:`placed`: no piece is copied, and
+    the main thread does not append the tiles' pieces one after the other. ``scratch`` (a
+    :class:`Scratch`) lends the buffer; ``auc_only`` computes ROC-AUC alone (``average_precision``
+    and ``best_f1`` stay None).
     """
 
     def __init__(self, *, thresholds, dtype=None, budget_px=None, expected_px=None, keep_rows=False,
-                 executor=None):
+                 executor=None, scratch=None, auc_only=False):
         from segscore.kernels.exactrank import N_CELLS
 
         self.bits = 64 if dtype is None else key_bits(dtype)
@@ -270,6 +340,9 @@ class ExactPass:
         self.gathering = not self.counting  # turns off when the gathered scores outgrow the budget
         self._buf = None  # this process's buffer of gathered scores (threads), filled in window order
         self._filled = 0
+        self._off = None  # a placed pass's offsets of the windows in the buffer
+        self.scratch = scratch
+        self.auc_only = auc_only
         self._no_buckets = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, self.ut), np.zeros(0, self.ut))
 
     # partials: gathering [tcount, lo, hi, bad, pieces or _OVERFLOW, n gathered];
@@ -310,11 +383,39 @@ class ExactPass:
             part[4] = _OVERFLOW
         return part
 
+    def place(self, counts) -> bool:
+        """Place the first pass: ``counts[i]`` scores in window ``i``. True when they fit the
+        budget in this process (then :meth:`slot` gives each tile its part of the buffer); False
+        (the map is larger than the budget, or the pass runs on dask): use :meth:`first`."""
+        counts = np.asarray(counts, np.int64)
+        total = int(counts.sum())
+        if self.counting or not self.local or total > self.budget_px:
+            return False
+        self._off = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        self._buf = self.scratch.take(total, self.ut) if self.scratch is not None else _alloc(total, self.ut)
+        self._filled = total
+        return True
+
+    def slot(self, index: int) -> np.ndarray:
+        """Where tile ``index`` of a placed pass writes its scores."""
+        return self._buf[self._off[index]:self._off[index + 1]]
+
+    def placed(self, index, tcount, stats, written):
+        """The partial result of placed tile ``index``: its threshold counts ``(2, t + 1)``, the
+        ``(lo, hi, nonfinite)`` of its values and how many scores its kernel found (RuntimeError
+        when that is not its count, unless non-finite values, refused later, were skipped)."""
+        if int(stats[2]) == 0 and int(written) != int(self._off[index + 1] - self._off[index]):
+            raise RuntimeError(f"tile {index} holds {int(written)} scores where "
+                               f"{int(self._off[index + 1] - self._off[index])} were counted")
+        return [tcount, float(stats[0]), float(stats[1]), int(stats[2]), _PLACED, int(written)]
+
     def merge(self, x, y):
         """Add partial ``y`` (the later windows) to ``x``."""
         x[0] += y[0]
         x[1], x[2], x[3] = min(x[1], y[1]), max(x[2], y[2]), x[3] + y[3]
-        if len(x) == 8:  # counting
+        if x[4] is _PLACED:
+            x[5] += y[5]
+        elif len(x) == 8:  # counting
             x[4] += y[4]
             x[5] += y[5]
             np.minimum(x[6], y[6], out=x[6])
@@ -333,13 +434,14 @@ class ExactPass:
         self.gathering = False
         self._buf = None
         self._filled = 0
+        self._off = None
 
     def _drain(self, pieces):
         """Copy gathered pieces into this process's buffer (threads: partials stay small)."""
         if not pieces:
             return
         if self._buf is None:  # pages are touched only as they are filled
-            self._buf = np.empty(self.budget_px, self.ut)
+            self._buf = _alloc(self.budget_px, self.ut)
         for piece in pieces:
             end = self._filled + piece.size
             self._buf[self._filled:end] = piece
@@ -393,10 +495,21 @@ class ExactPass:
             out.passes += 1
             pos, neg, kmin, kmax = counted[4:]
         else:  # every score gathered: sort them and read the buckets from them
-            gathered = self._gathered(total[4])
+            if total[4] is _PLACED:
+                gathered = self._buf
+                if total[5] != gathered.size:
+                    raise RuntimeError(f"the first pass wrote {total[5]} scores where {gathered.size} were counted")
+            else:
+                gathered = self._gathered(total[4])
             if gathered.size != n_pos + n_neg:
                 raise RuntimeError("the first pass gathered a different number of scores than it counted")
             _sort_packed(gathered, bits, threads if self.local else 1)
+            out.collected_px = out.max_pass_px = int(gathered.size)
+            if self.auc_only and not self.keep_rows:  # ROC-AUC alone: one sweep, no buckets nor regions
+                from segscore.kernels.exactrank import sorted_wins
+
+                out.roc_auc = int(sorted_wins(gathered)) / (2.0 * n_pos * n_neg)
+                return out
             pos, neg = np.zeros(N_BUCKETS, np.int64), np.zeros(N_BUCKETS, np.int64)
             kmin, kmax = np.full(N_BUCKETS, np.iinfo(ut).max, ut), np.zeros(N_BUCKETS, ut)
             starts = (np.arange(N_BUCKETS + 1) / N_BUCKETS).astype(self.ft).view(ut).copy()
@@ -404,7 +517,7 @@ class ExactPass:
             sorted_buckets(gathered, starts, pos, neg, kmin, kmax)
             out.collected_px = out.max_pass_px = int(gathered.size)
 
-        terms = _Terms(n_pos, n_neg, self.keep_rows, bits)
+        terms = _Terms(n_pos, n_neg, self.keep_rows, bits, self.auc_only)
         occ = np.flatnonzero((pos + neg) > 0)
         a, b = pos[occ], neg[occ]
         pending = {"lo": kmin[occ], "hi": kmax[occ], "a": a, "b": b, "t0": _above(a), "f0": _above(b)}
@@ -466,7 +579,7 @@ class ExactPass:
 
             n_take = int((a[take] + b[take]).sum())
             # in this process, each tile's scores go straight into one buffer as they are folded in
-            packed = np.empty(n_take, ut) if self.local else None
+            packed = _alloc(n_take, ut) if self.local else None
             filled = [0]
 
             def drain(parts, packed=packed, filled=filled):
@@ -527,9 +640,10 @@ class ExactPass:
             pending = {k: v[order] for k, v in order_parts.items()}
 
         out.roc_auc = terms.wins2 / (2.0 * n_pos * n_neg)
-        out.average_precision = float(max(0.0, terms.acc[0]))
-        out.best_f1 = float(terms.best[0])
-        out.best_threshold = terms.best_threshold()
+        if not self.auc_only:
+            out.average_precision = float(max(0.0, terms.acc[0]))
+            out.best_f1 = float(terms.best[0])
+            out.best_threshold = terms.best_threshold()
         if self.keep_rows:
             parts = terms.rows
             values = np.concatenate([r[0] for r in parts])
@@ -540,7 +654,8 @@ class ExactPass:
 
 
 def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget_px: int | None = None,
-               keep_rows: bool = False, check=None, dtype=None, expected_px: int | None = None) -> ExactRanking:
+               keep_rows: bool = False, check=None, dtype=None, expected_px: int | None = None, scratch=None,
+               placed=None) -> ExactRanking:
     """Rank the scores ``read(window)`` gives for each of ``windows`` exactly (see the module).
 
     ``read(window) -> (raw, cls)`` or ``(raw, cls, whole)``: the window's scored values (1D, any
@@ -554,16 +669,25 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     ``dtype``: the map's (float32 and float16 maps are ranked on float32 bits; None: float64).
     ``budget_px``: scores gathered per pass (default :data:`DEFAULT_BUDGET_BYTES` of them).
     ``expected_px``: how many scores ``read`` gives in all, when known: above the budget, the
-    first pass does not try to gather them. Engine options as :func:`segscore.engine.reduce`.
+    first pass does not try to gather them. ``scratch``: a :class:`Scratch` lending the buffer.
+    ``placed``: ``(counts, read_placed, task)``, a first pass placed when it fits the budget
+    (:meth:`ExactPass.place`: ``counts[i]`` scores in window ``i``; ``task(ep, tile,
+    *read_placed(window))`` writes them into ``ep.slot(tile.index)`` and returns
+    ``ep.placed(...)``); else, and for any later pass, ``read``. Engine options as
+    :func:`segscore.engine.reduce`.
     """
     from segscore.engine import reduce
 
     ep = ExactPass(thresholds=thresholds, dtype=dtype, budget_px=budget_px, expected_px=expected_px,
-                   keep_rows=keep_rows, executor=executor)
+                   keep_rows=keep_rows, executor=executor, scratch=scratch)
     windows = list(windows)
-    total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, executor=executor,
-                   threads=threads)
-    return ep.finish(total, read, windows, executor=executor, threads=threads, check=check)
+    engine = {"executor": executor, "threads": threads}
+    if placed is not None and ep.place(placed[0]):
+        task = placed[2]
+        total = reduce(placed[1], lambda tile, *r: task(ep, tile, *r), ep.merge, windows=windows, **engine)
+    else:
+        total = reduce(read, lambda tile, *r: ep.first(*r), ep.merge, windows=windows, **engine)
+    return ep.finish(total, read, windows, check=check, **engine)
 
 
 def warm_kernels(thresholds=(0.5,)) -> None:

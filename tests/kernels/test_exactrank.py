@@ -282,3 +282,137 @@ def test_region_pass_fine_index_in_a_crowded_bucket(seed):
     inside = (j >= 0) & (keys <= rhi[np.maximum(j, 0)])
     want = (keys[inside] << np.uint64(1)) | cls[inside].astype(np.uint64)
     np.testing.assert_array_equal(out[:k], want)
+
+
+# --- the placed first pass (gather_codes, gather_boxes), value_range, the AUC sweeps, rotate ---
+
+from segscore.kernels.exactrank import (collected_wins, gather_boxes, gather_codes, rotate,  # noqa: E402
+                                        sorted_wins, value_range)
+from segscore.kernels.regions import box_rows  # noqa: E402
+
+
+def band(shape, seed, ft, special=True):
+    """Values in and a little outside [0, 1], with ties, -0.0 and (``special``) NaN and infinities."""
+    rng = np.random.default_rng(seed)
+    v = np.where(rng.random(shape) < 0.3, np.floor(rng.random(shape) * 4) / 4, rng.random(shape) * 1.2 - 0.1)
+    v.flat[:: 7] = -0.0
+    if special and v.size > 5:
+        v.flat[1], v.flat[3], v.flat[4] = np.nan, np.inf, -np.inf
+    return v.astype(ft)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (1, 1), (3, 1), (7, 13), (40, 31)])
+@pytest.mark.parametrize("ft", [np.float64, np.float32])
+@pytest.mark.parametrize("special", [False, True])
+def test_gather_codes(shape, ft, special):
+    rng = np.random.default_rng(sum(shape))
+    v = band(shape, 1, ft, special)
+    codes = rng.integers(0, 4, shape).astype(np.uint8)
+    ut = np.uint64 if ft == np.float64 else np.uint32
+    fin = np.isfinite(v)
+    scored = ((codes & 2) != 0) & fin
+    n = int(scored.sum())
+    buf = np.full(n + 2, 7, ut)  # two sentinels after the slot
+    tc = np.zeros((2, THR.size + 1), np.int64)
+    stats = np.array([np.inf, -np.inf, 0.0])
+    k = gather_codes(v, codes, THR, BELOW, tc, stats, buf[:n])
+    assert k == n and np.all(buf[n:] == 7)
+    p = np.clip(v[scored], 0, 1).astype(ft) + ft(0.0)  # row-major, -0.0 made +0.0
+    cls = (codes[scored] & 1).astype(ut)
+    want = (p.view(ut) << ut(1)) | cls
+    np.testing.assert_array_equal(buf[:n], want)
+    j = np.searchsorted(THR, p.astype(np.float64), side="right")
+    for c in (0, 1):
+        np.testing.assert_array_equal(tc[c], np.bincount(j[cls == c], minlength=THR.size + 1))
+    good = v[fin].astype(np.float64)
+    assert stats[2] == v.size - fin.sum()
+    assert (stats[0], stats[1]) == ((good.min(), good.max()) if good.size else (np.inf, -np.inf))
+    # a slot too small for the band: the count says so, nothing is written past it
+    if n > 1:
+        small = np.full(n, 7, ut)
+        assert gather_codes(v, codes, THR, BELOW, tc, stats, small[:n - 1]) == n and small[-1] == 7
+
+
+@pytest.mark.parametrize("ft", [np.float64, np.float32])
+@pytest.mark.parametrize("with_valid", [False, True])
+@pytest.mark.parametrize("row0", [0, 3, 11])
+def test_gather_boxes_equals_box_rows_and_the_box_pixels(ft, with_valid, row0):
+    rng = np.random.default_rng(row0)
+    H, W, col0 = 24, 30, 2
+    bh = 9
+    v = band((bh, W - col0), row0 + 5, ft, special=False)
+    valid = (rng.random((H, W)) < 0.8).astype(np.uint8) if with_valid else np.zeros((0, 0), np.uint8)
+    boxes = np.array([[2, 15, 3, 9], [0, 24, 10, 11], [5, 12, 12, 20], [4, 20, 6, 14], [13, 14, 20, 29]], np.int64)
+    kinds = np.array([1, -1, 0, 1, 0], np.int64)  # box 3 overlaps boxes 0 and 2: its pixels count again
+    maxh = int((boxes[:, 1] - boxes[:, 0]).max())
+    want_rs, want_rc = np.zeros((5, maxh)), np.zeros((5, maxh), np.int64)
+    box_rows(np.clip(v, 0, 1), row0, col0, valid, boxes, np.full(5, -1, np.int64), False, 1.0, want_rs, want_rc,
+             np.zeros((2, 65536), np.int64))
+    ut = np.uint64 if ft == np.float64 else np.uint32
+    want = []
+    for (y0, y1, x0, x1), kd in zip(boxes, kinds):
+        if kd < 0:
+            continue
+        for gy in range(max(y0, row0), min(y1, row0 + bh)):
+            for gx in range(x0, x1):
+                if not with_valid or valid[gy, gx]:
+                    p = np.clip(v[gy - row0, gx - col0], 0, 1) + ft(0.0)
+                    want.append((int(np.array(p, ft).view(ut)) << 1) | int(kd))
+    out = np.full(len(want) + 1, 3, ut)
+    rs, rc = np.zeros((5, maxh)), np.zeros((5, maxh), np.int64)
+    k = gather_boxes(v, row0, col0, valid, boxes, kinds, rs, rc, out[:len(want)])
+    assert k == len(want) and out[-1] == 3
+    assert out[:k].tolist() == want
+    np.testing.assert_array_equal(rs, want_rs)  # the same sums, added in the same order
+    np.testing.assert_array_equal(rc, want_rc)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (6, 9)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_value_range(shape, dtype):
+    v = band(shape, 4, np.float64).astype(dtype) if dtype != np.int32 else np.arange(np.prod(shape)).reshape(shape)
+    v = v.astype(dtype)
+    lo, hi, bad = value_range(v)
+    x = v.astype(np.float64)
+    fin = np.isfinite(x)
+    assert bad == x.size - fin.sum()
+    assert (lo, hi) == ((x[fin].min(), x[fin].max()) if fin.any() else (np.inf, -np.inf))
+
+
+def brute_wins(keys, cls):
+    """Doubled Mann-Whitney wins: each positive against each negative, ties half."""
+    pos, neg = keys[cls == 1], keys[cls == 0]
+    return int(sum(2 * np.count_nonzero(neg < k) + np.count_nonzero(neg == k) for k in pos))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 300])
+@pytest.mark.parametrize("kind", ["uniform", "tied", "narrow_tiny"])
+@pytest.mark.parametrize("bits", [64, 32])
+def test_sorted_and_collected_wins(n, kind, bits):
+    p, keys, cls, ut = first_scores(n, kind, bits)
+    packed = np.sort((keys << ut(1)) | cls.astype(ut))
+    want = brute_wins(keys, cls)
+    assert sorted_wins(packed) == want
+    if n:  # over regions covering every score (one, or cut in three), and over some of them
+        srt = np.unique(keys)
+        for cuts in (np.zeros(1, np.int64), np.unique(np.r_[0, np.random.default_rng(n).integers(0, srt.size, 2)])):
+            cuts = cuts.astype(np.int64)
+            ends = np.r_[cuts[1:], srt.size].astype(np.int64)
+            lo, hi = srt[cuts], srt[ends - 1]
+            f0 = np.array([np.count_nonzero((keys > h) & (cls == 0)) for h in hi], np.int64)
+            assert collected_wins(packed, lo, hi, f0, int(np.count_nonzero(cls == 0))) == want
+        # the upper half of the scores alone: the lower ones are skipped, not counted as wins
+        inside = keys >= srt[srt.size // 2]
+        lo, hi = srt[srt.size // 2:srt.size // 2 + 1], srt[-1:]
+        got = collected_wins(packed, lo, hi, np.zeros(1, np.int64), int(np.count_nonzero(cls == 0)))
+        assert got == sum(2 * np.count_nonzero((keys < k) & (cls == 0)) + np.count_nonzero((keys == k) & (cls == 0))
+                          for k in keys[inside & (cls == 1)])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 9, 100])
+def test_rotate(n):
+    a = np.arange(n, dtype=np.uint64)
+    for m in range(0, n + 2):
+        b = a.copy()
+        rotate(b, m)
+        np.testing.assert_array_equal(b, np.roll(a, -m) if n else a)

@@ -62,3 +62,86 @@ def test_a_map_that_changes_between_passes_is_caught():
 
     with pytest.raises(RuntimeError, match="changed between passes"):  # too many to gather in the first pass
         rank_exact(read, [(slice(0, 1),)], thresholds=EXACT_THRESHOLDS, budget_px=300, executor="synchronous")
+
+
+def placed_args(p, codes, rows):
+    """rank_exact's ``placed`` for a 2D map ``p`` and target codes (bit 1 scored, bit 0 class)."""
+    from segscore.kernels.exactrank import gather_codes
+
+    h, w = p.shape
+    wins = windows(h, w, rows)
+    counts = [int(np.count_nonzero(codes[wd] & 2)) for wd in wins]
+
+    def read(wd):
+        c = codes[wd]
+        s = (c & 2) != 0
+        return p[wd][s], c[s] & 1, p[wd]
+
+    def task(ep, tile, values, band_codes):
+        tc = np.zeros((2, ep.thr.size + 1), np.int64)
+        st = np.array([np.inf, -np.inf, 0.0])
+        return ep.placed(tile.index, tc, st, gather_codes(values, band_codes, ep.thr, ep.below, tc, st,
+                                                           ep.slot(tile.index)))
+
+    return wins, read, (counts, lambda wd: (np.ascontiguousarray(p[wd]), codes[wd]), task)
+
+
+@pytest.mark.parametrize("executor", [None, "synchronous", "dask"])
+@pytest.mark.parametrize("rows", [1, 7, 45])
+@pytest.mark.parametrize("ft", [np.float64, np.float32])
+def test_placed_first_pass_is_the_read_one(executor, rows, ft):
+    """A first pass placed by the caller's kernel (each tile writing into its slot) ranks as the
+    pass that reads ``(raw, cls)``; on dask, or over the budget, the read pass runs instead."""
+    rng = np.random.default_rng(rows)
+    y = (rng.random((45, 31)) < 0.35).astype(np.uint8)
+    p = np.clip(np.where(rng.random(y.shape) < 0.3, 0.5, rng.random(y.shape) ** 3) + 0.1 * y, 0, 1).astype(ft)
+    codes = y | ((rng.random(y.shape) < 0.8).astype(np.uint8) << 1)
+    wins, read, placed = placed_args(p, codes, rows)
+    want = rank_exact(read, wins, thresholds=EXACT_THRESHOLDS, executor=executor, threads=2, dtype=ft)
+    for budget in (None, 100):  # fits (placed) / does not (read passes)
+        got = rank_exact(read, wins, thresholds=EXACT_THRESHOLDS, executor=executor, threads=2, dtype=ft,
+                         placed=placed, budget_px=budget)
+        for f in ("roc_auc", "average_precision", "best_f1", "best_threshold", "n_pos", "n_neg", "lo", "hi"):
+            assert getattr(got, f) == getattr(want, f), f
+        np.testing.assert_array_equal(got.tp_ge, want.tp_ge)
+        np.testing.assert_array_equal(got.fp_ge, want.fp_ge)
+    s = (codes & 2) != 0
+    assert want.roc_auc == pytest.approx(sk.roc_auc_score(y[s], p[s]), abs=1e-12)
+    assert want.average_precision == pytest.approx(sk.average_precision_score(y[s], p[s]), abs=1e-12)
+
+
+def test_placed_first_pass_refuses_nan_and_miscounts():
+    rng = np.random.default_rng(3)
+    p = rng.random((9, 8))
+    codes = np.full(p.shape, 2, np.uint8) | (rng.random(p.shape) < 0.5).astype(np.uint8)
+    q = p.copy()
+    q[4, 2] = np.nan
+    wins, read, placed = placed_args(q, codes, 3)
+    with pytest.raises(ScoreError, match="NaN"):
+        rank_exact(read, wins, thresholds=EXACT_THRESHOLDS, placed=placed)
+    wins, read, placed = placed_args(p, codes, 3)
+    wrong = ([placed[0][0] + 1] + placed[0][1:], placed[1], placed[2])
+    with pytest.raises(RuntimeError, match="counted"):
+        rank_exact(read, wins, thresholds=EXACT_THRESHOLDS, placed=wrong)
+
+
+def test_scratch_reuses_its_memory_and_auc_only():
+    from segscore.metrics.exact import ExactPass, Scratch, _alloc
+
+    sc = Scratch()
+    a = sc.take(1000, np.uint64)
+    b = sc.take(2000, np.uint32)
+    assert np.shares_memory(a, b) and a.size == 1000 and b.size == 2000
+    c = sc.take(3000, np.uint64)  # larger: new memory
+    assert c.size == 3000 and c.flags.writeable
+    big = _alloc((8 << 20) // 8 + 3, np.uint64)  # the huge-page path: writable, the size asked
+    big[:] = 5
+    assert big.size == (8 << 20) // 8 + 3 and big[-1] == 5
+    rng = np.random.default_rng(0)
+    y = (rng.random(500) < 0.4).astype(np.uint8)
+    p = rng.random(500) ** 2
+    full = rank_exact(lambda w: (p, y), [(slice(0, 1),)], thresholds=EXACT_THRESHOLDS, scratch=sc)
+    ep = ExactPass(thresholds=(), auc_only=True, scratch=sc)
+    only = ep.finish(ep.merge(ep.empty(), ep.first(p, y)), lambda w: (p, y), [(slice(0, 1),)])
+    assert only.roc_auc == full.roc_auc == pytest.approx(sk.roc_auc_score(y, p), abs=1e-12)
+    assert only.average_precision is None and only.best_f1 is None

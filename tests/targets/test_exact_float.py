@@ -159,3 +159,37 @@ def test_real_target_equal_to_scrollgt(shared_data, tmp_path):
         del pred
         r = score_target(tmp_path / f"{name}.npy", d, floors=False)
         same_card(r["metrics"], want["metrics"], name)
+
+
+def test_floors_beside_the_prediction_are_the_floors_after_it(small, monkeypatch):
+    """score_target ranks the floors on their own thread while the prediction is scored; with one
+    thread (or the synchronous executor) they run after it: the result is the same, and an error
+    of the prediction is the one raised (the floors' thread is joined first)."""
+    import segscore.ink.targets as T
+    from segscore.errors import ScoreError
+
+    pred = FC.case("skewed", small["ink"])
+    path = small["dir"] / "beside.npy"
+    np.save(path, pred)
+    runs = {k: score_target(path, small["target"], **kw)
+            for k, kw in (("beside", {}), ("one thread", {"threads": 1}), ("synchronous", {"executor": "synchronous"}))}
+    assert runs["beside"]["floors"] == runs["one thread"]["floors"] == runs["synchronous"]["floors"]
+    assert runs["beside"]["metrics"] == runs["one thread"]["metrics"]
+    started = []
+    real = T._Background.__init__
+
+    def spy(self, fn, *, now=True):
+        started.append(now)
+        real(self, fn, now=now)
+
+    monkeypatch.setattr(T._Background, "__init__", spy)
+    bad = pred.copy()
+    bad[3, 3] = np.nan
+    np.save(path, bad)
+    with pytest.raises(ScoreError, match="NaN"):
+        score_target(path, small["target"])
+    with pytest.raises(ScoreError, match="no such file"):
+        score_target(small["dir"] / "missing.png", small["target"])
+    from segscore.engine.executor import default_workers
+
+    assert started == [default_workers() > 1] * 2  # beside it wherever there are two threads
