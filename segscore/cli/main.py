@@ -149,4 +149,11 @@ def main(argv=None) -> int:
 
 
 def entry() -> None:  # console script and ``python -m segscore``
-    sys.exit(main())
+    code = main()
+    # The result is written: spare the exit's last garbage collection the walk over every object
+    # numba and LLVM made (0.2-0.3 s of CPU per process, benchmarks/README.md, bench_exact.py).
+    # Objects are still finalized as usual; only the cycle search over them is skipped.
+    import gc
+
+    gc.freeze()
+    sys.exit(code)
