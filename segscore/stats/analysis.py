@@ -372,7 +372,9 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
             for st_method in (st_methods if stability else ()):
                 if st_method == "aggregate":
                     cols_m = [j for j, key in enumerate(layout) if key[0] == "model" and key[1] == m]
-                    s = resampling.stability(theta_b[:, cols_m], est[cols_m], larger_better=lb)
+                    # a view when the models are the leading columns (one metric, no pairs): no copy
+                    tb_m = theta_b[:, :k] if cols_m == list(range(k)) else theta_b[:, cols_m]
+                    s = resampling.stability(tb_m, est[cols_m], larger_better=lb)
                     name = f"aggregate_{statistic}"
                 else:
                     tb, hat, direction = resampling.ranking_draws(

@@ -187,18 +187,23 @@ def stability(theta_b, theta_hat, *, larger_better: bool) -> dict:
     "tau_median", "tau_q1", "tau_q3" (over the defined ones; None when none is), "n_tau_undefined"}``."""
     from segscore.kernels.resample import rank_stability
 
-    tb = np.ascontiguousarray(theta_b, dtype=np.float64)
+    tb = np.asarray(theta_b, dtype=np.float64)
     d, m = tb.shape
     full = np.empty((1, m), np.int64)
     tau = np.empty(d)
     rank_stability(np.ascontiguousarray(theta_hat, dtype=np.float64).reshape(1, m), bool(larger_better),
                    np.zeros(0, np.int64), full, tau[:1])
     full = full[0]
-    ranks = np.empty((d, m), np.int64)
-    rank_stability(tb, bool(larger_better), full, ranks, tau)
     counts = np.zeros((m, m), np.int64)
-    for k in range(m):
-        counts[k] = np.bincount(ranks[:, k] - 1, minlength=m)[:m]
+    # the draws' ranks a block at a time (memory bounded by the block, not by the draws)
+    step = max(1, CHUNK_ELEMENTS // max(1, m))
+    ranks = np.empty((min(step, d), m), np.int64)
+    for start in range(0, d, step):
+        block = np.ascontiguousarray(tb[start:start + step])
+        r = ranks[:block.shape[0]]
+        rank_stability(block, bool(larger_better), full, r, tau[start:start + block.shape[0]])
+        for k in range(m):
+            counts[k] += np.bincount(r[:, k] - 1, minlength=m)[:m]
     ok = tau[~np.isnan(tau)]
     q = np.percentile(ok, [25, 50, 75]) if ok.size else [None, None, None]
     return {"rank_full": full, "rank_counts": counts, "share_first": counts[:, 0] / d if d else counts[:, 0] * 0.0,

@@ -156,3 +156,22 @@ def test_stability_method_names_and_refusals():
     t = {"case": ["c1", "c2"] * 2, "model": ["a", "a", "b", "b"], "s": [0.1, 0.2, 0.3, 0.4]}
     with pytest.raises(ScoreError, match="--stability-cases"):
         analyse(t, case="case", by="model", metric="s", stability=True, stability_cases="copies")
+
+
+def test_stability_ranks_in_blocks_equal_one_block(monkeypatch):
+    """The draws' ranks are taken a block at a time (memory bounded by the block): counts and tau
+    are the same whatever the block."""
+    from segscore.stats import resampling
+
+    rng = np.random.default_rng(2)
+    theta_b = np.round(rng.random((103, 6)), 2)
+    theta_b[5, 2] = np.nan
+    hat = theta_b.mean(axis=0)
+    one = resampling.stability(theta_b, hat, larger_better=True)
+    monkeypatch.setattr(resampling, "CHUNK_ELEMENTS", 6 * 10)  # blocks of 10 draws
+    many = resampling.stability(theta_b[:, :], hat, larger_better=True)
+    assert np.array_equal(one["rank_counts"], many["rank_counts"])
+    assert np.array_equal(one["tau"], many["tau"], equal_nan=True)
+    assert one["rank_counts"].sum() == 103 * 6
+    view = np.hstack([theta_b, theta_b])[:, :6]  # a strided view, as analyse passes the models' columns
+    assert np.array_equal(resampling.stability(view, hat, larger_better=True)["rank_counts"], one["rank_counts"])
