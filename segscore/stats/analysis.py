@@ -193,6 +193,9 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
                      statistic=statistic, interval=interval, adjust=adjust, test=test, missing=missing)
     metrics = [m for m in (metric.split(",") if isinstance(metric, str) else list(metric)) if m]
     st_methods = resampling.stability_methods(stability_method)
+    if not stability and (st_methods != ["aggregate"] or stability_cases != "challenger"):
+        raise ScoreError("--stability-method and --stability-cases say how --stability bootstraps the rankings; "
+                         "give --stability too")
     if stability_cases not in resampling.STABILITY_CASES:
         raise ScoreError(f"--stability-cases {stability_cases!r}: give one of "
                          f"{', '.join(resampling.STABILITY_CASES)}")

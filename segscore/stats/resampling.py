@@ -237,9 +237,10 @@ def _better_counts(values, larger_better: bool) -> np.ndarray:
     v = np.asarray(values, float).T  # (cases, models)
     s = v if larger_better else -v
     have = ~np.isnan(s)
+    out = np.empty(s.shape, np.int64)
     with np.errstate(invalid="ignore"):
-        better = (s[:, None, :] > s[:, :, None]) & have[:, None, :]
-    out = better.sum(axis=2).astype(np.int64)
+        for i in range(s.shape[1]):  # a model at a time: memory cases x models, not x models^2
+            out[:, i] = np.count_nonzero(s > s[:, i:i + 1], axis=1)  # NaN compares False: not better
     out[~have] = -1
     return out
 

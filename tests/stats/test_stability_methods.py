@@ -156,6 +156,8 @@ def test_stability_method_names_and_refusals():
     t = {"case": ["c1", "c2"] * 2, "model": ["a", "a", "b", "b"], "s": [0.1, 0.2, 0.3, 0.4]}
     with pytest.raises(ScoreError, match="--stability-cases"):
         analyse(t, case="case", by="model", metric="s", stability=True, stability_cases="copies")
+    with pytest.raises(ScoreError, match="give --stability too"):
+        analyse(t, case="case", by="model", metric="s", intervals=True, stability_method="all")
 
 
 def test_stability_ranks_in_blocks_equal_one_block(monkeypatch):
