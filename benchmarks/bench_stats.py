@@ -12,8 +12,8 @@ Kendall's tau-b of the full-data ranking against each draw's, its median and IQR
   rng=default_rng(0))`` per model (it keeps the bootstrap distribution, so the stability is the
   same draws' ranks), the stability in vectorised NumPy (:func:`peer`).
 
-Both sides' intervals and stability are checked equal (1e-12) before the timings. Peak RSS at 1,000
-and 10,000 resamples shows whether memory is flat in the resamples. ``--small`` adds the 12 x 200,
+Both sides' intervals and stability are checked equal (1e-12) before the timings. Peak RSS at 1,000,
+10,000, 30,000 and 100,000 resamples shows whether memory is flat in the resamples. ``--small`` adds the 12 x 200,
 1,000-resample suite (the size challengeR's ``bootstrap(nboot=1000)`` is compared at).
 
     PYTHONPATH=. python benchmarks/bench_stats.py            # 3 interleaved runs each, a minute or two
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
                        ("ratio", "ratio", "{:.1f}x"), ("ours_mb", "segscore peak MB", "{:.0f}"),
                        ("peer_mb", "scipy+numpy peak MB", "{:.0f}"), ("diff", "max |diff|", "{:.1e}")]))
     mem = []
-    for resamples in (1_000, 10_000, 30_000):
+    for resamples in (1_000, 10_000, 30_000, 100_000):
         r = run_once(ours_argv(suites[0][1], resamples, folder / "mem.json"), env=env)
         mem.append({"resamples": resamples, "mb": r["peak_mb"], "s": r["seconds"]})
     print()

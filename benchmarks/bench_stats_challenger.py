@@ -16,11 +16,14 @@ wall seconds, CPU seconds of the process tree and its own peak RSS; contenders i
   ranking (``kendall.bootstrap.list``: median, IQR, count of resamples without one), and the
   rankingHeatmap's counts of per-case ranks; written as JSON.
   Skipped with a message when ``Rscript`` or the challengeR package is missing (R_LIBS is honoured).
-* segscore: ``segscore report --table CSV --case case --by algo --task task --metric value --rank
-  --stability --resamples N --seed 0 --json-out OUT`` (issue 34's CLI). Another command can be given
+* segscore, per ranking: ``segscore report --table CSV --case case --by algo --task task --metric value
+  --rank --stability --stability-method M --resamples N --seed 0 --json-out OUT`` (issue 34's CLI;
+  M: ``aggregate``, ``rank-aggregate`` or ``test-rank``, the same ranking's bootstrap and stability,
+  cases drawn twice treated as challengeR's ``bootstrap`` treats them). Another command can be given
   with ``--segscore-cmd`` or ``$SEGSCORE_STATS_CMD``: a template with ``{python}``, ``{table}``,
-  ``{resamples}`` and ``{out}``; a command that fails is reported and its row left out. The first
-  run is a warm-up (numba's cache), unmeasured.
+  ``{method}``, ``{resamples}`` and ``{out}``; a command that fails is reported and its row left out.
+  The first run of each is a warm-up (numba's cache), unmeasured. Each ranking's ratio is
+  challengeR's row over segscore's row of the same ranking.
 
     PYTHONPATH=. R_LIBS=<challengeR's library> python benchmarks/bench_stats_challenger.py \
         [--repeat 3] [--resamples 1000] [--rankings atr_mean,rta,ttr] [--segscore-cmd '...']
@@ -46,7 +49,10 @@ from benchmarks._harness import REPO, machine_note, python_env, run_once, table 
 TABLE = REPO / "tests" / "data" / "challenger" / "single_12x200.csv"
 
 SEGSCORE_CMD = ("{python} -m segscore report --table {table} --case case --by algo --task task --metric value "
-                "--rank --stability --resamples {resamples} --seed 0 --json-out {out}")
+                "--rank --stability --stability-method {method} --resamples {resamples} --seed 0 --json-out {out}")
+
+#: each challengeR ranking's ``--stability-method`` (cases drawn twice treated as challengeR does: the default)
+METHODS = {"atr_mean": "aggregate", "rta": "rank-aggregate", "ttr": "test-rank"}
 
 RANKINGS = {
     "atr_mean": 'aggregateThenRank(ch, FUN = "mean", ties.method = "min")',
@@ -135,7 +141,7 @@ def main(argv=None) -> int:
                     + ", ".join(RANKINGS) + " (default atr_mean)")
     ap.add_argument("--rscript", default=shutil.which("Rscript"))
     ap.add_argument("--segscore-cmd", default=os.environ.get("SEGSCORE_STATS_CMD", SEGSCORE_CMD),
-                    help="the segscore command template ({python}, {table}, {resamples}, {out}); "
+                    help="the segscore command template ({python}, {table}, {method}, {resamples}, {out}); "
                          "default: $SEGSCORE_STATS_CMD or issue 34's `segscore report --table ... --rank --stability`")
     ap.add_argument("--skip-segscore", action="store_true")
     args = ap.parse_args(argv)
@@ -155,16 +161,17 @@ def main(argv=None) -> int:
         script.write_text(R_SCRIPT)
         for r in rankings:
             cases[f"challengeR:{r}"] = [args.rscript, script, TABLE, RANKINGS[r], args.resamples, tmp / f"r_{r}.json"]
-    seg_out = tmp / "segscore.json"
-    if not args.skip_segscore:
+    for r in rankings if not args.skip_segscore else ():
+        seg_out = tmp / f"segscore_{r}.json"
         seg = shlex.split(args.segscore_cmd.format(python=shlex.quote(sys.executable), table=shlex.quote(str(TABLE)),
-                                                   resamples=args.resamples, out=shlex.quote(str(seg_out))))
+                                                   method=METHODS[r], resamples=args.resamples,
+                                                   out=shlex.quote(str(seg_out))))
         warm = subprocess.run(seg, env=python_env(), capture_output=True, text=True)  # numba's cache warm
         if warm.returncode != 0:
-            notes.append(f"segscore row skipped: `{' '.join(seg)}` exited {warm.returncode}: "
+            notes.append(f"segscore {r} row skipped: `{' '.join(seg)}` exited {warm.returncode}: "
                          f"{warm.stderr.strip().splitlines()[-1] if warm.stderr.strip() else ''}")
         else:
-            cases["segscore"] = seg
+            cases[f"segscore:{r}"] = seg
     if not cases:
         print("\n".join(notes))
         return 0
@@ -172,15 +179,15 @@ def main(argv=None) -> int:
     res, failed = turns(cases, args.repeat)
     for name, err in failed.items():
         notes.append(f"{name} failed: {err.strip().splitlines()[-1] if err.strip() else err}")
-    seg_s = res.get("segscore", {}).get("seconds")
-    seg_cpu = res.get("segscore", {}).get("cpu")
     rows = []
     for name, m in res.items():
         tool, _, ranking = name.partition(":")
+        seg_s = res.get(f"segscore:{ranking}", {}).get("seconds")
+        seg_cpu = res.get(f"segscore:{ranking}", {}).get("cpu")
         rows.append(dict(tool="challengeR 1.0.5 bootstrap + stability (Rscript)" if tool == "challengeR"
-                         else "segscore report --rank --stability", ranking=ranking or "(its rankings)",
-                         resamples=args.resamples, seconds=m["seconds"], cpu=m["cpu"], peak_mb=m["peak_mb"],
-                         runs=" / ".join(f"{s:.1f}" for s in m["all"]),
+                         else f"segscore report --rank --stability --stability-method {METHODS[ranking]}",
+                         ranking=ranking, resamples=args.resamples, seconds=m["seconds"], cpu=m["cpu"],
+                         peak_mb=m["peak_mb"], runs=" / ".join(f"{s:.1f}" for s in m["all"]),
                          ratio=(m["seconds"] / seg_s) if seg_s and tool == "challengeR" else None,
                          cpu_ratio=(m["cpu"] / seg_cpu) if seg_cpu and tool == "challengeR" else None))
     print(f"# ranking stability: segscore vs challengeR\n\n{machine_note()} · --repeat {args.repeat} (median) · "
@@ -197,7 +204,7 @@ def main(argv=None) -> int:
             notes.append(f"challengeR {r}: winner frequencies (top 3) {top}; Kendall tau median "
                          f"{js['kendall']['median']:.3f} (IQR {js['kendall']['q25']:.3f}-{js['kendall']['q75']:.3f}, "
                          f"{js['kendall']['n_null']} resamples without one)")
-    if seg_s:
+    if any(name.startswith("segscore:") for name in res):
         target = [f"{row['ratio']:.1f}x ({row['ranking']})" for row in rows if row["ratio"] is not None]
         notes.append(f"target >= 10x challengeR: {', '.join(target) or 'no challengeR row'}")
     print()

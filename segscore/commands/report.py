@@ -61,6 +61,14 @@ STATS_OPTIONS = (
     Option("rank", ("--rank",), kind="flag", help="challengeR's rankings (and their consensus over tasks)"),
     Option("stability", ("--stability",), kind="flag",
            help="rank distributions over the bootstrap draws, the share ranked first, Kendall's tau"),
+    Option("stability_method", ("--stability-method",), type=column_names, default="aggregate",
+           metavar="aggregate|rank-aggregate|test-rank|all",
+           help="the ranking(s) --stability bootstraps: aggregate-then-rank (--statistic), rank-then-aggregate, "
+                "test-then-rank (Wilcoxon wins, alpha 0.05), comma-separated, or all (default aggregate)"),
+    Option("stability_cases", ("--stability-cases",), choices=("challenger", "distinct"), default="challenger",
+           help="a case drawn k times in a resample of rank-aggregate or test-rank: challenger (k rows under one "
+                "case id, ranked together and paired once, as challengeR's bootstrap) or distinct (k cases) "
+                "(default challenger)"),
 )
 
 #: the report's arguments (a command module declares its options here; nothing else lists them)

@@ -108,21 +108,27 @@ def significance_map(result, metric=None, task=None):
     return fig
 
 
-def blob_data(result, metric=None, task=None) -> dict:
+def blob_data(result, metric=None, task=None, method=None) -> dict:
     """``{"models" (by full-data rank), "ranks": 1..k, "share": k x k (model, rank: share of draws),
-    "rank_full"}``."""
+    "rank_full", "method"}``; ``method``: the ranking bootstrapped (a ``--stability-method``'s
+    rows' ``method``, e.g. ``"test_then_rank"``; default the first the analysis holds)."""
     rows, metric, task = _pick(result, "stability", metric, task)
-    rows = sorted(rows, key=lambda r: r["rank_full"])
+    methods = [r.get("method") for r in rows]
+    method = method or methods[0]
+    if method not in methods:
+        raise ScoreError(f"cannot draw: no stability rows of ranking {method!r} (it has "
+                         f"{', '.join(dict.fromkeys(str(m) for m in methods))})")
+    rows = sorted((r for r in rows if r.get("method") == method), key=lambda r: r["rank_full"])
     draws = result["stability"]["counts"]["draws"]
-    return {"metric": metric, "task": task, "models": [r["model"] for r in rows],
+    return {"metric": metric, "task": task, "method": method, "models": [r["model"] for r in rows],
             "ranks": list(range(1, len(rows) + 1)), "share": [[c / draws for c in r["rank_counts"]] for r in rows],
             "rank_full": [r["rank_full"] for r in rows]}
 
 
-def blob_plot(result, metric=None, task=None):
+def blob_plot(result, metric=None, task=None, method=None):
     """The blob plot of :func:`blob_data`: disc area proportional to the share of draws; a cross at
     the full-data rank."""
-    d = blob_data(result, metric, task)
+    d = blob_data(result, metric, task, method)
     k = len(d["models"])
     fig, (ax,) = new_figure((0.45 * k + 2.2, 0.45 * k + 1.6))
     xs, ys, ss = [], [], []
@@ -137,7 +143,7 @@ def blob_plot(result, metric=None, task=None):
     ax.set_xticks(range(k), d["models"], rotation=90)
     ax.set_ylabel("rank over the bootstrap draws")
     ax.set_ylim(k + 0.7, 0.3)
-    ax.set_title(f"{d['metric']}: rank distributions", fontsize="small")
+    ax.set_title(f"{d['metric']}: rank distributions ({d['method']})", fontsize="small")
     return fig
 
 

@@ -24,6 +24,8 @@ number of threads.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from segscore.kernels._jit import jit, prange
@@ -312,4 +314,154 @@ def rank_stability(stat, larger_better, ref, ranks, tau):
         rank_min(stat[r], larger_better, ranks[r])
         if with_tau:
             tau[r] = tau_b(ref.astype(np.float64), ranks[r].astype(np.float64))
+    return d
+
+
+# parallel=True: prange over the draws of a chunk (each owns its row and its unit weights)
+@jit(parallel=True)
+def rank_aggregate_draws(idx, better, unit_start, unit_cases, challenger, out):
+    """Each draw's mean of per-case ranks per model (rank-then-aggregate over the drawn units).
+
+    Parameters
+    ----------
+    idx : (d, n) int64
+        Unit indices of the draws.
+    better : (cases, models) int64
+        Per case and model: how many models with a value in the case are strictly better (its
+        rank, ties "min", is ``better + 1``); -1 where the model has no value.
+    unit_start, unit_cases : int64
+        The cases of each unit (:func:`draw_medians`).
+    challenger : bool
+        True: a unit drawn ``k`` times puts ``k`` copies of each of its cases under one case id, and
+        they are ranked together (challengeR's ``bootstrap``: a rank ``b + 1`` becomes ``k * b + 1``);
+        False: each drawn copy is its own case (rank ``b + 1``).
+    out : (d, models) float64
+        The sum of the drawn copies' ranks over their count (exact integer sums; NaN where a model has
+        no drawn value).
+    """
+    d, n = idx.shape
+    units = unit_start.shape[0] - 1
+    m = better.shape[1]
+    for r in prange(d):
+        w = np.zeros(units, np.int64)
+        for j in range(n):
+            w[idx[r, j]] += 1
+        s = np.zeros(m, np.int64)
+        cnt = np.zeros(m, np.int64)
+        for u in range(units):
+            k = w[u]
+            if k == 0:
+                continue
+            for p in range(unit_start[u], unit_start[u + 1]):
+                case = unit_cases[p]
+                for i in range(m):
+                    b = better[case, i]
+                    if b < 0:
+                        continue
+                    s[i] += k * (k * b + 1) if challenger else k * (b + 1)
+                    cnt[i] += k
+        for i in range(m):
+            out[r, i] = s[i] / cnt[i] if cnt[i] > 0 else np.nan
+    return d
+
+
+@jit
+def upper_normal(z):
+    """``P(Z > z)``: cephes' ``ndtr(-z)`` with the C library's ``erf``/``erfc`` (as
+    ``segscore.stats.paired``'s)."""
+    x = -z * np.sqrt(0.5)
+    if np.isnan(x):
+        return np.nan
+    if abs(x) < np.sqrt(0.5):
+        return 0.5 + 0.5 * math.erf(x)
+    y = 0.5 * math.erfc(abs(x))
+    return 1.0 - y if x > 0 else y
+
+
+@jit
+def signed_rank_p(v, n, ties):
+    """R's one-sided ``wilcox.test(exact=FALSE)`` p-value of a signed-rank sum ``v`` over ``n``
+    nonzero differences, ``ties`` the sum of ``t**3 - t`` over tie groups (the arithmetic of
+    ``segscore.stats.paired.wilcoxon_greater``); NaN where the variance is not positive."""
+    sigma2 = n * (n + 1) * (2 * n + 1) / 24 - ties / 48
+    if sigma2 <= 0:
+        return np.nan
+    z = v - n * (n + 1) / 4
+    z = (z - 0.5) / np.sqrt(sigma2)
+    return upper_normal(z)
+
+
+# parallel=True: prange over the draws of a chunk (each owns its row of wins and its case weights)
+@jit(parallel=True)
+def test_rank_draws(idx, unit_start, unit_cases, pair_start, pair_a, pair_b, entry_case, entry_positive,
+                    entry_new_group, challenger, alpha, wins):
+    """Each draw's count of significant one-sided paired Wilcoxon wins per model (test-then-rank).
+
+    Parameters
+    ----------
+    idx : (d, n) int64
+        Unit indices of the draws.
+    unit_start, unit_cases : int64
+        The cases of each unit (:func:`draw_medians`).
+    pair_start : (pairs + 1,) int64; pair_a, pair_b : (pairs,) int64
+        Unordered pairs ``a < b``; pair ``q``'s entries are ``pair_start[q]:pair_start[q + 1]``.
+    entry_case, entry_positive, entry_new_group : (entries,)
+        Per pair, its cases with a nonzero difference ("a better than b" positive), in increasing
+        order of ``|difference|``; ``entry_new_group``: the entry's ``|difference|`` differs from
+        the previous entry's (a new tie group).
+    challenger : bool
+        True: a drawn case is paired once however often it is drawn (challengeR's ``bootstrap``
+        pairs cases by ``intersect()`` of ids); False: every drawn copy is a pair.
+    alpha : float
+        A win is ``p <= alpha`` (unadjusted).
+    wins : (d, models) int64
+        Filled with the wins.
+    """
+    d, n = idx.shape
+    units = unit_start.shape[0] - 1
+    cases = unit_cases.shape[0]
+    m = wins.shape[1]
+    pairs = pair_a.shape[0]
+    for r in prange(d):
+        w = np.zeros(units, np.int64)
+        for j in range(n):
+            w[idx[r, j]] += 1
+        wc = np.zeros(cases, np.int64)
+        for u in range(units):
+            if w[u] == 0:
+                continue
+            for p in range(unit_start[u], unit_start[u + 1]):
+                wc[unit_cases[p]] = 1 if challenger else w[u]
+        for i in range(m):
+            wins[r, i] = 0
+        for q in range(pairs):
+            pos = 0.0
+            vpos = 0.0
+            vneg = 0.0
+            ties = 0.0
+            e = pair_start[q]
+            end = pair_start[q + 1]
+            while e < end:
+                t = 0
+                tp = 0
+                f = e
+                while f < end and (f == e or not entry_new_group[f]):
+                    k = wc[entry_case[f]]
+                    t += k
+                    if entry_positive[f]:
+                        tp += k
+                    f += 1
+                if t > 0:
+                    avg = pos + (t + 1) / 2
+                    vpos += tp * avg
+                    vneg += (t - tp) * avg
+                    ties += float(t) ** 3 - t
+                    pos += t
+                e = f
+            if pos > 0:
+                nn = np.int64(pos)
+                if signed_rank_p(vpos, nn, ties) <= alpha:
+                    wins[r, pair_a[q]] += 1
+                if signed_rank_p(vneg, nn, ties) <= alpha:
+                    wins[r, pair_b[q]] += 1
     return d

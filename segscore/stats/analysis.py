@@ -32,6 +32,8 @@ from segscore.stats.table import build_suite
 
 #: the parts of an analysis, in the order they are reported
 PARTS = ("intervals", "comparisons", "rankings", "stability")
+#: ``--stability-method`` names as the rankings' method names
+STABILITY_NAMES = {"rank-aggregate": "rank_then_aggregate", "test-rank": "test_then_rank"}
 
 
 class Analysis(dict):
@@ -141,7 +143,7 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
             intervals: bool = False, statistic: str = "mean", level: float = 0.95, resamples: int = 10_000,
             seed: int = 0, interval: str = "percentile", compare: bool = False, adjust: str = "holm",
             alpha: float = 0.05, test: str = "wilcoxon", permutations: int = 9_999, rank: bool = False,
-            stability: bool = False) -> Analysis:
+            stability: bool = False, stability_method="aggregate", stability_cases: str = "challenger") -> Analysis:
     """Intervals, paired comparisons, rankings and rank stability of a benchmark suite.
 
     Parameters
@@ -173,6 +175,15 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
         ``"permutation"`` (the sign-flip test, ``permutations`` sign patterns, exact when ``2**n``
         fit).
 
+    stability_method, stability_cases
+        The rankings whose stability is bootstrapped: ``"aggregate"`` (aggregate-then-rank by
+        ``statistic``, over the intervals' draws), ``"rank-aggregate"`` (rank-then-aggregate),
+        ``"test-rank"`` (test-then-rank: one-sided Wilcoxon wins at alpha 0.05, unadjusted), a
+        comma-separated list of them or ``"all"``; and how a case drawn k times enters a resample
+        of the last two: ``"challenger"`` (k rows under one case id, as challengeR's ``bootstrap``:
+        ranked together within the case, paired once) or ``"distinct"`` (k cases). Every method
+        reads the same draws (:func:`segscore.stats.resampling.ranking_draws`).
+
     Returns
     -------
     Analysis
@@ -181,6 +192,13 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
     missing = _check(level=level, resamples=resamples, seed=seed, alpha=alpha, permutations=permutations,
                      statistic=statistic, interval=interval, adjust=adjust, test=test, missing=missing)
     metrics = [m for m in (metric.split(",") if isinstance(metric, str) else list(metric)) if m]
+    st_methods = resampling.stability_methods(stability_method)
+    if not stability and (st_methods != ["aggregate"] or stability_cases != "challenger"):
+        raise ScoreError("--stability-method and --stability-cases say how --stability bootstraps the rankings; "
+                         "give --stability too")
+    if stability_cases not in resampling.STABILITY_CASES:
+        raise ScoreError(f"--stability-cases {stability_cases!r}: give one of "
+                         f"{', '.join(resampling.STABILITY_CASES)}")
     if not (intervals or compare or rank or stability):
         intervals = True
     suite = build_suite(table, case=case, by=by, metrics=metrics, task=task, cluster_by=cluster_by)
@@ -218,7 +236,7 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
                    counts={"rows": suite.n_rows, "tasks": len(suite.tasks), "models": len(suite.models),
                            "missing": n_missing, "imputed": imputed if missing == "worst" else None},
                    notes=notes, warnings=[])
-    boot = intervals or compare or stability
+    boot = intervals or compare or (stability and "aggregate" in st_methods)
     iv_rows, cmp_rows, rk_rows, st_rows, kd_rows = [], [], [], [], []
     task_ranks: dict = {}
     for t in suite.tasks:
@@ -354,15 +372,26 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
                             row["case_rank_counts"] = extra[i]
                         rk_rows.append(row)
                 task_ranks[(t.name, m)] = (t.models, per_method)
-            if stability:
-                cols_m = [j for j, key in enumerate(layout) if key[0] == "model" and key[1] == m]
-                s = resampling.stability(theta_b[:, cols_m], est[cols_m], larger_better=lb)
+            for st_method in (st_methods if stability else ()):
+                if st_method == "aggregate":
+                    cols_m = [j for j, key in enumerate(layout) if key[0] == "model" and key[1] == m]
+                    # a view when the models are the leading columns (one metric, no pairs): no copy
+                    tb_m = theta_b[:, :k] if cols_m == list(range(k)) else theta_b[:, cols_m]
+                    s = resampling.stability(tb_m, est[cols_m], larger_better=lb)
+                    name = f"aggregate_{statistic}"
+                else:
+                    tb, hat, direction = resampling.ranking_draws(
+                        st_method, v, larger_better=lb, unit_of_case=t.unit_of_case, n_units=len(t.units),
+                        rng=np.random.default_rng(seed + t.index), resamples=resamples, cases=stability_cases)
+                    s = resampling.stability(tb, hat, larger_better=direction)
+                    del tb
+                    name = STABILITY_NAMES[st_method]
                 for i, model in enumerate(t.models):
-                    st_rows.append({"task": t.name, "metric": m, "model": model, "rank_full": int(s["rank_full"][i]),
-                                    "share_first": float(s["share_first"][i]),
+                    st_rows.append({"task": t.name, "metric": m, "method": name, "model": model,
+                                    "rank_full": int(s["rank_full"][i]), "share_first": float(s["share_first"][i]),
                                     "rank_counts": s["rank_counts"][i].tolist()})
-                kd_rows.append({"task": t.name, "metric": m, "draws": resamples, "tau_median": s["tau_median"],
-                                "tau_q1": s["tau_q1"], "tau_q3": s["tau_q3"],
+                kd_rows.append({"task": t.name, "metric": m, "method": name, "draws": resamples,
+                                "tau_median": s["tau_median"], "tau_q1": s["tau_q1"], "tau_q3": s["tau_q3"],
                                 "n_tau_undefined": s["n_tau_undefined"]})
                 if s["tau_median"] is None:
                     notes[f"stability.kendall[{len(kd_rows) - 1}].tau_median"] = \
@@ -416,7 +445,13 @@ def analyse(table, *, case: str, by: str, metric, task: str | None = None, clust
                            "counts": {"rows": len(rk_rows), "consensus_rows": len(cons_rows)},
                            "rows": rk_rows, "consensus": cons_rows}
     if stability:
-        out["stability"] = {"params": {**boot_params, "ranking": f"aggregate_{statistic}", "ties": "min",
+        names = [f"aggregate_{statistic}" if x == "aggregate" else STABILITY_NAMES[x] for x in st_methods]
+        out["stability"] = {"params": {**boot_params, "ranking": names[0] if len(names) == 1 else names,
+                                       "methods": names, "ties": "min",
+                                       "cases": stability_cases if set(st_methods) - {"aggregate"} else None,
+                                       "test_then_rank": {"test": "wilcoxon", "alpha": 0.05, "adjust": "none",
+                                                          "sided": "one-sided"} if "test-rank" in st_methods
+                                       else None,
                                        "kendall": "tau-b of the full-data ranking against each draw's"},
                             "counts": {"rows": len(st_rows), "draws": resamples,
                                        "tau_undefined": sum(r["n_tau_undefined"] for r in kd_rows)},

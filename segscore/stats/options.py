@@ -96,6 +96,8 @@ def analyse_args(args, report: dict | None = None):
     common = dict(intervals=args.intervals, statistic=args.statistic, level=args.level, resamples=args.resamples,
                   seed=args.seed, interval=args.interval, compare=args.compare, adjust=args.adjust, alpha=args.alpha,
                   test=args.test, permutations=args.permutations, rank=args.rank, stability=args.stability,
+                  stability_method=_split(getattr(args, "stability_method", None)) or "aggregate",
+                  stability_cases=getattr(args, "stability_cases", None) or "challenger",
                   missing=getattr(args, "missing", None) or "null", cluster_by=args.cluster_by)
     if args.table:
         if not args.case or not model or not args.metric:

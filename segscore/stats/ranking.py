@@ -91,9 +91,9 @@ def wins(p_matrix, alpha: float) -> np.ndarray:
 def consensus(task_ranks) -> tuple:
     """``(score, rank)`` of the Euclidean consensus of ``task_ranks`` (tasks x models, each row a
     ranking with ties "min"): the mean over tasks of average-tie ranks, ranked smaller first."""
-    from scipy.stats import rankdata
+    from segscore.stats.paired import average_ranks
 
     r = np.asarray(task_ranks, float)
-    avg = np.vstack([rankdata(row, method="average") for row in r])
+    avg = np.vstack([average_ranks(row) for row in r])
     score = avg.mean(axis=0)
     return score, rank_min(np.round(score, 10), larger_better=False)

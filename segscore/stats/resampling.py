@@ -187,21 +187,138 @@ def stability(theta_b, theta_hat, *, larger_better: bool) -> dict:
     "tau_median", "tau_q1", "tau_q3" (over the defined ones; None when none is), "n_tau_undefined"}``."""
     from segscore.kernels.resample import rank_stability
 
-    tb = np.ascontiguousarray(theta_b, dtype=np.float64)
+    tb = np.asarray(theta_b, dtype=np.float64)
     d, m = tb.shape
     full = np.empty((1, m), np.int64)
     tau = np.empty(d)
     rank_stability(np.ascontiguousarray(theta_hat, dtype=np.float64).reshape(1, m), bool(larger_better),
                    np.zeros(0, np.int64), full, tau[:1])
     full = full[0]
-    ranks = np.empty((d, m), np.int64)
-    rank_stability(tb, bool(larger_better), full, ranks, tau)
     counts = np.zeros((m, m), np.int64)
-    for k in range(m):
-        counts[k] = np.bincount(ranks[:, k] - 1, minlength=m)[:m]
+    # the draws' ranks a block at a time (memory bounded by the block, not by the draws)
+    step = max(1, CHUNK_ELEMENTS // max(1, m))
+    ranks = np.empty((min(step, d), m), np.int64)
+    for start in range(0, d, step):
+        block = np.ascontiguousarray(tb[start:start + step])
+        r = ranks[:block.shape[0]]
+        rank_stability(block, bool(larger_better), full, r, tau[start:start + block.shape[0]])
+        for k in range(m):
+            counts[k] += np.bincount(r[:, k] - 1, minlength=m)[:m]
     ok = tau[~np.isnan(tau)]
     q = np.percentile(ok, [25, 50, 75]) if ok.size else [None, None, None]
     return {"rank_full": full, "rank_counts": counts, "share_first": counts[:, 0] / d if d else counts[:, 0] * 0.0,
             "tau": tau, "tau_q1": None if q[0] is None else float(q[0]),
             "tau_median": None if q[1] is None else float(q[1]),
             "tau_q3": None if q[2] is None else float(q[2]), "n_tau_undefined": int(d - ok.size)}
+
+
+#: the rankings ``--stability-method`` bootstraps (``all``: the three); challengeR's names in the docstring
+STABILITY_METHODS = ("aggregate", "rank-aggregate", "test-rank")
+#: how a resample holds a case drawn more than once (``--stability-cases``)
+STABILITY_CASES = ("challenger", "distinct")
+
+
+def stability_methods(method) -> list:
+    """``--stability-method`` as the list of rankings it asks for (``all``: the three, in order)."""
+    names = [m.strip() for m in (method.split(",") if isinstance(method, str) else method) if m and m.strip()]
+    if not names:
+        names = ["aggregate"]
+    if "all" in names:
+        return list(STABILITY_METHODS)
+    bad = [m for m in names if m not in STABILITY_METHODS]
+    if bad:
+        raise ScoreError(f"--stability-method {','.join(bad)}: give {', '.join(STABILITY_METHODS)} or all")
+    return [m for m in STABILITY_METHODS if m in names]
+
+
+def _better_counts(values, larger_better: bool) -> np.ndarray:
+    """``(cases, models)`` int64: per case, how many models with a value are strictly better than each
+    model (its rank, ties "min", minus 1); -1 where the model has no value."""
+    v = np.asarray(values, float).T  # (cases, models)
+    s = v if larger_better else -v
+    have = ~np.isnan(s)
+    out = np.empty(s.shape, np.int64)
+    with np.errstate(invalid="ignore"):
+        for i in range(s.shape[1]):  # a model at a time: memory cases x models, not x models^2
+            out[:, i] = np.count_nonzero(s > s[:, i:i + 1], axis=1)  # NaN compares False: not better
+    out[~have] = -1
+    return out
+
+
+def _pair_entries(values, larger_better: bool):
+    """The unordered pairs' nonzero differences ("a better than b" positive) in increasing order of
+    their absolute value, as :func:`segscore.kernels.resample.test_rank_draws` takes them."""
+    v = np.asarray(values, float)
+    k = v.shape[0]
+    starts, pa, pb, cases, positive, new_group = [0], [], [], [], [], []
+    for a in range(k):
+        for b in range(a + 1, k):
+            d = v[a] - v[b] if larger_better else v[b] - v[a]
+            keep = np.flatnonzero(~np.isnan(d) & (d != 0))
+            ad = np.abs(d[keep])
+            order = np.argsort(ad, kind="mergesort")
+            sa = ad[order]
+            ng = np.ones(sa.size, bool)
+            ng[1:] = sa[1:] != sa[:-1]
+            cases.append(keep[order])
+            positive.append(d[keep][order] > 0)
+            new_group.append(ng)
+            pa.append(a)
+            pb.append(b)
+            starts.append(starts[-1] + sa.size)
+    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt))
+    return (np.asarray(starts, np.int64), np.asarray(pa, np.int64), np.asarray(pb, np.int64),
+            cat(cases, np.int64), cat(positive, np.bool_), cat(new_group, np.bool_))
+
+
+def ranking_draws(method: str, values, *, larger_better: bool, unit_of_case, n_units: int, rng, resamples: int,
+                  cases: str = "challenger", alpha: float = 0.05, chunk: int | None = None) -> tuple:
+    """``(theta_b, theta_hat, larger_better)`` of one task's ranking ``method`` (a
+    :data:`STABILITY_METHODS` name other than ``aggregate``) over the stated draws of ``rng``:
+    ``theta_b`` (resamples, models) is what each draw ranks the models by, ``theta_hat`` the same on
+    the full data, and the direction to rank them in.
+
+    - ``rank-aggregate``: the mean of per-case ranks (ties "min"; a model ranked among the models
+      with a value in the case), smaller first;
+    - ``test-rank``: the count of one-sided paired Wilcoxon wins (``p <= alpha``, unadjusted, on the
+      common cases), larger first.
+
+    ``cases``: ``challenger`` (a case drawn k times is k rows under one case id, as challengeR's
+    ``bootstrap`` builds its resamples: ranked together within the case, paired once) or
+    ``distinct`` (each drawn copy its own case)."""
+    from segscore.kernels.resample import rank_aggregate_draws, test_rank_draws
+
+    if cases not in STABILITY_CASES:
+        raise ScoreError(f"--stability-cases {cases!r}: give one of {', '.join(STABILITY_CASES)}")
+    v = np.asarray(values, float)
+    m = v.shape[0]
+    unit_of_case = np.asarray(unit_of_case, np.int64)
+    unit_cases = np.argsort(unit_of_case, kind="stable").astype(np.int64)
+    unit_start = np.zeros(n_units + 1, np.int64)
+    np.cumsum(np.bincount(unit_of_case, minlength=n_units), out=unit_start[1:])
+    challenger = cases == "challenger"
+    whole = np.arange(n_units, dtype=np.int64).reshape(1, n_units)
+    if method == "rank-aggregate":
+        better = _better_counts(v, larger_better)
+        hat = np.empty((1, m))
+        rank_aggregate_draws(whole, better, unit_start, unit_cases, False, hat)
+        run = lambda idx, part: rank_aggregate_draws(idx, better, unit_start, unit_cases, challenger, part)  # noqa: E731
+        direction = False
+    elif method == "test-rank":
+        entries = _pair_entries(v, larger_better)
+        hat = np.empty((1, m), np.int64)
+        test_rank_draws(whole, unit_start, unit_cases, *entries, False, float(alpha), hat)
+        wins = np.empty((chunk_rows(n_units) if chunk is None else chunk, m), np.int64)
+
+        def run(idx, part):
+            w = wins[:idx.shape[0]]
+            test_rank_draws(idx, unit_start, unit_cases, *entries, challenger, float(alpha), w)
+            part[:] = w
+
+        direction = True
+    else:
+        raise ScoreError(f"ranking_draws: {method!r} is not one of rank-aggregate, test-rank")
+    out = np.empty((resamples, m))
+    for start, idx in draws(rng, n_units, resamples, chunk_rows(n_units) if chunk is None else chunk):
+        run(idx, out[start:start + idx.shape[0]])
+    return out, hat[0].astype(float), direction

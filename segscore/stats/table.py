@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import repeat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,14 @@ def natural_key(value) -> tuple:
 def natural_sorted(values) -> list:
     """``values`` (unique) in natural order (:func:`natural_key`)."""
     return sorted(set(values), key=natural_key)
+
+
+def _factorize(values: list) -> tuple:
+    """``(ids, codes)``: the distinct ``values`` (str) in natural order, and each value's position
+    among them (int64), without a Python loop per value."""
+    ids = natural_sorted(values)
+    pos = {v: k for k, v in enumerate(ids)}
+    return ids, np.fromiter(map(pos.__getitem__, values), np.int64, len(values))
 
 
 def _number(cell, where: str) -> float:
@@ -61,9 +70,12 @@ def _column_numbers(values, where: str) -> np.ndarray:
     """A column as float64 (NaN where missing): one conversion when every cell is a number, else
     cell by cell (:func:`_number` names the first bad cell)."""
     try:
-        out = np.array([math.nan if v is None or v == "" else v for v in values], dtype=np.float64)
+        out = np.fromiter(map(float, values), np.float64, len(values))  # every cell a number (the common case)
     except (TypeError, ValueError):
-        out = None
+        try:
+            out = np.array([math.nan if v is None or v == "" else v for v in values], dtype=np.float64)
+        except (TypeError, ValueError):
+            out = None
     if out is None or np.isinf(out).any():
         out = np.array([_number(v, f"{where}, row {i + 1}") for i, v in enumerate(values)], np.float64)
     return out
@@ -85,26 +97,55 @@ def read_columns(path) -> dict:
             return pq.read_table(path).to_pydict()
         except Exception as exc:  # pyarrow's errors have no common base worth naming
             raise ScoreError(f"{path}: not a readable Parquet file ({exc}); write it again or give a CSV") from None
-    import csv
-
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if not header:
-                raise ScoreError(f"{path}: empty table; give a CSV with a header row (case, model, metric columns)")
-            if len(set(header)) != len(header):
-                raise ScoreError(f"{path}: repeated column names in the header; give each column one name")
-            rows = [r for r in reader if r]
-            width = len(header)
-            for lineno, row in enumerate(rows, start=2):
-                if len(row) != width:
-                    raise ScoreError(f"{path}: data row {lineno - 1} has {len(row)} cells, the header {width}; "
-                                     "fix the row")
-            cols = {h: list(col) for h, col in zip(header, zip(*rows))} if rows else {h: [] for h in header}
+            text = f.read()
     except UnicodeDecodeError:
         raise ScoreError(f"{path}: not a UTF-8 text table; give a CSV (or a .parquet file)") from None
-    return cols
+    fast = _split_plain_csv(text)
+    if fast is not None:
+        return fast
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if not header:
+        raise ScoreError(f"{path}: empty table; give a CSV with a header row (case, model, metric columns)")
+    if len(set(header)) != len(header):
+        raise ScoreError(f"{path}: repeated column names in the header; give each column one name")
+    rows = [r for r in reader if r]
+    width = len(header)
+    for lineno, row in enumerate(rows, start=2):
+        if len(row) != width:
+            raise ScoreError(f"{path}: data row {lineno - 1} has {len(row)} cells, the header {width}; fix the row")
+    return {h: list(col) for h, col in zip(header, zip(*rows))} if rows else {h: [] for h in header}
+
+
+def _split_plain_csv(text: str):
+    """The columns of a CSV without quoting (no ``"`` anywhere, ``\\n`` or ``\\r\\n`` line ends), split
+    with ``str.split`` (what ``csv.reader`` gives on such text, blank lines skipped); None where the
+    text needs :mod:`csv` (quotes, a lone ``\\r``, a row of another width: the reader then names it)."""
+    if '"' in text:
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            return None
+    lines = [line for line in text.split("\n") if line]
+    if not lines:
+        return None
+    header = lines[0].split(",")
+    if len(set(header)) != len(header):
+        return None
+    width = len(header)
+    flat = ",".join(lines[1:]).split(",") if len(lines) > 1 else []
+    if len(flat) != width * (len(lines) - 1):
+        return None
+    commas = np.fromiter(map(str.count, lines[1:], repeat(",")), np.int64, len(lines) - 1)
+    if (commas != width - 1).any():
+        return None
+    return {h: flat[i::width] for i, h in enumerate(header)}
 
 
 def as_columns(table) -> tuple[dict, str]:
@@ -186,22 +227,22 @@ def build_suite(table, *, case: str, by: str, metrics, task: str | None = None,
         raise ScoreError(f"{name}: no rows; give a table with one row per case and model")
     task_col = cols[task] if task else ["all"] * n
     cluster_col = cols[cluster_by] if cluster_by else None
-    case_col = [str(c) for c in cols[case]]
-    model_col = [str(m) for m in cols[by]]
-    task_col = [str(t) for t in task_col]
-    task_names = natural_sorted(task_col)
-    all_models = natural_sorted(model_col)
+    case_col = list(map(str, cols[case]))
+    model_col = list(map(str, cols[by]))
+    task_names, task_of = _factorize(list(map(str, task_col))) if task else (["all"], np.zeros(n, np.int64))
+    all_cases, case_code = _factorize(case_col)
+    all_models, model_code = _factorize(model_col)
     numbers = {met: _column_numbers(cols[met], f"{name}: column {met!r}") for met in metrics}
-    task_of = np.array([{t: k for k, t in enumerate(task_names)}[t] for t in task_col]) if task else np.zeros(n, int)
     tasks = []
     for ti, tname in enumerate(task_names):
-        rows = np.flatnonzero(task_of == ti)
-        cases = natural_sorted(case_col[i] for i in rows)
-        models = natural_sorted(model_col[i] for i in rows)
-        ci = {c: k for k, c in enumerate(cases)}
-        mi = {m: k for k, m in enumerate(models)}
-        a = np.fromiter((mi[model_col[i]] for i in rows), np.int64, rows.size)
-        b = np.fromiter((ci[case_col[i]] for i in rows), np.int64, rows.size)
+        rows = np.flatnonzero(task_of == ti) if task else np.arange(n)
+        # the task's ids in natural order: the global codes are in natural order already
+        present_c = np.unique(case_code[rows])
+        present_m = np.unique(model_code[rows])
+        cases = [all_cases[i] for i in present_c]
+        models = [all_models[i] for i in present_m]
+        a = np.searchsorted(present_m, model_code[rows])
+        b = np.searchsorted(present_c, case_code[rows])
         flat = a * len(cases) + b
         counts = np.bincount(flat, minlength=len(models) * len(cases))
         if counts.max(initial=0) > 1:

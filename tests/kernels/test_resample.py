@@ -125,3 +125,104 @@ def test_refine_ties_makes_equal_sums_equal_whatever_the_order():
     import math
 
     assert out[0, 0] == out[0, 1] == math.fsum(a) / 6
+
+
+def _better(values):
+    """(cases, models): models strictly better (larger) in the case; -1 where missing."""
+    out = np.full(values.T.shape, -1, np.int64)
+    for c in range(values.shape[1]):
+        col = values[:, c]
+        for i in np.flatnonzero(~np.isnan(col)):
+            out[c, i] = int(np.count_nonzero(col[~np.isnan(col)] > col[i]))
+    return out
+
+
+@pytest.mark.parametrize("challenger", [True, False])
+def test_rank_aggregate_draws_equal_brute_force_and_ignore_the_thread_count(challenger):
+    import numba
+
+    from segscore.kernels.resample import rank_aggregate_draws
+
+    rng = np.random.default_rng(8)
+    models, cases, units = 4, 15, 6
+    values = np.round(rng.random((models, cases)), 1)
+    values[rng.random(values.shape) < 0.15] = np.nan
+    unit_of = _units(rng, cases, units)
+    unit_cases = np.argsort(unit_of, kind="stable").astype(np.int64)
+    unit_start = np.concatenate([[0], np.cumsum(np.bincount(unit_of, minlength=units))]).astype(np.int64)
+    idx = rng.integers(0, units, size=(40, units))
+    better = _better(values)
+    expect = np.full((40, models), np.nan)
+    for r, row in enumerate(idx):
+        k = np.bincount(row, minlength=units)[unit_of]  # per case: times drawn
+        s, cnt = np.zeros(models), np.zeros(models)
+        for c in np.flatnonzero(k):
+            have = better[c] >= 0
+            rank = k[c] * better[c] + 1 if challenger else better[c] + 1
+            s[have] += k[c] * rank[have]
+            cnt[have] += k[c]
+        with np.errstate(invalid="ignore"):
+            expect[r] = np.where(cnt > 0, s / cnt, np.nan)
+    outs = []
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, before):
+            numba.set_num_threads(threads)
+            out = np.empty((40, models))
+            rank_aggregate_draws(idx, better, unit_start, unit_cases, challenger, out)
+            outs.append(out)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(outs[0], expect, equal_nan=True)
+    assert np.array_equal(outs[1], expect, equal_nan=True)
+
+
+def test_upper_normal_and_signed_rank_p_equal_the_python_path():
+    from scipy.special import ndtr
+
+    from segscore.kernels.resample import signed_rank_p, upper_normal
+    from segscore.stats.paired import wilcoxon_greater
+
+    for z in (-40.0, -3.2, -0.7, -0.3, 0.0, 0.3, 0.70710678118, 1.5, 8.0, 38.0):
+        assert abs(upper_normal(z) - ndtr(-z)) <= 1e-12 * ndtr(-z) + 1e-300
+    assert np.isnan(upper_normal(np.nan))
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        x, y = np.round(rng.random(25), 1), np.round(rng.random(25), 1)
+        ref = wilcoxon_greater(x, y)
+        d = (x - y)[x != y]
+        absd = np.abs(d)
+        ranks = stats.rankdata(absd)
+        _, t = np.unique(absd, return_counts=True)
+        got = signed_rank_p(float(ranks[d > 0].sum()), d.size, float(np.sum(t.astype(float) ** 3 - t)))
+        assert got == ref["p"]
+
+
+def test_test_rank_draws_count_the_wins_of_each_resample():
+    from segscore.kernels.resample import test_rank_draws
+    from segscore.stats.paired import wilcoxon_greater
+    from segscore.stats.resampling import _pair_entries
+
+    rng = np.random.default_rng(5)
+    models, cases = 4, 30
+    values = np.round(rng.random((models, cases)) + np.array([0, 0.1, 0.2, 0.4])[:, None], 1)
+    values[0, 3] = np.nan
+    unit_start = np.arange(cases + 1, dtype=np.int64)
+    unit_cases = np.arange(cases, dtype=np.int64)
+    idx = rng.integers(0, cases, size=(25, cases))
+    entries = _pair_entries(values, True)
+    for challenger in (True, False):
+        wins = np.empty((25, models), np.int64)
+        test_rank_draws(idx, unit_start, unit_cases, *entries, challenger, 0.05, wins)
+        for r, row in enumerate(idx):
+            rows = np.unique(row) if challenger else row
+            expect = np.zeros(models, np.int64)
+            for a in range(models):
+                for b in range(models):
+                    if a != b:
+                        x, y = values[a, rows], values[b, rows]
+                        ok = ~np.isnan(x) & ~np.isnan(y)
+                        p = wilcoxon_greater(x[ok], y[ok])["p"]
+                        expect[a] += p is not None and p <= 0.05
+            assert np.array_equal(wins[r], expect), (challenger, r)
+        assert wins.max() > 0

@@ -240,3 +240,34 @@ def test_api_report_is_the_cli_json_and_typed(tmp_path, cli):
     assert json.loads(out) == json.loads(json.dumps(got))
     with pytest.raises(ScoreError, match="--adjust"):
         api.report(table=str(table), case="case", by="model", metric="dice", compare=True, adjust="sidak")
+
+
+def test_stability_method_and_cases_on_the_cli_api_and_blob_plot(tmp_path, cli):
+    from segscore import api
+    from segscore.figures.stats import blob_data, blob_plot
+
+    table = _write_suite(tmp_path / "suite.csv", missing=False)
+    args = ("report", "--table", table, "--case", "case", "--by", "model", "--metric", "dice", "--stability",
+            "--resamples", "100", "--json")
+    code, out, err = cli(*args, "--stability-method", "rank-aggregate,test-rank", "--stability-cases", "distinct")
+    assert code == 0, err
+    got = json.loads(out)["stability"]
+    assert got["params"]["methods"] == ["rank_then_aggregate", "test_then_rank"]
+    assert got["params"]["cases"] == "distinct"
+    assert [k["method"] for k in got["kendall"]] == ["rank_then_aggregate", "test_then_rank"]
+    same = api.report(table=str(table), case="case", by="model", metric="dice", stability=True, resamples=100,
+                      stability_method=["rank-aggregate", "test-rank"], stability_cases="distinct")
+    assert json.loads(json.dumps(same["stability"])) == got
+    code, out, err = cli(*args, "--stability-method", "all")
+    assert code == 0, err
+    full = json.loads(out)
+    assert full["stability"]["params"]["cases"] == "challenger"
+    d = blob_data(full, method="test_then_rank")
+    rows = {r["model"]: r for r in full["stability"]["rows"] if r["method"] == "test_then_rank"}
+    assert d["method"] == "test_then_rank" and set(d["models"]) == set(rows)
+    for m, shares in zip(d["models"], d["share"]):
+        assert shares == [c / 100 for c in rows[m]["rank_counts"]]
+    assert blob_data(full)["method"] == "aggregate_mean"
+    assert "test_then_rank" in blob_plot(full, method="test_then_rank").axes[0].get_title()
+    code, out, err = cli(*args, "--stability-method", "ranks")
+    assert code == 2 and "--stability-method" in err and "Traceback" not in err

@@ -116,3 +116,33 @@ def test_refusals_are_one_line_score_errors(tmp_path):
         analyse(bad, case="case", by="model", metric="s")
     out = analyse(rows, case="case", by="model", metric="s", missing="worst", worst={"s": 0.0}, resamples=10)
     assert out["counts"]["imputed"] == {"s": 1} and out["intervals"]["rows"][0]["estimate"] == 0.0
+
+
+def test_upper_normal_and_average_ranks_equal_scipys_without_importing_it():
+    """The compare and rank paths import no scipy: their normal tail and average ranks are our own,
+    equal to ``scipy.special.ndtr`` (1e-12 relative, far into the tail) and ``scipy.stats.rankdata`` (exactly)."""
+    from scipy.special import ndtr
+
+    from segscore.stats.paired import _upper_normal, average_ranks
+
+    for z in np.concatenate([np.linspace(-9, 39, 4001), [0.0, 0.70710678, -0.70710678, np.inf, -np.inf]]):
+        ref = float(ndtr(-z))
+        assert abs(_upper_normal(z) - ref) <= 1e-12 * ref + 1e-300, z
+    assert np.isnan(_upper_normal(np.nan))
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        v = np.round(rng.normal(size=int(rng.integers(1, 80))), 1)
+        assert np.array_equal(average_ranks(v), stats.rankdata(v, method="average"))
+
+
+def test_compare_and_rank_import_neither_scipy_stats_nor_special():
+    """(numba's first kernel load imports ``scipy.linalg`` for its BLAS check: not ours to avoid.)"""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom segscore.stats import analyse\n"
+            "t = {'case': ['c1', 'c2', 'c3'] * 2, 'model': ['a'] * 3 + ['b'] * 3, 's': [.1, .5, .7, .2, .4, .9]}\n"
+            "analyse(t, case='case', by='model', metric='s', compare=True, rank=True, resamples=20)\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('scipy.stats', 'scipy.special'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
