@@ -36,14 +36,33 @@ batch; no family imports it.
 
 from __future__ import annotations
 
-from segscore.figures._base import (FORMATS, draw_after, format_of, plot_file, require_matplotlib,
-                                    save)
-from segscore.figures.board import board_rows, check_rows, leaderboard
-from segscore.figures.curvilinear import audit_bars
-from segscore.figures.fibers import fiber_erl
-from segscore.figures.ink import auc_bootstrap, auc_compare, auc_draws, target_curves
-from segscore.figures.objects import objects_ap
-from segscore.figures.topology import surfaces_cases, surfaces_terms
+import importlib
+
+#: where each public name lives: a submodule is imported when one of its names is first used, so
+#: ``import segscore.figures._base`` (what every command's ``--plot`` option needs) loads no other
+#: figure module
+_WHERE = {
+    **dict.fromkeys(("FORMATS", "draw_after", "format_of", "plot_file", "require_matplotlib", "save"), "_base"),
+    **dict.fromkeys(("board_rows", "check_rows", "leaderboard"), "board"),
+    "audit_bars": "curvilinear",
+    "fiber_erl": "fibers",
+    **dict.fromkeys(("auc_bootstrap", "auc_compare", "auc_draws", "target_curves"), "ink"),
+    "objects_ap": "objects",
+    **dict.fromkeys(("surfaces_cases", "surfaces_terms"), "topology"),
+}
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"segscore.figures.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'segscore.figures' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = ["target_curves", "auc_bootstrap", "auc_compare", "auc_draws", "objects_ap", "fiber_erl", "audit_bars",
            "leaderboard", "surfaces_terms", "surfaces_cases", "board_rows", "check_rows", "save", "format_of", "plot_file",
