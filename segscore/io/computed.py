@@ -5,8 +5,9 @@
 axis's block boundaries); ``compute(index)`` returns one whole block (``index``: its position in
 the grid, one integer per axis). A window reads every block it meets. Streamed passes read bands
 with a halo of a few rows beyond the blocks they own, so each block's first and last ``rim`` rows
-along axis 0 are kept once computed (for the last ``keep`` blocks): a window that needs only a
-neighbour's rim does not compute that neighbour again.
+along axis 0 are kept once computed (for the last ``keep`` blocks), and the last ``whole`` blocks
+whole: a window that needs only a neighbour's rim does not compute that neighbour again, and a band
+read in order finds its own block computed already for its predecessor's halo.
 
 Picklable when ``compute`` is (dask workers get the recipe, not the blocks, and compute their own).
 """
@@ -25,7 +26,8 @@ from segscore.io.sources import Source
 class ComputedSource(Source):
     """Windows assembled from blocks that ``compute(index)`` returns (module docstring)."""
 
-    def __init__(self, compute, cuts, dtype, name: str, *, rim: int = 0, keep: int = 16, closer=None):
+    def __init__(self, compute, cuts, dtype, name: str, *, rim: int = 0, keep: int = 16, whole: int = 2,
+                 closer=None):
         self.compute = compute
         self.cuts = tuple(np.asarray(c, dtype=np.int64) for c in cuts)
         self.shape = tuple(int(c[-1]) for c in self.cuts)
@@ -33,17 +35,19 @@ class ComputedSource(Source):
         self.name = name
         self.rim = int(rim)
         self.keep = int(keep)
+        self.whole = int(whole)
         self.chunks = None
         self._closer = closer
         self._init_cache()
 
     def _init_cache(self):
         self._rims: OrderedDict = OrderedDict()
+        self._blocks: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        del state["_rims"], state["_lock"]
+        del state["_rims"], state["_blocks"], state["_lock"]
         return state
 
     def __setstate__(self, state):
@@ -60,7 +64,19 @@ class ComputedSource(Source):
                         rim = self._rims.get((index, side))
                     if rim is not None:
                         return rim[(slice(want[0].start - lo, want[0].stop - lo),) + tuple(want[1:])]
+        with self._lock:
+            block = self._blocks.get(index)
+        if block is None:
+            block = self._computed(index)
+        return block[tuple(want)]
+
+    def _computed(self, index):
         block = np.asarray(self.compute(index))
+        if self.whole:
+            with self._lock:
+                self._blocks[index] = block
+                while len(self._blocks) > self.whole:
+                    self._blocks.popitem(last=False)
         if self.rim:
             size0 = block.shape[0]
             with self._lock:
@@ -68,7 +84,7 @@ class ComputedSource(Source):
                 self._rims[(index, 1)] = block[max(0, size0 - self.rim):].copy()
                 while len(self._rims) > 2 * self.keep:
                     self._rims.popitem(last=False)
-        return block[tuple(want)]
+        return block
 
     def read(self, window):
         window = tuple(window)

@@ -130,6 +130,18 @@ class BlockLabels:
         return self.source.read_all()
 
 
+def _leaves(tree):
+    """The items of a tree of lists (``[left, right, items]``), left to right, without recursion."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if len(node) == 3 and isinstance(node[0], list) and isinstance(node[1], list):
+            stack.extend((node[2], node[1], node[0]))
+        else:
+            for item in node:
+                yield item
+
+
 def _neighbours(index, grid):
     for e in _DIRECTIONS:
         h = tuple(i + d for i, d in zip(index, e))
@@ -219,6 +231,10 @@ def blockwise_labels(source, *, connectivity, windows=None, halo=0, tile_rows=No
     origin_of = {idx: np.asarray([int(c[i]) for c, i in zip(cuts, idx)], np.int64) for idx in order}
     shape_arr = np.asarray(shape3, np.int64)
 
+    def reach(j, side):
+        """The raster index of block ``j``'s first (``side`` -1) or last (+1) neighbour (or itself)."""
+        return flat[tuple(min(max(i + side, 0), n - 1) for i, n in zip(j, grid))]
+
     def task(tile, raw):
         index = order[tile.index]
         v = blocks.values(index, raw)
@@ -229,43 +245,48 @@ def blockwise_labels(source, *, connectivity, windows=None, halo=0, tile_rows=No
         block_summary(lab, v, origin_of[index], shape_arr, first, cls)
         faces = [((lab.take([0], axis=k), v.take([0], axis=k)), (lab.take([-1], axis=k), v.take([-1], axis=k)))
                  for k in range(3)]
-        rec = {"n": n, "first": first[1:], "cls": cls[1:], "faces": faces}
-        return {"lo": tile.index, "hi": tile.index + 1, "blocks": {index: rec}, "pairs": []}
+        rec = {"n": n, "first": first[1:], "cls": cls[1:], "faces": faces, "reach": (reach(index, -1), reach(index, 1))}
+        # closed: records whose faces are let go; closed and pairs are trees of pairs of lists
+        # (flattened at the end), so a merge costs what its open faces cost, not the blocks so far
+        return {"lo": tile.index, "hi": tile.index + 1, "open": {index: rec}, "closed": [], "pairs": []}
 
     def merge(a, b):
-        pairs = a["pairs"] + b["pairs"]
-        blocks_ab = {**a["blocks"], **b["blocks"]}
-        for j, rec in b["blocks"].items():
-            if rec["faces"] is None:
-                continue
+        pairs = []
+        for j, rec in b["open"].items():
             for e, h in _neighbours(j, grid):
-                other = a["blocks"].get(h)
-                if other is None or other["faces"] is None:
+                other = a["open"].get(h)
+                if other is None:
                     continue
-                up = tuple(-x for x in e)  # from h (earlier in raster order) to j
-                p = _pairs(other, rec, up, rank)
+                p = _pairs(other, rec, tuple(-x for x in e), rank)  # from h (earlier in raster order) to j
                 if p is not None:
                     pairs.append((h, j, p))
         lo, hi = a["lo"], b["hi"]
-        for j, rec in list(blocks_ab.items()):
-            if rec["faces"] is not None and all(lo <= flat[h] < hi for _, h in _neighbours(j, grid)):
-                blocks_ab[j] = {**rec, "faces": None}
-        return {"lo": lo, "hi": hi, "blocks": blocks_ab, "pairs": pairs}
+        still, closed = {}, []
+        for j, rec in itertools.chain(a["open"].items(), b["open"].items()):
+            if lo <= rec["reach"][0] and rec["reach"][1] < hi:  # every neighbour is in (the range is contiguous)
+                closed.append((j, {**rec, "faces": None, "reach": None}))
+            else:
+                still[j] = rec
+        return {"lo": lo, "hi": hi, "open": still, "closed": [a["closed"], b["closed"], closed],
+                "pairs": [a["pairs"], b["pairs"], pairs]}
 
     if windows3:
         wins = [blocks.window3(idx) for idx in order]
         wins = [w[1:] for w in wins] if planar else wins
         out = reduce(lambda w: (source.read(w),), task, merge, windows=wins, progress=progress, **engine)
+        recs = dict(_leaves(out["closed"]))
+        recs.update(out["open"])
+        found = list(_leaves(out["pairs"]))
     else:
-        out = {"blocks": {}, "pairs": []}
+        recs, found = {}, []
     # offsets of each block's labels in one provisional numbering (raster order of the grid)
-    counts = np.asarray([out["blocks"][idx]["n"] for idx in order] if windows3 else [], np.int64)
+    counts = np.asarray([recs[idx]["n"] for idx in order] if windows3 else [], np.int64)
     offset = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     start = {idx: int(offset[i]) for i, idx in enumerate(order)}
     total = int(offset[-1])
-    if out["pairs"]:
+    if found:
         gp = np.concatenate([np.stack([p[:, 0] - 1 + start[h], p[:, 1] - 1 + start[j]], axis=1)
-                             for h, j, p in out["pairs"]])
+                             for h, j, p in found])
         gp = np.unique(gp, axis=0)
     else:
         gp = np.zeros((0, 2), np.int64)
@@ -273,8 +294,8 @@ def blockwise_labels(source, *, connectivity, windows=None, halo=0, tile_rows=No
     join_pairs(parent, np.ascontiguousarray(gp[:, 0]), np.ascontiguousarray(gp[:, 1]))
     root = np.empty(total, np.int64)
     roots(parent, root)
-    first = np.concatenate([out["blocks"][idx]["first"] for idx in order]) if total else np.zeros(0, np.int64)
-    cls = np.concatenate([out["blocks"][idx]["cls"] for idx in order]) if total else np.zeros(0, np.uint64)
+    first = np.concatenate([recs[idx]["first"] for idx in order]) if total else np.zeros(0, np.int64)
+    cls = np.concatenate([recs[idx]["cls"] for idx in order]) if total else np.zeros(0, np.uint64)
     lowest = np.full(total, np.iinfo(np.int64).max, np.int64)
     np.minimum.at(lowest, root, first)
     heads = np.flatnonzero(root == np.arange(total))
@@ -283,7 +304,7 @@ def blockwise_labels(source, *, connectivity, windows=None, halo=0, tile_rows=No
     number[ranked] = np.arange(1, ranked.size + 1)
     final = number[root]
     dtype = np.int64 if big else np.int32
-    lookups = {idx: np.concatenate([[0], final[start[idx]:start[idx] + out["blocks"][idx]["n"]]]).astype(dtype)
+    lookups = {idx: np.concatenate([[0], final[start[idx]:start[idx] + recs[idx]["n"]]]).astype(dtype)
                for idx in order} if windows3 else {}
     relabel = _Relabel(blocks, lookups, dtype)
     cuts_src = tuple(cuts[1:]) if planar else tuple(cuts)
@@ -327,3 +348,12 @@ def blockwise_components(truth, pred, connectivity, *, halo=0, tile_rows=None, e
         out.append(blockwise_labels(src, connectivity=connectivity, windows=windows, halo=halo, executor=executor,
                                     threads=threads or default_workers(), progress=progress, name=src.name).source)
     return out[0], out[1], [f"instances are the {connectivity}-connected components of each class of both images"]
+
+
+def wants_blockwise(truth, pred, executor) -> bool:
+    """Whether ``components`` are built block by block (:func:`blockwise_components`): when an
+    input is not an array in memory (a path, a memory map, zarr, dask, a source) or the executor is
+    a ``distributed.Client``; arrays in memory on this process are labelled whole (faster there)."""
+    if executor is not None and not isinstance(executor, str):
+        return True
+    return not all(isinstance(x, np.ndarray) and not isinstance(x, np.memmap) for x in (truth, pred))

@@ -660,6 +660,7 @@ def _score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=D
     tiles the arrays and still changes no result.
     """
     from segscore.io.spacing import Spacing, read_spacing
+    from segscore.objects.blocklabel import blockwise_components, wants_blockwise
 
     record = None
     if isinstance(spacing, Spacing):
@@ -676,7 +677,10 @@ def _score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=D
     if surface and record is None:
         record = Spacing((), "default", None)
     said = []
-    if components is not None or ignore_label is not None or ignore_mask is not None:
+    if components is not None and ignore_label is None and ignore_mask is None and wants_blockwise(truth, pred, executor):
+        truth, pred, said = blockwise_components(truth, pred, components, halo=max(_check_tolerances(
+            tuple(boundary_tolerances)) or [0]) + 1, tile_rows=tile_rows, executor=executor, threads=threads)
+    elif components is not None or ignore_label is not None or ignore_mask is not None:
         truth, pred, said = prepare_masks(truth, pred, components=components, ignore_label=ignore_label,
                                           ignore_mask=ignore_mask)
     sums, parts = _field_parts(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
