@@ -654,7 +654,10 @@ def _score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=D
     before anything else (:mod:`segscore.metrics.masks`, as ``surfaces`` does; the default here
     ignores nothing). ``components`` (6, 18 or 26 in 3D; 4 or 8 in 2D): both images are binary or
     semantic masks, turned into instances by connected components of each class value (two
-    touching regions of different classes are different instances). With any of the three, both
+    touching regions of different classes are different instances); ``components`` alone on inputs
+    not in memory (paths, memory maps, zarr, dask) or with a ``distributed.Client`` builds them block
+    by block in the pass's bands, joined on their faces (:mod:`segscore.objects.blocklabel`: the same
+    labels, never held whole). Otherwise, with any of the three, both
     images are read whole first (their own dtype plus 4 bytes per voxel each for the labels, and
     8 bytes per voxel for a moment while a semantic mask's classes are found); ``tile_rows`` then
     tiles the arrays and still changes no result.
