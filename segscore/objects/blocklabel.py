@@ -89,7 +89,10 @@ class _Blocks:
     def labels(self, values):
         from segscore.metrics.masks import components
 
-        lab = components(values[0] if self.planar else values, self.connectivity)
+        v = values[0] if self.planar else values
+        if v.size and v.max() <= 1:  # a binary block: no classes to find (np.unique sorts the block)
+            v = v.view(np.bool_) if v.dtype.itemsize == 1 else v != 0
+        lab = components(v, self.connectivity)
         return lab.reshape(values.shape)
 
 
