@@ -654,12 +654,16 @@ def _score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=D
     before anything else (:mod:`segscore.metrics.masks`, as ``surfaces`` does; the default here
     ignores nothing). ``components`` (6, 18 or 26 in 3D; 4 or 8 in 2D): both images are binary or
     semantic masks, turned into instances by connected components of each class value (two
-    touching regions of different classes are different instances). With any of the three, both
+    touching regions of different classes are different instances); ``components`` alone on inputs
+    not in memory (paths, memory maps, zarr, dask) or with a ``distributed.Client`` builds them block
+    by block in the pass's bands, joined on their faces (:mod:`segscore.objects.blocklabel`: the same
+    labels, never held whole). Otherwise, with any of the three, both
     images are read whole first (their own dtype plus 4 bytes per voxel each for the labels, and
     8 bytes per voxel for a moment while a semantic mask's classes are found); ``tile_rows`` then
     tiles the arrays and still changes no result.
     """
     from segscore.io.spacing import Spacing, read_spacing
+    from segscore.objects.blocklabel import blockwise_components, wants_blockwise
 
     record = None
     if isinstance(spacing, Spacing):
@@ -676,7 +680,10 @@ def _score_segmentation(truth, pred, *, threshold: float = 0.5, iou_thresholds=D
     if surface and record is None:
         record = Spacing((), "default", None)
     said = []
-    if components is not None or ignore_label is not None or ignore_mask is not None:
+    if components is not None and ignore_label is None and ignore_mask is None and wants_blockwise(truth, pred, executor):
+        truth, pred, said = blockwise_components(truth, pred, components, halo=max(_check_tolerances(
+            tuple(boundary_tolerances)) or [0]) + 1, tile_rows=tile_rows, executor=executor, threads=threads)
+    elif components is not None or ignore_label is not None or ignore_mask is not None:
         truth, pred, said = prepare_masks(truth, pred, components=components, ignore_label=ignore_label,
                                           ignore_mask=ignore_mask)
     sums, parts = _field_parts(truth, pred, threshold=threshold, iou_thresholds=iou_thresholds,
