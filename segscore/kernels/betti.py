@@ -52,6 +52,16 @@ _OUT = np.int32(2147483647)  # the outside of the volume in the dual: older than
 
 
 @jit
+def _iota32(n):
+    """``0, 1, ..., n - 1`` as int32, written once (``np.arange(n).astype(np.int32)`` first
+    fills an int64 array twice the size: 8 bytes per node of page faults for every union-find)."""
+    out = np.empty(max(n, 0), np.int32)
+    for i in range(out.shape[0]):
+        out[i] = i
+    return out
+
+
+@jit
 def face_cubes(f, nx, ny, nz):
     """The two cubes on either side of square ``f``, each named by its lowest voxel; the
     outside of the volume is ``nx * ny * nz`` (after every cube)."""
@@ -418,11 +428,11 @@ def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
     by duality; nothing checks that ``cells`` are the image's cells of the right dimension.
     """
     nd = val.shape[0]
-    parent = np.arange(nd).astype(np.int32)
+    parent = _iota32(nd)
     for q in range(nd - 1):  # voxels that start no top cell are the outside (_dual_sides)
         if val[q] == _OUT:
             parent[q] = nd - 1
-    rep_c = np.arange(nd if along else 0).astype(np.int32)  # the comparison's roots (_follow)
+    rep_c = _iota32(nd if along else 0)  # the comparison's roots (_follow)
     pc = np.empty(16, np.int64)
     pd = np.empty(16, np.int64)
     pk = np.empty(16, np.int64)
@@ -653,7 +663,7 @@ def _uf_block(edges, lo, hi, r, ny, nz, parent, pv, pe, n):
 def uf_pairs(edges, r, nx, ny, nz):
     """Dimension-0 pairs of positive persistence, ``edges`` in filtration order: returns
     ``(n, dying voxel, edge)``."""
-    parent = np.arange(r.shape[0]).astype(np.int32)
+    parent = _iota32(r.shape[0])
     pv = np.empty(16, np.int64)
     pe = np.empty(16, np.int64)
     n = 0
@@ -694,9 +704,9 @@ def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none).
     Returns ``(n, m0, m1)``: the indices of the matched pairs of each input."""
     nv = rc.shape[0]
-    pc = np.arange(nv).astype(np.int32)
-    rep0 = np.arange(nv).astype(np.int32)  # each input's elder voxel of each set (_follow)
-    rep1 = np.arange(nv).astype(np.int32)
+    pc = _iota32(nv)
+    rep0 = _iota32(nv)  # each input's elder voxel of each set (_follow)
+    rep1 = _iota32(nv)
     m0 = np.empty(16, np.int64)
     m1 = np.empty(16, np.int64)
     n = 0

@@ -299,3 +299,12 @@ def test_dual_sides_are_the_top_cells_beside_each_cell(shape):
         a, b = K._dual_sides(int(c), ny, nz, flat, out)
         want = K.edge_squares_2d(int(c), ny, nz) if flat else K.face_cubes(int(c), nx, ny, nz)
         assert sorted((outside(a), outside(b))) == sorted(want)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 4097])
+def test_iota32_is_arange_in_int32(n):
+    from segscore.kernels import betti as K
+
+    got = K._iota32(n)
+    assert got.dtype == np.int32
+    assert np.array_equal(got, np.arange(n, dtype=np.int32))
