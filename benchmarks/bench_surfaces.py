@@ -50,6 +50,27 @@ matching about 61 bytes per voxel of the octant (7.6 per voxel of the volume: 1.
 measured alone by ru_maxrss) with both masks held packed (1/4 byte). Matching two octants at
 once, or one on two threads, would add another 1.0 GB or 0.6 GB: at 512^3 the octants run one
 at a time, so the wall time there is the Betti matching's single-thread CPU time (about 140 s).
+All of the above is "before" the Betti kernel work below.
+
+After (issue 36, branch betti36, 2026-12-04, load ~7 on the 2 cores; CPU seconds): the Betti
+matching of the eight 128^3 octants of this 256^3 pair, one thread, per kernel before -> after:
+sorted_cells 2.65 -> 1.35 (a binary image sorted in one pass: value-0 cells from the front,
+value-1 cells from the back, that tail reversed), dual_pairs 2.54 -> 2.04 (no division by the
+volume's sizes: the far-face voxels are linked to the outside first), reduce_dim1 2.63 -> 2.53,
+uf_pairs 1.22 -> 1.00, uf_image_match 0.98 -> 0.70, _cube_values 0.21 -> 0.13 (the last four
+unchanged code: the machine's spread); 10.57 -> 7.92 in all. One whole api.surfaces call on the
+arrays (two threads, medians of 3 alternated with the code before, in one run): 11.15 -> 10.37
+CPU s (rounds 10.02/11.15/12.54 -> 9.02/10.96/10.37), with a prepared truth 11.20 -> 10.19
+(9.36/12.67/11.20 -> 9.16/10.19/10.22), same leaderboard 0.5241715768117944; the peers' 34.0
+CPU s were not re-run (3.3x, 3.3x prepared: the 6x and 10x targets are not met). 512^3 after:
+one api.surfaces call on arrays 119.8 s wall, 117.7 CPU s in the call
+(the whole process 80.6 s user + 39.0 s sys: a third is the kernel's page faults on each
+octant's fresh arrays), peak RSS 1429 MB (was 148.6 CPU s, 1650 MB), leaderboard
+0.5698466085415046 as before: <= 1.5 GB met, <= 45 s not. Bytes per voxel of an octant's passes (unchanged): ranks 4 x 3 images, top-cell values 4
+(+4 while an input's dual runs), sorted cells 12, keep 3, dual union-find 8, column reduction
+12 + 12, edge union-find 4, the matching's union-find 12 + 8. Then the union-finds' int32 node
+arrays written once (no int64 arange first): the octants 7.65 (dual_pairs 1.73, uf_pairs 0.90),
+one run, after the whole-call measurements.
 """
 
 from __future__ import annotations

@@ -52,6 +52,16 @@ _OUT = np.int32(2147483647)  # the outside of the volume in the dual: older than
 
 
 @jit
+def _iota32(n):
+    """``0, 1, ..., n - 1`` as int32, written once (``np.arange(n).astype(np.int32)`` first
+    fills an int64 array twice the size: 8 bytes per node of page faults for every union-find)."""
+    out = np.empty(max(n, 0), np.int32)
+    for i in range(out.shape[0]):
+        out[i] = i
+    return out
+
+
+@jit
 def face_cubes(f, nx, ny, nz):
     """The two cubes on either side of square ``f``, each named by its lowest voxel; the
     outside of the volume is ``nx * ny * nz`` (after every cube)."""
@@ -149,9 +159,14 @@ def _cell_values_into(r, nx, ny, nz, dim, x, y, vals):
 def sorted_cells(r, nx, ny, nz, dim, nvals):
     """int32 indices of the cells of ``dim`` (1: edges, 2: squares) present in the complex,
     in filtration order (value, index): a stable counting sort over the ``nvals`` ranks, the
-    values computed a row at a time (``3 * nz`` scratch)."""
-    count = np.zeros(nvals + 1, np.int64)
+    values computed a row at a time (``3 * nz`` scratch). Two levels (a binary image, the
+    topology score's case) take one pass instead of two: the cells of value 0 fill the output
+    from the front, those of value 1 from the back, and that tail is reversed (0.55x the time
+    of the counting sort at 128^3)."""
     vals = np.empty(nz * 3, np.int64)
+    if nvals == 2:
+        return _sorted_cells_binary(r, nx, ny, nz, dim, vals)
+    count = np.zeros(nvals + 1, np.int64)
     for x in range(nx):
         for y in range(ny):
             _cell_values_into(r, nx, ny, nz, dim, x, y, vals)
@@ -170,6 +185,45 @@ def sorted_cells(r, nx, ny, nz, dim, nvals):
                 if w >= 0:
                     out[count[w]] = base + o
                     count[w] += 1
+    return out
+
+
+@jit
+def _n_cells(nx, ny, nz, dim):
+    """How many cells of ``dim`` (1: edges, 2: squares) the ``(nx, ny, nz)`` complex has."""
+    x = np.int64(nx)
+    y = np.int64(ny)
+    z = np.int64(nz)
+    if dim == 1:
+        return (x - 1) * y * z + x * (y - 1) * z + x * y * (z - 1)
+    return x * (y - 1) * (z - 1) + (x - 1) * y * (z - 1) + (x - 1) * (y - 1) * z
+
+
+@jit
+def _sorted_cells_binary(r, nx, ny, nz, dim, vals):
+    """:func:`sorted_cells` of ranks 0 and 1 in one pass over the volume."""
+    total = _n_cells(nx, ny, nz, dim) if nx > 0 and ny > 0 and nz > 0 else 0
+    out = np.empty(max(total, 0), np.int32)
+    lo = 0
+    hi = out.shape[0]
+    for x in range(nx):
+        for y in range(ny):
+            _cell_values_into(r, nx, ny, nz, dim, x, y, vals)
+            base = (x * ny + y) * nz * 3
+            for o in range(vals.shape[0]):
+                w = vals[o]
+                if w == 0:
+                    out[lo] = base + o
+                    lo += 1
+                elif w > 0:
+                    hi -= 1
+                    out[hi] = base + o
+    i = lo
+    j = out.shape[0] - 1
+    while i < j:
+        out[i], out[j] = out[j], out[i]
+        i += 1
+        j -= 1
     return out
 
 
@@ -312,14 +366,29 @@ def edge_squares_2d(e, ny, nz):
 
 
 @jit
+def _dual_sides(c, ny, nz, flat, out):
+    """The two dual nodes beside cell ``c`` without an integer division by the volume's sizes
+    (:func:`face_cubes`, :func:`edge_squares_2d` divide by ``nz`` or ``ny * nz``, a third of
+    :func:`dual_pairs`' time): the far side is always the cell's own lowest voxel, the near
+    side the voxel one step back along the cell's normal, or the outside when that falls
+    before voxel 0. A voxel that starts no top cell (on a far face) stands for the outside:
+    :func:`dual_pairs` links each to it before the first cell."""
+    v = np.int64(c) // 3
+    t = np.int64(c) % 3
+    if flat:  # edge axis 1: squares left and right (step 1); axis 2: above and below (nz)
+        step = np.int64(1) if t == 1 else np.int64(nz)
+    else:  # square normal x, y, z
+        step = np.int64(ny) * nz if t == 0 else (np.int64(nz) if t == 1 else np.int64(1))
+    return (v - step if v >= step else out), v
+
+
+@jit
 def _dual_block(cells, lo, hi, r, val, val_c, nx, ny, nz, flat, along, keep, parent, rep_c, pc, pd, pk, n):
     """Cells ``cells[lo:hi]``, last first, of :func:`dual_pairs` (room made for the pairs)."""
+    out = val.shape[0] - 1
     for i in range(hi - 1, lo - 1, -1):
         c = np.int64(cells[i])
-        if flat:
-            a, b = edge_squares_2d(c, ny, nz)
-        else:
-            a, b = face_cubes(c, nx, ny, nz)
+        a, b = _dual_sides(c, ny, nz, flat, out)
         ra = find(parent, a)
         rb = find(parent, b)
         if keep.shape[0] > 0:
@@ -359,8 +428,11 @@ def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
     by duality; nothing checks that ``cells`` are the image's cells of the right dimension.
     """
     nd = val.shape[0]
-    parent = np.arange(nd).astype(np.int32)
-    rep_c = np.arange(nd if along else 0).astype(np.int32)  # the comparison's roots (_follow)
+    parent = _iota32(nd)
+    for q in range(nd - 1):  # voxels that start no top cell are the outside (_dual_sides)
+        if val[q] == _OUT:
+            parent[q] = nd - 1
+    rep_c = _iota32(nd if along else 0)  # the comparison's roots (_follow)
     pc = np.empty(16, np.int64)
     pd = np.empty(16, np.int64)
     pk = np.empty(16, np.int64)
@@ -591,7 +663,7 @@ def _uf_block(edges, lo, hi, r, ny, nz, parent, pv, pe, n):
 def uf_pairs(edges, r, nx, ny, nz):
     """Dimension-0 pairs of positive persistence, ``edges`` in filtration order: returns
     ``(n, dying voxel, edge)``."""
-    parent = np.arange(r.shape[0]).astype(np.int32)
+    parent = _iota32(r.shape[0])
     pv = np.empty(16, np.int64)
     pe = np.empty(16, np.int64)
     n = 0
@@ -632,9 +704,9 @@ def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none).
     Returns ``(n, m0, m1)``: the indices of the matched pairs of each input."""
     nv = rc.shape[0]
-    pc = np.arange(nv).astype(np.int32)
-    rep0 = np.arange(nv).astype(np.int32)  # each input's elder voxel of each set (_follow)
-    rep1 = np.arange(nv).astype(np.int32)
+    pc = _iota32(nv)
+    rep0 = _iota32(nv)  # each input's elder voxel of each set (_follow)
+    rep1 = _iota32(nv)
     m0 = np.empty(16, np.int64)
     m1 = np.empty(16, np.int64)
     n = 0

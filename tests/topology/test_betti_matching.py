@@ -235,3 +235,76 @@ def test_sorted_cells_is_a_stable_sort_by_value(shape, dim):
     present = np.flatnonzero(vals >= 0)
     want = present[np.lexsort((present, vals[present]))]
     assert K.sorted_cells(flat, nx, ny, nz, dim, 4).tolist() == want.tolist()
+
+
+def _cell_values_brute(r):
+    """Every cell's value (3 per voxel) from its voxels, -1 outside the complex, per dim."""
+    shape = r.shape
+    out = {}
+    for dim in (1, 2):
+        vals = np.empty(3 * r.size, np.int64)
+        for c in range(vals.size):
+            x, y, z = np.unravel_index(c // 3, shape)
+            t = c % 3
+            if dim == 1:
+                ends = [(x, y, z), (x + (t == 0), y + (t == 1), z + (t == 2))]
+            else:
+                a, b = [ax for ax in range(3) if ax != t]
+                ends = [tuple(np.add((x, y, z), np.eye(3, dtype=int)[a] * i + np.eye(3, dtype=int)[b] * j))
+                        for i in (0, 1) for j in (0, 1)]
+            inside = all(e[k] < shape[k] for e in ends for k in range(3))
+            vals[c] = max(r[e] for e in ends) if inside else -1
+        out[dim] = vals
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 4, 5), (3, 4, 5), (2, 1, 6), (4, 3, 7), (5, 5, 1)])
+@pytest.mark.parametrize("fill", ["random", "zeros", "ones"])
+def test_sorted_cells_of_two_levels_one_pass_is_the_stable_sort(shape, fill):
+    """The binary one-pass path of sorted_cells (nvals == 2) against a NumPy lexsort, ties by index."""
+    from segscore.kernels import betti as K
+
+    rng = np.random.default_rng(sum(shape) + len(fill))
+    r = {"random": rng.integers(0, 2, shape), "zeros": np.zeros(shape), "ones": np.ones(shape)}[fill]
+    r = r.astype(np.int32)
+    vals = _cell_values_brute(r)
+    for dim in (1, 2):
+        present = np.flatnonzero(vals[dim] >= 0)
+        want = present[np.lexsort((present, vals[dim][present]))]
+        got = K.sorted_cells(r.ravel(), *shape, dim, 2)
+        assert got.dtype == np.int32
+        assert got.tolist() == want.tolist()
+        assert got.shape[0] == K._n_cells(*shape, dim)
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 5), (3, 4, 5), (2, 1, 6), (4, 3, 7), (3, 6, 2)])
+def test_dual_sides_are_the_top_cells_beside_each_cell(shape):
+    """_dual_sides (no division) names the same two top cells as face_cubes / edge_squares_2d once a
+    voxel that starts no top cell is read as the outside (as dual_pairs links it)."""
+    from segscore.kernels import betti as K
+
+    nx, ny, nz = shape
+    flat = nx == 1
+    r = np.zeros(shape, np.int32).ravel()
+    val = K.square_values_2d(r, ny, nz) if flat else K._cube_values(r, nx, ny, nz)
+    out = val.shape[0] - 1
+    vals = _cell_values_brute(r.reshape(shape))[1 if flat else 2]
+    cells = np.flatnonzero(vals >= 0)
+    assert cells.size > 0 or nx * ny * nz == 1
+
+    def outside(q):
+        return out if val[q] == K._OUT else q
+
+    for c in cells:
+        a, b = K._dual_sides(int(c), ny, nz, flat, out)
+        want = K.edge_squares_2d(int(c), ny, nz) if flat else K.face_cubes(int(c), nx, ny, nz)
+        assert sorted((outside(a), outside(b))) == sorted(want)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 4097])
+def test_iota32_is_arange_in_int32(n):
+    from segscore.kernels import betti as K
+
+    got = K._iota32(n)
+    assert got.dtype == np.int32
+    assert np.array_equal(got, np.arange(n, dtype=np.int32))
