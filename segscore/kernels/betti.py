@@ -398,7 +398,7 @@ def _dual_block(cells, lo, hi, r, val, val_c, nx, ny, nz, flat, along, keep, par
         dying = _dual_link(parent, val, ra, rb)
         dying_c = -1
         if along:
-            dying_c = _follow(rep_c, val_c, ra, rb, ra + rb - dying, True)
+            dying_c = _follow(rep_c, val_c, ra, rb, ra + rb - dying, np.bool_(True))  # a bool, not a literal: one _follow
         cv = _edge_value_in(r, ny, nz, c) if flat else _face_value_in(r, ny, nz, c)
         if cv != val[dying]:
             pc[n] = c
@@ -436,7 +436,7 @@ def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
     pc = np.empty(16, np.int64)
     pd = np.empty(16, np.int64)
     pk = np.empty(16, np.int64)
-    n = 0
+    n = np.int64(0)  # not Literal[int](0): _reserve compiled once
     hi = cells.shape[0]
     while hi > 0:
         lo = max(hi - _BLOCK, 0)
@@ -540,7 +540,7 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     pair_edge = np.empty(16, np.int64)
     pair_face = np.empty(16, np.int64)
     pair_pos = np.empty(16, np.int64)
-    n = 0
+    n = np.int64(0)
     w = 0
     nwant = want.shape[0]
     for i in range(ncol):
@@ -666,7 +666,7 @@ def uf_pairs(edges, r, nx, ny, nz):
     parent = _iota32(r.shape[0])
     pv = np.empty(16, np.int64)
     pe = np.empty(16, np.int64)
-    n = 0
+    n = np.int64(0)
     for lo in range(0, edges.shape[0], _BLOCK):
         hi = min(lo + _BLOCK, edges.shape[0])
         pv = _reserve(pv, n, hi - lo)
@@ -686,8 +686,8 @@ def _match_block(edges, lo, hi, rc, r0, r1, ny, nz, vox_pair0, vox_pair1, pc, re
         if a == b:
             continue
         dc = _link_elder(pc, rc, a, b)
-        d0 = _follow(rep0, r0, a, b, a + b - dc, False)
-        d1 = _follow(rep1, r1, a, b, a + b - dc, False)
+        d0 = _follow(rep0, r0, a, b, a + b - dc, np.bool_(False))
+        d1 = _follow(rep1, r1, a, b, a + b - dc, np.bool_(False))
         if rc[dc] != _edge_value_in(rc, ny, nz, e):
             if vox_pair0[d0] >= 0 and vox_pair1[d1] >= 0:
                 m0[n] = vox_pair0[d0]
@@ -709,7 +709,7 @@ def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     rep1 = _iota32(nv)
     m0 = np.empty(16, np.int64)
     m1 = np.empty(16, np.int64)
-    n = 0
+    n = np.int64(0)
     for lo in range(0, edges.shape[0], _BLOCK):
         hi = min(lo + _BLOCK, edges.shape[0])
         m0 = _reserve(m0, n, hi - lo)

@@ -153,7 +153,7 @@ def _scan(member, prov, parent, pixels, start, stop, back, fresh, n):
                             lab = link(parent, lab, r)
             prov[p] = lab
             continue
-        lab = 0
+        lab = np.int64(0)  # not Literal[int](0): link compiled once
         for m in range(back.shape[0]):
             q = p + back[m]
             if member[q] != 0:

@@ -92,7 +92,7 @@ def edt_at(mask3, coords, sp3, out):
     smin = min(sp3[0], min(sp3[1], sp3[2])) if Z > 1 else min(sp3[1], sp3[2])
     best = np.empty(27)
     for i in range(coords.shape[0]):
-        _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], sz2, sy2, sx2, smin, 0, best)
+        _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], sz2, sy2, sx2, smin, np.int64(0), best)  # int64, not a literal: one compile
         out[i] = np.sqrt(best[13])
 
 
@@ -109,7 +109,7 @@ def window_edt_max(mask3, coords, out):
     """
     best = np.empty(27)
     for i in range(coords.shape[0]):
-        _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], 1.0, 1.0, 1.0, 1.0, 1, best)
+        _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], 1.0, 1.0, 1.0, 1.0, np.int64(1), best)
         m = 0.0
         for j in range(27):
             if best[j] > m:

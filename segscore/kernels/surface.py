@@ -86,7 +86,7 @@ def _scan(labels, planar, axis, lo, hi, start, coords, ids, foreground):
             if not (z_in and y_in and c > 0 and c < C - 1):
                 code = 2  # on the border
             else:
-                code = _code(v, row[c - 1], 0)
+                code = _code(v, row[c - 1], np.int64(0))  # int64, not Literal[int](0): one compiled _code
                 code = _code(v, row[c + 1], code)
                 code = _code(v, r2[c], code)
                 code = _code(v, r3[c], code)
@@ -333,7 +333,7 @@ def build_tree(items, spacing, node_lo, node_hi, node_left, box_lo, box_hi):
         if hi - lo <= LEAF:
             node_left[k] = -1
         else:
-            axis = 0
+            axis = np.int64(0)  # not Literal[int](0): _select compiled once
             widest = -1.0
             for d in range(3):
                 w = (box_hi[k, d] - box_lo[k, d]) * spacing[d]
@@ -521,8 +521,8 @@ def nearest_distances(pts, spacing, queries, out):
     -----
     ``pts`` must not be empty; not checked.
     """
-    offs, d2, pad = ball(spacing, False)
-    offs2, d22, pad2 = ball(spacing, True)
+    offs, d2, pad = ball(spacing, np.bool_(False))  # bools, not literals: ball compiled once
+    offs2, d22, pad2 = ball(spacing, np.bool_(True))
     nearest_with(pts, spacing, queries, out, offs, d2, pad, offs2, d22, pad2)
 
 
@@ -564,12 +564,13 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
     reach2 = off_d2[K - 1] if K else -1.0
     missed = np.empty(m, np.int64)
     n_missed = 0
+    zero = np.int64(0)  # not Literal[int](0): _gap_d2 compiled once
     for q in range(m):
         q0 = np.int64(queries[q, 0]) - lo[0]
         q1 = np.int64(queries[q, 1]) - lo[1]
         q2 = np.int64(queries[q, 2]) - lo[2]
         hit = -1
-        if _gap_d2(q0, q1, q2, 0, 0, 0, A - 1, B - 1, C - 1, spacing[0], spacing[1], spacing[2]) > reach2:
+        if _gap_d2(q0, q1, q2, zero, zero, zero, A - 1, B - 1, C - 1, spacing[0], spacing[1], spacing[2]) > reach2:
             pass  # the box itself is beyond the ball: no probe can hit
         elif 0 <= q0 < A and 0 <= q1 < B and 0 <= q2 < C:  # every probe falls in the padded map
             f0 = ((q0 + pad[0]) * PB + (q1 + pad[1])) * PC + (q2 + pad[2])
@@ -668,7 +669,8 @@ def percentile(d, q):
 def _kth(d, k):
     """The k-th smallest of ``d`` (reordered in place: smaller or equal before ``k``, larger
     or equal after): :func:`_select` on ``d`` as one column (key ``2 d``, an exact doubling)."""
-    _select(d.reshape((d.shape[0], 1)), 0, d.shape[0], k, 0, 0)
+    zero = np.int64(0)  # not Literal[int](0): _select compiled once
+    _select(d.reshape((d.shape[0], 1)), zero, d.shape[0], k, zero, zero)
     return d[k]
 
 
@@ -747,8 +749,8 @@ def pair_summaries(t_pts, t_start, p_pts, p_start, pair_t, pair_p, spacing, tole
     -----
     Objects without surface voxels are not checked for.
     """
-    offs, d2, pad = ball(spacing, False)
-    offs2, d22, pad2 = ball(spacing, True)
+    offs, d2, pad = ball(spacing, np.bool_(False))  # bools, not literals: ball compiled once
+    offs2, d22, pad2 = ball(spacing, np.bool_(True))
     for k in range(pair_t.shape[0]):
         a = t_pts[t_start[pair_t[k]]:t_start[pair_t[k] + 1]]
         b = p_pts[p_start[pair_p[k]]:p_start[pair_p[k] + 1]]
