@@ -604,6 +604,8 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
         else tuple(topo_tiles)
     _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_w, tiles_opt)
     files = None
+    if executor is not None and not isinstance(executor, str):  # refused before any voxel is read
+        check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
     if executor is not None and not isinstance(executor, str) and _is_path(truth) and _is_path(pred) \
             and (ignore_mask is None or _is_path(ignore_mask)):
         files = (truth, pred, ignore_mask)
@@ -621,6 +623,20 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     return _score(prep, pred, own=own, tolerance=float(tolerance), voi_alpha=float(voi_alpha),
                   voi_transform=voi_transform, weights=weights, topo_weights=topo_w, dims=dims, threads=threads,
                   executor=executor, files=files)
+
+
+def _shape3(x) -> tuple:
+    """The shape of an input as scored (a 2D image as one slice), from a file's header."""
+    if isinstance(x, PreparedSurfaces):
+        return tuple(x.shape)
+    if _is_path(x):
+        from segscore.io.readers import open_labels
+
+        with open_labels(x, what="labels", ndims=(2, 3)) as source:
+            shape = tuple(source.shape)
+    else:
+        shape = tuple(np.shape(x))
+    return (1,) + shape if len(shape) == 2 else shape
 
 
 def _is_path(x) -> bool:
@@ -688,8 +704,6 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
     counts_parts, sd_value, v = [], None, None
     if executor is not None:
         # the tiles are tasks on the executor (one each); VOI and surface Dice run here meanwhile
-        if not isinstance(executor, str):
-            check_tile_budget(p.shape, opts["topo_tiles"], worker_memory_limit(executor))
         counts_parts, sd_value, v = side_by_side(
             [lambda: _tiles_on(executor, files, slices, p, g, opts, prep.two_d), sd, vo], threads=threads)
     elif biggest <= MAX_PARALLEL_TILE_VOXELS:

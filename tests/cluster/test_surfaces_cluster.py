@@ -51,22 +51,24 @@ def _args(d, tiles, *extra):
 
 
 @pytest.fixture
-def tile_reads(monkeypatch):
-    """The windows this process reads that are not a whole volume (a tile's window)."""
+def reads(monkeypatch):
+    """The windows this process reads: ``reads["tiles"]`` those that are not a whole volume (a
+    tile's window), ``reads["all"]`` every one."""
     from segscore.io import sources
 
-    seen = []
+    seen = {"tiles": [], "all": []}
     for cls in (sources.ArraySource, sources.RawFileSource, sources.ZarrSource):
         def counted(self, window, _read=cls.read):
+            seen["all"].append(window)
             if tuple((w.start, w.stop) for w in window) != tuple((0, n) for n in self.shape):
-                seen.append(window)
+                seen["tiles"].append(window)
             return _read(self, window)
 
         monkeypatch.setattr(cls, "read", counted)
     return seen
 
 
-def test_surfaces_on_one_then_two_workers_match_one_process(files, cluster, cli, tile_reads):
+def test_surfaces_on_one_then_two_workers_match_one_process(files, cluster, cli, reads):
     address = cluster.scheduler_address
     cases = [((1, 1, 1), ()), ((2, 2, 2), ()), ((3, 2, 1), ()), ((2, 2, 2), ("--ignore-mask", files / "mask.tif"))]
     want = {}
@@ -86,14 +88,14 @@ def test_surfaces_on_one_then_two_workers_match_one_process(files, cluster, cli,
             cluster.scale(2)
             assert len(_workers(cluster, 2)) == 2
         for tiles, extra in cases:
-            tile_reads.clear()
+            reads["tiles"].clear()
             with distributed.Client(address, timeout="5s") as watcher:
                 before = sum(watcher.run(reopen_count).values())
                 code, out, err = cli(*_args(files, tiles, *extra), "--scheduler", address)
                 opened = sum(watcher.run(reopen_count).values()) - before
             assert code == 0, err
             assert _json(out) == want[tiles, extra], (n_workers, tiles, extra)
-            assert tile_reads == [], "the client read a tile itself"
+            assert reads["tiles"] == [], "the client read a tile itself"
             assert opened >= 2 + bool(extra), "the workers did not open the files by path"
 
 
@@ -140,7 +142,7 @@ def test_the_api_takes_a_client_with_arrays_and_a_prepared_truth(files, cluster)
                                                          sort_keys=True)
 
 
-def test_a_tile_over_the_workers_memory_limit_is_refused_with_the_numbers(files, cluster, cli, monkeypatch):
+def test_a_tile_over_the_workers_memory_limit_is_refused_with_the_numbers(files, cluster, cli, monkeypatch, reads):
     from segscore.topology import score
 
     with distributed.Client(cluster.scheduler_address, timeout="5s") as client:
@@ -150,6 +152,7 @@ def test_a_tile_over_the_workers_memory_limit_is_refused_with_the_numbers(files,
     monkeypatch.setattr(score, "worker_memory_limit", lambda client: 100_000)
     code, out, err = cli(*_args(files, (2, 2, 2)), "--scheduler", cluster.scheduler_address)
     assert (code, out) == (2, "")
+    assert reads["all"] == [], "refused after reading voxels"
     assert len(err.strip().splitlines()) == 1, err
     for said in ("2520 voxels", "158760 bytes", "63 B/voxel", "memory limit of 100000 bytes", "more --topo-tiles"):
         assert said in err, (said, err)
@@ -174,3 +177,18 @@ def test_help_says_what_runs_where(cli):
     text = " ".join(out.split())
     assert code == 0 and "--scheduler ADDRESS" in text and "--processes N" in text
     assert "Betti matching is distributed" in text and "surface Dice and VOI are computed in the client" in text
+
+
+def test_a_2d_pair_of_files_on_the_cluster(files, cluster, tmp_path):
+    """A 2D image is one slice: a tile's window on the file drops the slice axis."""
+    from segscore import api
+
+    truth = _blobs(3, 0.45)[7].astype(np.uint8)
+    truth[:4] = 2
+    np.save(tmp_path / "t.npy", truth)
+    np.save(tmp_path / "p.npy", _blobs(4, 0.45)[7].astype(np.uint8))
+    want = api.surfaces(tmp_path / "t.npy", tmp_path / "p.npy", topo_tiles=(1, 2, 3))
+    assert want["tiles"] == 6 and want["ignored_voxels"] > 0
+    got = api.surfaces(tmp_path / "t.npy", tmp_path / "p.npy", topo_tiles=(1, 2, 3),
+                       scheduler=cluster.scheduler_address)
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
