@@ -47,7 +47,9 @@ region, foreground, surface corner codes, components); pass its result as ``trut
 **Threads**: the tiles' Betti matchings, VOI and surface Dice are tasks on the engine's threads
 (:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
 above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
-masks packed 8 voxels to a byte while they wait.
+masks packed 8 voxels to a byte while they wait. **On a cluster** (``executor=`` a
+``distributed.Client``) each tile is one task, read from the files by its worker when the inputs
+are paths; VOI and surface Dice run in the calling process meanwhile (docs/cluster.md).
 **Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
 ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
 ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
