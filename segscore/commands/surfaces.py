@@ -16,7 +16,8 @@ SUMMARY_FIELDS = ("leaderboard", "toposcore", "surface_dice", "voi_score", "voi_
 
 
 from segscore.commands._declare import Option  # noqa: E402
-from segscore.commands._options import missing_option, number, output_options, plot_option, positive_int  # noqa: E402
+from segscore.commands._options import (cluster_options, missing_option, number, output_options,  # noqa: E402
+                                        plot_option, positive_int)
 
 
 def topo_weight(value):
@@ -24,6 +25,21 @@ def topo_weight(value):
     if isinstance(value, dict):
         return {int(k): number(float)(str(v)) for k, v in value.items()}
     return number(float)(str(value))
+
+
+#: what ``--processes``/``--scheduler`` distribute, said in ``--help`` and docs/cluster.md
+CLUSTER_NOTE = ("with a cluster, TopoScore's Betti matching is distributed (one task per --topo-tiles tile, each "
+                "worker reading its own tile; a tile needs about 63 bytes per voxel on one worker, and one needing "
+                "more than the workers' memory limit is refused) while surface Dice and VOI are computed in the "
+                "client on the whole volumes")
+
+
+def _cluster_options() -> tuple:
+    """:func:`cluster_options`, ``--scheduler``'s help ending with :data:`CLUSTER_NOTE`."""
+    import dataclasses
+
+    processes, scheduler = cluster_options(only="folder mode (--gt-dir/--pred-dir)")
+    return processes, dataclasses.replace(scheduler, help=f"{scheduler.help}; {CLUSTER_NOTE}")
 
 
 #: ``segscore surfaces PRED TRUTH`` (the competition's order); ``segscore.api.surfaces(truth, pred)``
@@ -75,6 +91,10 @@ OPTIONS = (
     Option("threads", ("--threads",), type=positive_int, metavar="N",
            help="tiles matched at once (default: the CPUs available, at most 8)"),
     *output_options(csv=True),
+    Option("executor", where="api",
+           help="where TopoScore's tiles are matched: None (threads here) or a distributed.Client (one task per "
+                "tile; workers read their own tiles of files given by path)"),
+    *_cluster_options(),
 )
 
 
@@ -135,6 +155,11 @@ def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
     if o["plot"]:
         figures.require_matplotlib()  # before the work
     if folder:
+        from segscore.commands._options import refuse_cluster
+
+        refuse_cluster(o, "folder mode scores its cases one after the other in this process")
+        if o["executor"] is not None:
+            raise ScoreError("executor=: folder mode scores its cases in this process; give executor= with one pair")
         if not (o["gt_dir"] and o["pred_dir"] and o["out"]):
             raise ScoreError("folder mode needs --gt-dir, --pred-dir and --out together")
         if o["pred"] is not None or o["truth"] is not None:  # (arrays from segscore.api too)
@@ -150,9 +175,51 @@ def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
                          "--pred-dir, --out); one pair has no mean")
     if o["pred"] is None or o["truth"] is None:
         raise ScoreError("give PRED GT (two volumes), or --gt-dir D --pred-dir D --out DIR")
+    from segscore.commands._options import cluster_executor
+
+    with cluster_executor(o, warm="segscore.topology.warmup:warm") as executor:
+        result = _score_pair(o, executor)
+    result = with_figure(result, lambda: figures.surfaces_terms(result))
+    write_outputs(o, result, csv_rows=[csv_row(result)])
+    if o["plot"]:
+        figures.draw_after(o["plot"], result.plot, "surfaces")
+    return result
+
+
+def _shape_of(x, what):
+    """The shape of an input, from its header (a path) or as it is (an array, a prepared truth)."""
+    from segscore.io.readers import open_labels
+    from segscore.topology.score import PreparedSurfaces
+
+    if isinstance(x, PreparedSurfaces):
+        return tuple(x.shape[1:] if x.two_d else x.shape)
+    with open_labels(x, what=what, ndims=(2, 3)) as source:
+        return tuple(source.shape)
+
+
+def _score_pair(o, executor) -> dict:
+    """One pair's result. On an executor the inputs go to :func:`surfaces` as given (paths stay
+    paths, so its workers read their own tiles); else they are read here first."""
+    from segscore.errors import ScoreError
     from segscore.io.readers import input_name
     from segscore.topology.score import surfaces
 
+    if executor is not None:
+        shapes = {k: _shape_of(o[k], what) for k, what in (("pred", "prediction"), ("truth", "labels"),
+                                                             ("ignore_mask", "ignore mask")) if o[k] is not None}
+        if "ignore_mask" in shapes and shapes["ignore_mask"] != shapes["truth"]:
+            raise ScoreError(f"{input_name(o['ignore_mask'], 'ignore mask')}: shape {shapes['ignore_mask']} differs "
+                             f"from the labels' {shapes['truth']}; give the mask on the labels' grid")
+        if shapes["pred"] != shapes["truth"]:
+            raise ScoreError(f"{input_name(o['pred'], 'prediction')}: shape {shapes['pred']} differs from the labels "
+                             f"{input_name(o['truth'], 'labels')}'s {shapes['truth']}; score a prediction on the "
+                             "labels' grid")
+        def given(key, what):  # a path as it is (its tiles read by the workers); an array as _read makes it
+            x = o[key]
+            return x if x is None or isinstance(x, (str, os.PathLike)) else _read(x, what)
+
+        return surfaces(truth=given("truth", "labels"), pred=given("pred", "prediction"),
+                        ignore_mask=given("ignore_mask", "ignore mask"), executor=executor, **_options(o))
     pred = _read(o["pred"], "prediction")
     truth = _read(o["truth"], "labels")
     mask = _read(o["ignore_mask"], "ignore mask") if o["ignore_mask"] is not None else None
@@ -163,12 +230,7 @@ def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
         raise ScoreError(f"{input_name(o['pred'], 'prediction')}: shape {pred.shape} differs from the labels "
                          f"{input_name(o['truth'], 'labels')}'s "
                          f"{truth.shape}; score a prediction on the labels' grid")
-    result = surfaces(truth=truth, pred=pred, ignore_mask=mask, **_options(o))
-    result = with_figure(result, lambda: figures.surfaces_terms(result))
-    write_outputs(o, result, csv_rows=[csv_row(result)])
-    if o["plot"]:
-        figures.draw_after(o["plot"], result.plot, "surfaces")
-    return result
+    return surfaces(truth=truth, pred=pred, ignore_mask=mask, **_options(o))
 
 
 _SUFFIXES = (".nii.gz", ".nii", ".tiff", ".tif", ".npy", ".zarr", ".png")

@@ -47,7 +47,9 @@ region, foreground, surface corner codes, components); pass its result as ``trut
 **Threads**: the tiles' Betti matchings, VOI and surface Dice are tasks on the engine's threads
 (:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
 above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
-masks packed 8 voxels to a byte while they wait.
+masks packed 8 voxels to a byte while they wait. **On a cluster** (``executor=`` a
+``distributed.Client``) each tile is one task, read from the files by its worker when the inputs
+are paths; VOI and surface Dice run in the calling process meanwhile (docs/cluster.md).
 **Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
 ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
 ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
@@ -58,6 +60,7 @@ one at a time, the masks then held at 1/4 byte.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -147,6 +150,67 @@ def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray) -> list[tuple[int, i
         matched, un_p, un_g = d.counts()
         out.append((matched, matched + un_p, matched + un_g))
     return out
+
+
+#: bytes a TopoScore tile's task needs per voxel of the tile at its peak on a worker: the Betti
+#: matching's ~61 (:data:`MAX_PARALLEL_TILE_VOXELS`) plus the tile's two masks
+TILE_BYTES_PER_VOXEL = 63
+
+
+def worker_memory_limit(client) -> int | None:
+    """The smallest ``memory_limit`` (bytes) of ``client``'s workers, or None when none has one."""
+    workers = client.scheduler_info().get("workers", {})
+    limits = [int(w.get("memory_limit") or 0) for w in workers.values()]
+    limits = [n for n in limits if n > 0]
+    return min(limits) if limits else None
+
+
+def check_tile_budget(shape, tiles, limit) -> None:
+    """Refuse in one line (:class:`SurfacesInputError`) tiles of ``shape`` cut by ``tiles`` whose
+    largest needs more than ``limit`` bytes (:data:`TILE_BYTES_PER_VOXEL` per voxel): a tile is
+    one task, matched whole, and would only swap. The fix names tile counts that fit."""
+    def biggest(t):
+        return max((int(np.prod([sl.stop - sl.start for sl in s])) for s in tile_slices(shape, t)), default=0)
+
+    voxels = biggest(tiles)
+    need = TILE_BYTES_PER_VOXEL * voxels
+    if limit is None or need <= limit:
+        return
+    fit = list(tiles)
+    while TILE_BYTES_PER_VOXEL * biggest(fit) > limit and any(f < n for f, n in zip(fit, shape)):
+        sizes = [-(-n // f) if f < n else 0 for n, f in zip(shape, fit)]  # cut the longest tile side
+        fit[sizes.index(max(sizes))] *= 2
+        fit = [min(f, n) for f, n in zip(fit, shape)]
+    raise SurfacesInputError(
+        f"topo_tiles {' '.join(map(str, tiles))}: the largest TopoScore tile has {voxels} voxels and needs about "
+        f"{need} bytes on one worker ({TILE_BYTES_PER_VOXEL} B/voxel), more than the workers' memory limit of "
+        f"{limit} bytes; fix: more --topo-tiles (e.g. {' '.join(map(str, fit))}) or workers with more memory")
+
+
+def _tile_from_files(plan, sl):
+    """A tile's counts read on the worker that runs it: ``plan`` is ``(truth, pred, ignore mask or
+    None, ignore_label, fg_threshold, two_d)``, the sources opened by path (they pickle as their
+    paths); the ignore region and the foregrounds are made as :func:`_prepare` and :func:`_score`
+    make them on the whole volume (each voxel on its own)."""
+    truth, pred, mask, ignore_label, fg_threshold, two_d = plan
+    window = sl[1:] if two_d else sl
+    g_raw, p_raw = truth.read(window), pred.read(window)
+    m = mask.read(window) if mask is not None else None
+    if two_d:
+        g_raw, p_raw = g_raw[None], p_raw[None]
+        m = m[None] if m is not None else None
+    if m is not None and m.dtype.kind in "fc":
+        m = m.astype(bool)
+    ign = ignore_mask_of(g_raw, ignore_label=ignore_label, ignore_mask=m)
+    g = binarize(g_raw, threshold=fg_threshold, ignore=ign)
+    p = binarize(p_raw, threshold=fg_threshold, ignore=ign)
+    return [tile_counts(np.ascontiguousarray(p), np.ascontiguousarray(g))]
+
+
+def _tile_of_masks(window):
+    """A tile's counts from its two foregrounds, shipped with the task (inputs held in memory)."""
+    _, p, g = window
+    return [tile_counts(p, g)]
 
 
 def _add_counts(parts) -> list[tuple[int, int, int]]:
@@ -506,7 +570,7 @@ def _same_option(name, value, kept, prep) -> bool:
 def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_threshold=None, tolerance=2.0,
              spacing=None, voi_connectivity=26, voi_alpha=0.3, voi_transform="one_over_one_plus",
              weights=DEFAULT_WEIGHTS, topo_weights=DEFAULT_TOPO_WEIGHTS, topo_tiles=DEFAULT_TOPO_TILES,
-             dims=(0, 1, 2), threads: int | None = None) -> dict:
+             dims=(0, 1, 2), threads: int | None = None, executor=None) -> dict:
     """The surface-detection score of ``pred`` against ``truth`` (the labels; arrays or paths, or
     a truth from :func:`prepare_surfaces`, whose options then hold: a different ``ignore_label``,
     ``fg_threshold``, ``spacing``, ``voi_connectivity`` or ``topo_tiles`` is refused).
@@ -523,6 +587,15 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     competition's Kaggle wrapper clips it (a perfect score is 1.0, not 1.0000000000000002).
     A float prediction holding values other than 0 and 1 needs ``fg_threshold``. ``threads``: the
     engine's threads (default: the CPUs, at most 8); no result depends on it.
+
+    ``executor``: where TopoScore's tiles are matched, one task per tile, the counts folded in
+    tile order (:func:`segscore.engine.executor.reduce_windows`): None (the engine's threads,
+    beside VOI and surface Dice) or a ``distributed.Client``. With a client, when ``truth``,
+    ``pred`` (and ``ignore_mask``, which may then be a path too) are paths, each task reads its
+    own tile from the files on its worker; else the tiles' foregrounds travel with the tasks.
+    Surface Dice and VOI are computed here, on the whole volumes, while the tiles run. A tile
+    needing more than the workers' ``memory_limit`` (:data:`TILE_BYTES_PER_VOXEL` per voxel) is
+    refused (:func:`check_tile_budget`).
     """
     if truth is None or pred is None:
         raise SurfacesInputError("surfaces needs truth= (the labels) and pred= (the prediction)")
@@ -532,6 +605,14 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     tiles_opt = tuple(int(t) for t in topo_tiles) if all(float(t).is_integer() for t in topo_tiles) \
         else tuple(topo_tiles)
     _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_w, tiles_opt)
+    files = None
+    if executor is not None and not isinstance(executor, str):  # refused before any voxel is read
+        check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
+    if executor is not None and not isinstance(executor, str) and _is_path(truth) and _is_path(pred) \
+            and (ignore_mask is None or _is_path(ignore_mask)):
+        files = (truth, pred, ignore_mask)
+    if ignore_mask is not None and _is_path(ignore_mask):
+        ignore_mask, _ = _as_volume(ignore_mask, "ignore mask")
     if isinstance(truth, PreparedSurfaces):
         _check_prepared(truth, {"ignore_label": ignore_label, "ignore_mask": ignore_mask,
                                 "fg_threshold": fg_threshold, "spacing": spacing,
@@ -542,11 +623,52 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
                         spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=tiles_opt, codes=False)
         own = True
     return _score(prep, pred, own=own, tolerance=float(tolerance), voi_alpha=float(voi_alpha),
-                  voi_transform=voi_transform, weights=weights, topo_weights=topo_w, dims=dims, threads=threads)
+                  voi_transform=voi_transform, weights=weights, topo_weights=topo_w, dims=dims, threads=threads,
+                  executor=executor, files=files)
 
 
-def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, topo_weights, dims, threads) -> dict:
-    from segscore.engine.executor import default_workers, reduce_windows
+def _shape3(x) -> tuple:
+    """The shape of an input as scored (a 2D image as one slice), from a file's header."""
+    if isinstance(x, PreparedSurfaces):
+        return tuple(x.shape)
+    if _is_path(x):
+        from segscore.io.readers import open_labels
+
+        with open_labels(x, what="labels", ndims=(2, 3)) as source:
+            shape = tuple(source.shape)
+    else:
+        shape = tuple(np.shape(x))
+    return (1,) + shape if len(shape) == 2 else shape
+
+
+def _is_path(x) -> bool:
+    return isinstance(x, str) or hasattr(x, "__fspath__")
+
+
+def _tiles_on(executor, files, slices, p, g, opts, two_d):
+    """The tiles' counts (a list in tile order), one task per tile on ``executor``: read from
+    ``files`` (truth, pred, mask paths) on the workers, or shipped from ``p`` and ``g``."""
+    import functools
+    import operator
+
+    from segscore.engine.executor import reduce_windows
+    from segscore.io.readers import open_labels
+
+    if files is None:
+        windows = [(sl, np.ascontiguousarray(p[sl]), np.ascontiguousarray(g[sl])) for sl in slices]
+        return reduce_windows(_tile_of_masks, windows, operator.add, executor=executor) or []
+    truth, pred, mask = files
+    with contextlib.ExitStack() as stack:
+        sources = [stack.enter_context(open_labels(x, what=what, ndims=(2, 3))) if x is not None else None
+                   for x, what in ((truth, "labels"), (pred, "prediction"), (mask, "ignore mask"))]
+        plan = (*sources, opts["ignore_label"] if not opts["ignore_mask"] else None, opts["fg_threshold"], two_d)
+        return reduce_windows(functools.partial(_tile_from_files, plan), slices, operator.add,
+                              executor=executor) or []
+
+
+def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, topo_weights, dims, threads,
+           executor=None, files=None) -> dict:
+    from segscore.engine.executor import default_workers, reduce_windows, side_by_side
     from segscore.topology.surface import corner_grid, surface_dice_of_codes
 
     opts = prep.options
@@ -582,7 +704,11 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
         return _voi(*prep.components, p, g, opts["voi_connectivity"], voi_alpha, voi_transform)
 
     counts_parts, sd_value, v = [], None, None
-    if biggest <= MAX_PARALLEL_TILE_VOXELS:
+    if executor is not None:
+        # the tiles are tasks on the executor (one each); VOI and surface Dice run here meanwhile
+        counts_parts, sd_value, v = side_by_side(
+            [lambda: _tiles_on(executor, files, slices, p, g, opts, prep.two_d), sd, vo], threads=threads)
+    elif biggest <= MAX_PARALLEL_TILE_VOXELS:
         # every pass a task on the engine's threads. VOI and surface Dice go between the first
         # tiles: on an empty numba cache their kernels compile (holding the GIL) while a tile's
         # matching runs (releasing it); with a warm cache the order changes only the balance
