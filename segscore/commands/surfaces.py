@@ -29,7 +29,7 @@ def topo_weight(value):
 
 #: what ``--processes``/``--scheduler`` distribute, said in ``--help`` and docs/cluster.md
 CLUSTER_NOTE = ("with a cluster, TopoScore's Betti matching is distributed (one task per --topo-tiles tile, each "
-                "worker reading its own tile; a tile needs about 63 bytes per voxel on one worker, and one needing "
+                "worker reading its own tile; a tile needs up to 120 bytes per voxel on one worker, and one needing "
                 "more than the workers' memory limit is refused) while surface Dice and VOI are computed in the "
                 "client on the whole volumes")
 

@@ -153,8 +153,10 @@ def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray) -> list[tuple[int, i
 
 
 #: bytes a TopoScore tile's task needs per voxel of the tile at its peak on a worker: the Betti
-#: matching's ~61 (:data:`MAX_PARALLEL_TILE_VOXELS`) plus the tile's two masks
-TILE_BYTES_PER_VOXEL = 63
+#: matching's ~61 on a 256³ octant of sheets (:data:`MAX_PARALLEL_TILE_VOXELS`) plus the tile's two
+#: masks, with the room its scratch takes where persistence pairs are many (105-113 measured on
+#: random blobs, docs/cluster.md): a tile that might not fit is refused, never left to be killed
+TILE_BYTES_PER_VOXEL = 120
 
 
 def worker_memory_limit(client) -> int | None:

@@ -148,19 +148,19 @@ def test_a_tile_over_the_workers_memory_limit_is_refused_with_the_numbers(files,
     with distributed.Client(cluster.scheduler_address, timeout="5s") as client:
         limit = score.worker_memory_limit(client)
     assert limit is not None and limit > 10**8  # the LocalCluster's share of this machine
-    # a 12 x 15 x 14 octant of 2,520 voxels needs 63 x 2,520 = 158,760 bytes
+    # a 12 x 15 x 14 octant of 2,520 voxels needs 120 x 2,520 = 302,400 bytes
     monkeypatch.setattr(score, "worker_memory_limit", lambda client: 100_000)
     code, out, err = cli(*_args(files, (2, 2, 2)), "--scheduler", cluster.scheduler_address)
     assert (code, out) == (2, "")
     assert reads["all"] == [], "refused after reading voxels"
     assert len(err.strip().splitlines()) == 1, err
-    for said in ("2520 voxels", "158760 bytes", "63 B/voxel", "memory limit of 100000 bytes", "more --topo-tiles"):
+    for said in ("2520 voxels", "302400 bytes", "120 B/voxel", "memory limit of 100000 bytes", "more --topo-tiles"):
         assert said in err, (said, err)
     fix = [int(t) for t in err.split("(e.g. ")[1].split(")")[0].split()]
     score.check_tile_budget(SHAPE, fix, 100_000)  # the suggested tiling fits
     with pytest.raises(score.SurfacesInputError):
-        score.check_tile_budget(SHAPE, (2, 2, 2), 158_759)
-    score.check_tile_budget(SHAPE, (2, 2, 2), 158_760)
+        score.check_tile_budget(SHAPE, (2, 2, 2), 302_399)
+    score.check_tile_budget(SHAPE, (2, 2, 2), 302_400)
     score.check_tile_budget(SHAPE, (1, 1, 1), None)  # no limit: nothing refused
 
 
