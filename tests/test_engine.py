@@ -44,6 +44,18 @@ def test_reduce_needs_sources_or_a_read_with_windows():
     assert reduce(lambda w: (IMG[w],), lambda tile, a: 0, lambda a, b: a + b, windows=[]) is None
 
 
+@pytest.mark.parametrize("executor", ["threads", "synchronous", "dask"])
+def test_tiles_that_read_their_own_blocks_get_no_arrays_and_fold_in_order(executor):
+    """read=None: fn(tile) alone (objects' out-of-core tiles read and free their own blocks)."""
+    windows = plan_bands(IMG.shape, tile_rows=4)
+    got = reduce(None, lambda tile: [(tile.index, int(IMG[tile.window].sum()))], lambda x, y: x + y,
+                 windows=windows, executor=executor, threads=3)
+    assert got == reduce(lambda w: (IMG[w],), lambda tile, a: [(tile.index, int(a.sum()))], lambda x, y: x + y,
+                         windows=windows, executor=executor)
+    with pytest.raises(ValueError, match="needs the windows"):
+        reduce(None, lambda tile: 0, lambda a, b: a + b)
+
+
 def test_one_options_check_resolves_the_old_names_and_refuses_like_the_cli():
     assert check_options(band_rows=7, workers=2) == {"tile_rows": 7, "executor": None, "threads": 2}
     assert check_options(threads=3, progress=print)["progress"] is print

@@ -5,7 +5,8 @@ every window of ``plan`` (:mod:`segscore.engine.plan`) and folds the partial res
 ``merge(a, b)`` in window order. ``read`` is a callable ``read(window) -> arrays``, or a
 sequence of :class:`~segscore.io.sources.Source` objects of one shape: then each is read, and
 the windows default to bands along axis 0 (rows in 2D, slices in 3D) of their extent, each
-read with ``halo`` extra positions on both sides (clipped at the image). The fold order is
+read with ``halo`` extra positions on both sides (clipped at the image); or None, when each
+tile reads its own blocks (``fn(tile)``). The fold order is
 fixed, so a result is the same whichever executor ran it and however many threads it had; a
 pass whose partial sums are exact (integer counts) is also independent of the tile size.
 
@@ -94,14 +95,16 @@ def reduce(read, fn: Callable, merge: Callable, *, windows=None, tile_rows=None,
     """Fold ``fn(tile, *read(tile.read_window))`` over ``windows`` with ``merge``.
 
     ``read``: a callable ``read(window) -> arrays`` (then ``windows`` are required and read as
-    they are, without a halo), or :class:`~segscore.io.sources.Source` objects of one shape.
+    they are, without a halo), :class:`~segscore.io.sources.Source` objects of one shape, or
+    None: each tile reads its own blocks (``fn(tile)``, no arrays; ``windows`` required), for a
+    pass that frees what it read before the tile ends (objects' out-of-core tiles).
     ``fn`` must return a partial result that ``merge`` adds to another. Returns None when there
     is nothing to read. See the module docstring for the options; ScoreError for one outside
     its range.
     """
     check_options(tile_rows=tile_rows, halo=halo, executor=executor, threads=threads)
     halo, n0 = int(halo), None
-    if not callable(read):
+    if read is not None and not callable(read):
         sources = list(read)
         if not sources:
             raise ValueError("reduce needs sources or a read(window) callable")
@@ -117,6 +120,9 @@ def reduce(read, fn: Callable, merge: Callable, *, windows=None, tile_rows=None,
             return [s.read(window) for s in sources]
     elif windows is None:
         raise ValueError("reduce(read, ...) needs the windows to read")
+    elif read is None:
+        def read(window):  # the tiles read their own blocks
+            return ()
     tiles = [Tile(i, tuple(w), tuple(w if n0 is None else _with_halo(w, halo, n0))) for i, w in enumerate(windows)]
 
     def task(tile):

@@ -332,7 +332,7 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
             return {"tables": a["tables"] + b["tables"], "boundary": a["boundary"] + b["boundary"],
                     "surface": a["surface"] + b["surface"]}
 
-        out = reduce(lambda window: (), chunk, combine, windows=windows, progress=progress, **engine)
+        out = reduce(None, chunk, combine, windows=windows, progress=progress, **engine)  # tiles read their own
     out = out or {"tables": [], "boundary": [], "surface": []}
     if surface and details is not None:
         from segscore.objects.surface import collect
