@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,7 +42,24 @@ COMMANDS = {
     "objects": ["objects", "data/truth.tif", "data/pred.tif"],
     "holdout": ["holdout", "data/heldout/manifest.json", "--predictions", "data/preds"],
     "surfaces": ["surfaces", "data/surf_pred.tif", "data/surf_gt.tif"],
+    "audit": ["audit", "data/gt.png", "data/gt2.png", "--prune-px", "3", "--severities", "0.2", "--radius-scales",
+              "0.85", "--boundary-fracs", "0.05", "--n-boot", "20", "--include-cases", "--json-out", "audit.json",
+              "--quiet"],
+    # the README's "Batch and report": two tiny objects jobs, then the table (each run starts on an empty --out)
+    "batch": ["batch", "jobs.csv", "--out", "results"],
+    "report": ["report", "results", "--by", "model"],
 }
+
+#: what a command needs in the folder before each of its runs
+JOBS = "id,job,model\na,objects data/truth.tif data/pred.tif,m1\nb,objects data/pred.tif data/truth.tif,m2\n"
+
+
+def before(name: str, folder: Path) -> None:
+    if name == "batch":
+        (folder / "jobs.csv").write_text(JOBS)
+        shutil.rmtree(folder / "results", ignore_errors=True)
+    elif name == "report" and not (folder / "results" / "results.jsonl").is_file():
+        raise SystemExit("report reads the batch's results: run --only batch,report")
 
 CHILD = r"""
 import json, sys, time
@@ -112,7 +130,9 @@ def main(argv=None) -> int:
     for name in names:
         cache = Path(tempfile.mkdtemp(prefix="nbcache-"))
         warmup = warm_first(name, cache) if args.after_warm else None
+        before(name, work)
         cold = run(COMMANDS[name], work, cache)
+        before(name, work)
         warm = run(COMMANDS[name], work, cache)
         comp = cold["compiles"]
         compile_s = sum(c["inclusive"] for c in comp if c["top"])

@@ -192,7 +192,7 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
             workers = _run_on_cluster(client, todo, families, task, record, warnings)
         elif todo:
             n = threads or min(_cpus(), 8)
-            _run_on_threads(todo, families, n, task, record)
+            _run_on_threads(todo, n, task, record)
             from segscore.batch.execute import peak_rss_mb
 
             workers = {"local": peak_rss_mb()}
@@ -205,12 +205,16 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
                        out=None if out is None else Path(out), warnings=warnings)
 
 
-def _run_on_threads(todo, families, n, task, record) -> None:
+def _run_on_threads(todo, n, task, record) -> None:
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-    from segscore.batch.execute import execute, warm_worker
+    from segscore.batch.execute import execute
 
-    warm_worker(families)
+    # no family warm-up here: a job compiles (or loads) only the kernels its own path calls, and
+    # numba compiles a kernel once however many threads ask for it. Warming every family first
+    # cost two tiny objects jobs 24 s instead of 9 s on an empty cache (benchmarks/README.md,
+    # bench_first_run's batch row). Clusters still warm: there the client builds the cache once so
+    # that every worker only loads it.
     per_job = max(1, _cpus() // n)
     pending = {}
     queue = list(reversed(todo))
