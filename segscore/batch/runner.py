@@ -125,8 +125,9 @@ def run(jobs, *, client=None, out=None, threads=None, processes=None, scheduler=
     pred]``). Where they run: ``threads`` threads
     here (default: the CPUs, at most 8); or a ``distributed`` ``client``; or ``processes`` N
     (a ``LocalCluster`` of N worker processes of ``threads`` threads, default 1, on 127.0.0.1,
-    closed afterwards); or ``scheduler`` (the address of a running cluster). Kernels are warmed
-    once per worker first. ``out``: the results folder (``results.jsonl``, ``results.csv``,
+    closed afterwards); or ``scheduler`` (the address of a running cluster). On a cluster the
+    jobs' families' kernels are warmed once per worker first; on threads each job compiles or loads
+    only the kernels its path calls. ``out``: the results folder (``results.jsonl``, ``results.csv``,
     ``outputs/ID/``); a job with a ``scored`` row there for the same id, job text and input
     fingerprints is not run again unless ``force``. ``hash``: fingerprints carry sha256.
     ``progress``: a stream for the progress line. ``on_crash(job, traceback)`` sees each crash.
