@@ -48,8 +48,12 @@ region, foreground, surface corner codes, components); pass its result as ``trut
 (:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
 above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
 masks packed 8 voxels to a byte while they wait. **On a cluster** (``executor=`` a
-``distributed.Client``) each tile is one task, read from the files by its worker when the inputs
-are paths; VOI and surface Dice run in the calling process meanwhile (docs/cluster.md).
+``distributed.Client``) each tile is one task; when the inputs are paths every term is counted by
+the workers window by window and this process reads no voxel (:mod:`segscore.topology.stream`:
+surface Dice from per-code surfel counts with a halo of ceil(tau / spacing) + 1 voxels, VOI from
+blockwise components and a sparse contingency); with arrays VOI and surface Dice run in the
+calling process meanwhile (docs/cluster.md). Surface Dice is computed from the same integer
+counts on every path (:func:`segscore.topology.surface.surface_dice_of_counts`).
 **Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
 ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
 ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
