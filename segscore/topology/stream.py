@@ -160,13 +160,17 @@ def merge_tables(a, b):
     return u, out
 
 
+#: voxels of a default window (without its halo): the objects pass's band size
+WINDOW_PX = 1 << 24
+
+
 def bands3(shape3, tile_rows=None) -> list[tuple]:
-    """The engine windows: bands of ``tile_rows`` slices along axis 0 (default about 16 M voxels)."""
+    """The engine windows: bands of ``tile_rows`` slices along axis 0 (default about
+    :data:`WINDOW_PX` voxels)."""
     from segscore.engine.plan import plan_bands
-    from segscore.objects.tiles import TILE_PX
 
     per = max(int(np.prod(shape3[1:], dtype=np.int64)), 1)
-    return plan_bands(shape3, tile_rows=tile_rows or max(1, TILE_PX // per))
+    return plan_bands(shape3, tile_rows=tile_rows or max(1, WINDOW_PX // per))
 
 
 def streamed_counts(inputs: Inputs, windows, *, tolerance, spacing, executor, threads=None, halo=None) -> dict:
