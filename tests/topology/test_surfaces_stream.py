@@ -93,7 +93,8 @@ def _read(path):
 
 @pytest.mark.parametrize("pair", [("blobs_t.npy", "blobs_p.npy"), ("sheets_t.npy", "sheets_p.tif")])
 @pytest.mark.parametrize("tile_rows", [1, 2, 7, None])
-@pytest.mark.parametrize("tolerance,spacing", [(0.0, None), (2.0, None), (3.7, (2.0, 0.7, 1.3)), (1.5, (1.0, 1.0, 0.5))])
+@pytest.mark.parametrize("tolerance,spacing",
+                         [(0.0, None), (2.0, None), (3.7, (2.0, 0.7, 1.3)), (1.5, (1.0, 1.0, 0.5))])
 def test_streamed_json_is_the_whole_volume_json(files, client, pair, tile_rows, tolerance, spacing):
     got, want = _same(files, *pair, client, tile_rows=tile_rows, tolerance=tolerance, spacing=spacing,
                       topo_tiles=(2, 1, 2))
