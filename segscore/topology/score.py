@@ -641,7 +641,8 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     beside VOI and surface Dice) or a ``distributed.Client``. With a client, when ``truth``,
     ``pred`` (and ``ignore_mask``, which may then be a path too) are paths, each task reads its
     own tile from the files on its worker; else the tiles' foregrounds travel with the tasks.
-    With a client and files, surface Dice, VOI and the counts are computed by the workers too,
+    With a client and files (paths, or file and zarr sources of :mod:`segscore.io.sources`, which
+    travel as their paths), surface Dice, VOI and the counts are computed by the workers too,
     window by window (bands of ``tile_rows`` slices; default about 16 M voxels), and this process
     reads no voxel (:mod:`segscore.topology.stream`; the same JSON for any ``tile_rows``); with
     arrays they are computed here on the whole volumes while the tiles run. A tile needing more
@@ -659,8 +660,8 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     files = None
     if executor is not None and not isinstance(executor, str):  # refused before any voxel is read
         check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
-    if executor is not None and not isinstance(executor, str) and _is_path(truth) and _is_path(pred) \
-            and (ignore_mask is None or _is_path(ignore_mask)):
+    if executor is not None and not isinstance(executor, str) and _on_disk(truth) and _on_disk(pred) \
+            and (ignore_mask is None or _on_disk(ignore_mask)):
         files = (truth, pred, ignore_mask)
     if files is not None:  # every term counted by the workers, window by window: no voxel read here
         return _score_streamed(truth, pred, ignore_mask, ignore_label=ignore_label, fg_threshold=fg_threshold,
@@ -700,6 +701,16 @@ def _shape3(x) -> tuple:
 
 def _is_path(x) -> bool:
     return isinstance(x, str) or hasattr(x, "__fspath__")
+
+
+def _on_disk(x) -> bool:
+    """A path, or a source its workers can reopen by path (a file or a zarr store; not an array
+    in this process's memory)."""
+    if _is_path(x):
+        return True
+    from segscore.io.sources import ArraySource, DaskSource, Source
+
+    return isinstance(x, Source) and not isinstance(x, (ArraySource, DaskSource))
 
 
 def _tiles_on(executor, files, slices, p, g, opts, two_d):

@@ -200,9 +200,16 @@ def streamed_voi(inputs: Inputs, windows, *, connectivity, executor, threads=Non
 
 @contextlib.contextmanager
 def opened(truth, pred, mask):
-    """The three sources (headers only; the mask None when not given)."""
+    """The three sources (headers only; the mask None when not given): paths opened here and
+    closed at the end, sources given by the caller used as they are (and left open)."""
     from segscore.io.readers import open_labels
 
     with contextlib.ExitStack() as stack:
-        yield [stack.enter_context(open_labels(x, what=what, ndims=(2, 3))) if x is not None else None
-               for x, what in ((truth, "labels"), (pred, "prediction"), (mask, "ignore mask"))]
+        out = []
+        for x, what in ((truth, "labels"), (pred, "prediction"), (mask, "ignore mask")):
+            if x is None:
+                out.append(None)
+                continue
+            source = open_labels(x, what=what, ndims=(2, 3))
+            out.append(stack.enter_context(source) if isinstance(x, str) or hasattr(x, "__fspath__") else source)
+        yield out

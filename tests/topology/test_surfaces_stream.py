@@ -237,3 +237,20 @@ def test_surfel_counts_matches_a_numpy_oracle(seed):
     want_t, want_w = _oracle(a, b, offsets, lo, hi)
     assert np.array_equal(total, want_t) and np.array_equal(within, want_w)
     assert 0 < within.sum() < total.sum()
+
+
+def test_sources_on_disk_are_streamed_and_left_open(files, client, monkeypatch):
+    """A zarr or file source given from Python streams like its path (the workers reopen it)."""
+    import zarr
+
+    from segscore.io.readers import open_labels
+
+    z = zarr.create_array(str(files / "p.zarr"), shape=SHAPE, dtype=np.uint8, chunks=(6, 8, 8), zarr_format=3)
+    z[...] = np.load(files / "blobs_p.npy")
+    want = S.surfaces(np.load(files / "blobs_t.npy"), np.load(files / "blobs_p.npy"))
+    seen = []
+    monkeypatch.setattr(S, "_as_volume", lambda *a: seen.append(a) or pytest.fail("read whole"))
+    with open_labels(files / "blobs_t.npy") as ts, open_labels(files / "p.zarr") as ps:
+        got = S.surfaces(ts, ps, executor=client, tile_rows=3)
+        assert ts.read((slice(0, 1), slice(0, 1), slice(0, 1))).shape == (1, 1, 1)  # still open
+    assert json.dumps(got) == json.dumps(want) and not seen
