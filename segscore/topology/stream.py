@@ -18,8 +18,8 @@ run's (:func:`segscore.topology.score._score`) for any windows and any number of
   tolerance's edge, with windows of one slice, a prime and fewer slices than the halo). The
   window also counts its own foreground voxels, ignored voxels and whether the prediction holds
   the ignore value (the swapped-roles warning), and finds its first float prediction value
-  other than 0 and 1 (refused without ``fg_threshold``; the first in C order wins, as on the
-  whole volume).
+  other than 0 and 1 (refused without ``fg_threshold``; the first window's in window order, so
+  with bands the first in C order, as on the whole volume).
 - **VOI**: the components of each foreground by :func:`segscore.objects.blocklabel.blockwise_labels`
   (per-block labels joined on faces: the whole-volume numbering), then per window a sparse
   contingency table of (truth label, prediction label) pairs over the voxels where either is

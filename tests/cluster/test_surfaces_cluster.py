@@ -208,3 +208,28 @@ def test_a_2d_pair_of_files_on_the_cluster(files, cluster, tmp_path):
     got = api.surfaces(tmp_path / "t.npy", tmp_path / "p.npy", topo_tiles=(1, 2, 3),
                        scheduler=cluster.scheduler_address)
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+def test_an_http_zarr_prediction_is_streamed(files, cluster, cli, reads):
+    """The prediction read over http by the workers: the JSON of the local files, no voxel here."""
+    import functools
+    import http.server
+    import threading
+
+    from tests.cluster.test_one_job import _Quiet
+
+    code, out, err = cli(*_args(files, (2, 2, 2)), "--tolerance", "1.5")
+    assert code == 0, err
+    want = _json(out)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(files)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/pred.zarr"
+        reads["all"].clear()
+        code, out, err = cli("surfaces", url, files / "truth.npy", "--topo-tiles", 2, 2, 2, "--json",
+                             "--tolerance", "1.5", "--tile-rows", 4, "--scheduler", cluster.scheduler_address)
+        assert code == 0, err
+        assert _json(out) == want and reads["all"] == []
+    finally:
+        server.shutdown()
+        server.server_close()
