@@ -186,9 +186,7 @@ REGISTRY: dict[str, Command] = {c.name: c for c in (
                     ("--tile-rows", "it reads no image"))),
     _command("surfaces", "topology", "3D surfaces: TopoScore (Betti matching), surface Dice and VOI, and the "
              "Vesuvius leaderboard score", ("pred", "truth", "ignore_mask", "gt_dir", "pred_dir",
-                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out", "--plot"),
-             without=(("--tile-rows", "the score is defined on the volume's octants (--topo-tiles), each built "
-                                      "whole"),)),
+                                            "ignore_mask_dir"), ("--json-out", "--csv", "--out", "--plot")),
 )}
 
 #: the commands a batch job can be, by name

@@ -28,10 +28,13 @@ def topo_weight(value):
 
 
 #: what ``--processes``/``--scheduler`` distribute, said in ``--help`` and docs/cluster.md
-CLUSTER_NOTE = ("with a cluster, TopoScore's Betti matching is distributed (one task per --topo-tiles tile, each "
-                "worker reading its own tile; a tile needs up to 120 bytes per voxel on one worker, and one needing "
-                "more than the workers' memory limit is refused) while surface Dice and VOI are computed in the "
-                "client on the whole volumes")
+CLUSTER_NOTE = ("with a cluster and files, every term is distributed and the client reads no voxel: TopoScore's "
+                "Betti matching is one task per --topo-tiles tile (a tile needs up to 120 bytes per voxel on one "
+                "worker, and one needing more than the workers' memory limit is refused); surface Dice (halo "
+                "ceil(tolerance/spacing)+1), the counts and VOI (components built block by block, a sparse "
+                "contingency per window) are counted by the workers in windows of --tile-rows slices, the same "
+                "numbers for any --tile-rows (docs/cluster.md). Arrays from Python, or a prepared truth: the tiles "
+                "travel with their tasks and surface Dice and VOI are computed in the client")
 
 
 def _cluster_options() -> tuple:
@@ -90,6 +93,9 @@ OPTIONS = (
                 "the whole volume)"),
     Option("threads", ("--threads",), type=positive_int, metavar="N",
            help="tiles matched at once (default: the CPUs available, at most 8)"),
+    Option("tile_rows", ("--tile-rows",), type=positive_int, metavar="N",
+           help="with --scheduler/--processes and files: slices per window of surface Dice, VOI and the counts "
+                "(default: about 16 M voxels; no number depends on it)"),
     *output_options(csv=True),
     Option("executor", where="api",
            help="where TopoScore's tiles are matched: None (threads here) or a distributed.Client (one task per "
@@ -219,7 +225,8 @@ def _score_pair(o, executor) -> dict:
             return x if x is None or isinstance(x, (str, os.PathLike)) else _read(x, what)
 
         return surfaces(truth=given("truth", "labels"), pred=given("pred", "prediction"),
-                        ignore_mask=given("ignore_mask", "ignore mask"), executor=executor, **_options(o))
+                        ignore_mask=given("ignore_mask", "ignore mask"), executor=executor,
+                        tile_rows=o.get("tile_rows"), **_options(o))
     pred = _read(o["pred"], "prediction")
     truth = _read(o["truth"], "labels")
     mask = _read(o["ignore_mask"], "ignore mask") if o["ignore_mask"] is not None else None

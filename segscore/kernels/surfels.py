@@ -7,7 +7,8 @@ takes the code of the eight voxels ``lo + q - 1 + (i, j, k)``, ``i, j, k`` in {0
 count as background). A position is on the surface when its code is neither 0 nor 255; it
 carries the area its code is given by a table (the caller's). This is the neighbourhood
 coding of DeepMind's surface-distance (``compute_surface_distances``); the area table is
-built in :mod:`segscore.topology.surface`.
+built in :mod:`segscore.topology.surface`, which weighs the per-code counts of
+:func:`surfel_counts` by it.
 """
 
 from __future__ import annotations
@@ -52,28 +53,23 @@ def corner_codes(mask, lo0, lo1, lo2, codes):
 
 
 @jit
-def area_within(codes_a, codes_b, offsets, area):
-    """``(total, within)``: the summed area of the surface positions of ``codes_a``, and of those
-    with a surface position of ``codes_b`` at one of ``offsets`` (``(K, 3)`` int64, the integer
-    offsets within the tolerance, nearest first). Kahan-compensated sums.
+def surfel_counts(codes_a, codes_b, offsets, lo0, lo1, lo2, hi0, hi1, hi2, total, within):
+    """Add to ``total[code]`` (int64, 256) each surface position of ``codes_a`` in the box
+    ``lo..hi`` (half-open, the grid's coordinates) and to ``within[code]`` those with a surface
+    position of ``codes_b`` at one of ``offsets`` (``(K, 3)`` int64, the integer offsets within the
+    tolerance, nearest first). Integer counts: a sum of them over boxes that tile the grid is the
+    whole grid's, whatever the boxes.
 
-    Notes: both code grids have one shape (no check)."""
+    Notes: both code grids have one shape and the box lies in it (no check); positions of
+    ``codes_b`` outside the grid count as no surface."""
     m0, m1, m2 = codes_a.shape
-    total = 0.0
-    ct = 0.0
-    within = 0.0
-    cw = 0.0
-    for a in range(m0):
-        for b in range(m1):
-            for c in range(m2):
+    for a in range(lo0, hi0):
+        for b in range(lo1, hi1):
+            for c in range(lo2, hi2):
                 code = codes_a[a, b, c]
                 if code == 0 or code == 255:
                     continue
-                w = area[code]
-                y = w - ct
-                t = total + y
-                ct = (t - total) - y
-                total = t
+                total[code] += 1
                 for q in range(offsets.shape[0]):
                     x0 = a + offsets[q, 0]
                     x1 = b + offsets[q, 1]
@@ -82,9 +78,5 @@ def area_within(codes_a, codes_b, offsets, area):
                         continue
                     other = codes_b[x0, x1, x2]
                     if other != 0 and other != 255:
-                        y = w - cw
-                        t = within + y
-                        cw = (t - within) - y
-                        within = t
+                        within[code] += 1
                         break
-    return total, within

@@ -48,8 +48,12 @@ region, foreground, surface corner codes, components); pass its result as ``trut
 (:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
 above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
 masks packed 8 voxels to a byte while they wait. **On a cluster** (``executor=`` a
-``distributed.Client``) each tile is one task, read from the files by its worker when the inputs
-are paths; VOI and surface Dice run in the calling process meanwhile (docs/cluster.md).
+``distributed.Client``) each tile is one task; when the inputs are paths every term is counted by
+the workers window by window and this process reads no voxel (:mod:`segscore.topology.stream`:
+surface Dice from per-code surfel counts with a halo of ceil(tau / spacing) + 1 voxels, VOI from
+blockwise components and a sparse contingency); with arrays VOI and surface Dice run in the
+calling process meanwhile (docs/cluster.md). Surface Dice is computed from the same integer
+counts on every path (:func:`segscore.topology.surface.surface_dice_of_counts`).
 **Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
 ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
 ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
@@ -326,8 +330,16 @@ def _voi_score(total: float, alpha: float, transform: str) -> float:
 
 def _voi(t_at_fg, t_area, pred_fg, gt_fg, connectivity, alpha, transform) -> dict:
     if t_area.size == 0 and not pred_fg.any():
+        return _voi_of_counts(None, None, None, None, None, alpha, transform)
+    return _voi_of_counts(*_voi_counts(t_at_fg, t_area, pred_fg, gt_fg, connectivity), alpha, transform)
+
+
+def _voi_of_counts(pair_n, t_area, p_area, per_t, per_p, alpha, transform) -> dict:
+    """VOI from the counts of :func:`_voi_counts` (None when both volumes are empty): the one
+    arithmetic of the whole-volume and the streamed paths. Each sum of x log x is a ``math.fsum``
+    of one term per count, so the order of the counts changes nothing."""
+    if t_area is None:
         return {"voi_split": 0.0, "voi_merge": 0.0, "voi_total": 0.0, "voi_score": 1.0}
-    pair_n, t_area, p_area, per_t, per_p = _voi_counts(t_at_fg, t_area, pred_fg, gt_fg, connectivity)
     t_on_0 = t_area - per_t  # a truth component on the prediction's background
     p_on_0 = p_area - per_p
     n = int(t_area.sum() + p_area.sum() - pair_n.sum())
@@ -339,6 +351,23 @@ def _voi(t_at_fg, t_area, pred_fg, gt_fg, connectivity, alpha, transform) -> dic
     total = split + merge
     return {"voi_split": split, "voi_merge": merge, "voi_total": total,
             "voi_score": _voi_score(total, alpha, transform)}
+
+
+def voi_counts_of_table(t, p, n, n_t, n_p):
+    """:func:`_voi_counts`' ``(pair_n, t_area, p_area, per_t, per_p)`` from a sparse contingency
+    table of the voxels where either volume is foreground: ``t``, ``p`` (int64) the truth and
+    prediction labels of each pair (0: background), ``n`` its voxels; ``n_t``, ``n_p`` the labels."""
+    t, p, n = (np.asarray(x, np.int64) for x in (t, p, n))
+    both = (t > 0) & (p > 0)
+    t_area = np.zeros(n_t + 1, np.int64)
+    np.add.at(t_area, t, n)
+    p_area = np.zeros(n_p + 1, np.int64)
+    np.add.at(p_area, p, n)
+    per_t = np.zeros(n_t + 1, np.int64)
+    np.add.at(per_t, t[both], n[both])
+    per_p = np.zeros(n_p + 1, np.int64)
+    np.add.at(per_p, p[both], n[both])
+    return n[both], t_area[1:], p_area[1:], per_t[1:], per_p[1:]
 
 
 def voi(pred_fg: np.ndarray, gt_fg: np.ndarray, *, connectivity: int = 26, alpha: float = 0.3,
@@ -485,6 +514,36 @@ def prepare_surfaces(truth, *, ignore_label=2, ignore_mask=None, fg_threshold=No
                     spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=topo_tiles, codes=True)
 
 
+def _spacing_of(spacing, ndim) -> tuple:
+    """``(spacing per axis of the 3D volume scored, warnings)`` of an input of ``ndim`` axes."""
+    warnings: list[str] = []
+    if spacing is None:
+        sp = (1.0, 1.0, 1.0)
+    else:
+        sp = tuple(float(s) for s in (spacing if np.ndim(spacing) else [spacing] * ndim))
+        if len(sp) != ndim or not all(math.isfinite(s) and s > 0 for s in sp):
+            raise SurfacesInputError(f"spacing {spacing!r}: give {ndim} positive numbers, one per axis")
+        if ndim == 2:
+            sp = (1.0,) + sp
+        if any(s != 1.0 for s in sp):
+            warnings.append(f"spacing {sp[-ndim:]} applied: the surface tolerance is in its unit")
+    if ndim == 2:
+        warnings.append("a 2D image is scored as a volume of one slice")
+    return sp, warnings
+
+
+def _ignored_warning(n_ignored, by_mask, ignore_label) -> list:
+    if not n_ignored:
+        return []
+    what = "the ignore mask" if by_mask else f"labels == {ignore_label}"
+    return [f"{n_ignored} voxels ignored ({what}): background in both volumes"]
+
+
+def _swapped_warning(label) -> str:
+    return (f"the prediction holds the ignore value {label:g} and the labels hold none: are truth "
+            "and pred swapped? (truth= takes the labels, pred= the prediction)")
+
+
 def _prepare(truth, *, ignore_label, ignore_mask, fg_threshold, spacing, voi_connectivity, topo_tiles, codes):
     from segscore.metrics.masks import check_connectivity
 
@@ -495,21 +554,10 @@ def _prepare(truth, *, ignore_label, ignore_mask, fg_threshold, spacing, voi_con
     if fg_threshold is not None and not (isinstance(fg_threshold, (int, float)) and math.isfinite(fg_threshold)):
         raise SurfacesInputError(f"fg_threshold {fg_threshold!r}: give a finite number (foreground is value > T)")
     g_raw, _ = _as_volume(truth, "labels")
-    warnings: list[str] = []
     two_d = g_raw.ndim == 2
-    if spacing is None:
-        sp = (1.0, 1.0, 1.0)
-    else:
-        sp = tuple(float(s) for s in (spacing if np.ndim(spacing) else [spacing] * g_raw.ndim))
-        if len(sp) != g_raw.ndim or not all(math.isfinite(s) and s > 0 for s in sp):
-            raise SurfacesInputError(f"spacing {spacing!r}: give {g_raw.ndim} positive numbers, one per axis")
-        if two_d:
-            sp = (1.0,) + sp
-        if any(s != 1.0 for s in sp):
-            warnings.append(f"spacing {sp[-g_raw.ndim:]} applied: the surface tolerance is in its unit")
+    sp, warnings = _spacing_of(spacing, g_raw.ndim)
     if two_d:
         g_raw = g_raw[None]
-        warnings.append("a 2D image is scored as a volume of one slice")
     mask = None
     if ignore_mask is not None:
         mask = np.asarray(ignore_mask)
@@ -519,9 +567,7 @@ def _prepare(truth, *, ignore_label, ignore_mask, fg_threshold, spacing, voi_con
             mask = mask[None]
     ign = ignore_mask_of(g_raw, ignore_label=ignore_label, ignore_mask=mask)
     n_ignored = int(ign.sum()) if ign is not None else 0
-    if n_ignored:
-        what = "the ignore mask" if ignore_mask is not None else f"labels == {ignore_label}"
-        warnings.append(f"{n_ignored} voxels ignored ({what}): background in both volumes")
+    warnings += _ignored_warning(n_ignored, ignore_mask is not None, ignore_label)
     if ign is not None and not n_ignored:
         ign = None
     g = binarize(g_raw, threshold=fg_threshold, ignore=ign)
@@ -572,7 +618,7 @@ def _same_option(name, value, kept, prep) -> bool:
 def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_threshold=None, tolerance=2.0,
              spacing=None, voi_connectivity=26, voi_alpha=0.3, voi_transform="one_over_one_plus",
              weights=DEFAULT_WEIGHTS, topo_weights=DEFAULT_TOPO_WEIGHTS, topo_tiles=DEFAULT_TOPO_TILES,
-             dims=(0, 1, 2), threads: int | None = None, executor=None) -> dict:
+             dims=(0, 1, 2), threads: int | None = None, executor=None, tile_rows: int | None = None) -> dict:
     """The surface-detection score of ``pred`` against ``truth`` (the labels; arrays or paths, or
     a truth from :func:`prepare_surfaces`, whose options then hold: a different ``ignore_label``,
     ``fg_threshold``, ``spacing``, ``voi_connectivity`` or ``topo_tiles`` is refused).
@@ -595,9 +641,13 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     beside VOI and surface Dice) or a ``distributed.Client``. With a client, when ``truth``,
     ``pred`` (and ``ignore_mask``, which may then be a path too) are paths, each task reads its
     own tile from the files on its worker; else the tiles' foregrounds travel with the tasks.
-    Surface Dice and VOI are computed here, on the whole volumes, while the tiles run. A tile
-    needing more than the workers' ``memory_limit`` (:data:`TILE_BYTES_PER_VOXEL` per voxel) is
-    refused (:func:`check_tile_budget`).
+    With a client and files (paths, or file and zarr sources of :mod:`segscore.io.sources`, which
+    travel as their paths), surface Dice, VOI and the counts are computed by the workers too,
+    window by window (bands of ``tile_rows`` slices; default about 16 M voxels), and this process
+    reads no voxel (:mod:`segscore.topology.stream`; the same JSON for any ``tile_rows``); with
+    arrays they are computed here on the whole volumes while the tiles run. A tile needing more
+    than the workers' ``memory_limit`` (:data:`TILE_BYTES_PER_VOXEL` per voxel) is refused
+    (:func:`check_tile_budget`).
     """
     if truth is None or pred is None:
         raise SurfacesInputError("surfaces needs truth= (the labels) and pred= (the prediction)")
@@ -610,9 +660,15 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     files = None
     if executor is not None and not isinstance(executor, str):  # refused before any voxel is read
         check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
-    if executor is not None and not isinstance(executor, str) and _is_path(truth) and _is_path(pred) \
-            and (ignore_mask is None or _is_path(ignore_mask)):
+    if executor is not None and not isinstance(executor, str) and _on_disk(truth) and _on_disk(pred) \
+            and (ignore_mask is None or _on_disk(ignore_mask)):
         files = (truth, pred, ignore_mask)
+    if files is not None:  # every term counted by the workers, window by window: no voxel read here
+        return _score_streamed(truth, pred, ignore_mask, ignore_label=ignore_label, fg_threshold=fg_threshold,
+                               spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=tiles_opt,
+                               tolerance=float(tolerance), voi_alpha=float(voi_alpha), voi_transform=voi_transform,
+                               weights=weights, topo_weights=topo_w, dims=dims, threads=threads, executor=executor,
+                               tile_rows=tile_rows)
     if ignore_mask is not None and _is_path(ignore_mask):
         ignore_mask, _ = _as_volume(ignore_mask, "ignore mask")
     if isinstance(truth, PreparedSurfaces):
@@ -645,6 +701,16 @@ def _shape3(x) -> tuple:
 
 def _is_path(x) -> bool:
     return isinstance(x, str) or hasattr(x, "__fspath__")
+
+
+def _on_disk(x) -> bool:
+    """A path, or a source its workers can reopen by path (a file or a zarr store; not an array
+    in this process's memory)."""
+    if _is_path(x):
+        return True
+    from segscore.io.sources import ArraySource, DaskSource, Source
+
+    return isinstance(x, Source) and not isinstance(x, (ArraySource, DaskSource))
 
 
 def _tiles_on(executor, files, slices, p, g, opts, two_d):
@@ -685,8 +751,7 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
     label = opts["ignore_label"]
     if (prep.ignore is None and not opts["ignore_mask"] and label is not None
             and bool(np.any(p_raw == label))):
-        warnings.append(f"the prediction holds the ignore value {label:g} and the labels hold none: are truth "
-                        "and pred swapped? (truth= takes the labels, pred= the prediction)")
+        warnings.append(_swapped_warning(label))
     p = binarize(p_raw[None] if prep.two_d else p_raw, threshold=fg_threshold, ignore=prep.ignore)
     del p_raw
     if own:  # a truth prepared for this call alone: what is used is dropped as soon as it is
@@ -755,24 +820,34 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
             counts_parts.append(tile_counts(tp, tg))
             del tp, tg
         p = None
+    fg_pred = int(np.count_nonzero(p)) if p is not None else n_fg_p
+    return _result(counts_parts, len(slices), sd_value, v, shape_in=shape_in, n_ignored=prep.n_ignored,
+                   fg_pred=fg_pred, fg_gt=prep.foreground, opts=opts, spacing=prep.spacing, tolerance=tolerance,
+                   voi_alpha=voi_alpha, voi_transform=voi_transform, weights=weights, topo_weights=topo_weights,
+                   dims=dims, warnings=warnings)
+
+
+def _result(counts_parts, n_tiles, sd_value, v, *, shape_in, n_ignored, fg_pred, fg_gt, opts, spacing, tolerance,
+            voi_alpha, voi_transform, weights, topo_weights, dims, warnings) -> dict:
+    """The result dict of both paths (whole volume, streamed) from their terms."""
+    fg_threshold = opts["fg_threshold"]
     counts = _add_counts(counts_parts)
     notes: dict = {}
     topo, f1 = toposcore(counts, topo_weights, notes, dims=dims)
     sd_value = 1.0 if sd_value is None else sd_value
     w = _weights(weights)
     board = min(1.0, max(0.0, w[0] * topo + w[1] * sd_value + w[2] * v["voi_score"]))
-    fg_pred = int(np.count_nonzero(p)) if p is not None else n_fg_p
     return {
         "leaderboard": board, "toposcore": topo, "topoF1_0": f1[0], "topoF1_1": f1[1], "topoF1_2": f1[2],
         "surface_dice": sd_value, "voi_score": v["voi_score"], "voi_total": v["voi_total"],
         "voi_split": v["voi_split"], "voi_merge": v["voi_merge"],
         "topology": {f"dim{k}": {"matched": counts[k][0], "pred": counts[k][1], "gt": counts[k][2]}
                      for k in range(3)},
-        "shape": list(shape_in), "ignored_voxels": prep.n_ignored,
-        "foreground_pred": fg_pred, "foreground_gt": prep.foreground,
-        "tiles": len(slices),
+        "shape": list(shape_in), "ignored_voxels": n_ignored,
+        "foreground_pred": fg_pred, "foreground_gt": fg_gt,
+        "tiles": n_tiles,
         "params": {"ignore_label": opts["ignore_label"], "ignore_mask": opts["ignore_mask"],
-                   "fg_threshold": fg_threshold, "tolerance": tolerance, "spacing": list(prep.spacing),
+                   "fg_threshold": fg_threshold, "tolerance": tolerance, "spacing": list(spacing),
                    "voi_connectivity": opts["voi_connectivity"], "voi_alpha": voi_alpha,
                    "voi_transform": voi_transform, "weights": list(w), "topo_weights": list(topo_weights),
                    "topo_tiles": list(opts["topo_tiles"]),
@@ -780,3 +855,68 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
                    **({"dims": list(dims)} if tuple(dims) != (0, 1, 2) else {})},
         "notes": notes, "warnings": warnings,
     }
+
+
+def _score_streamed(truth, pred, mask, *, ignore_label, fg_threshold, spacing, voi_connectivity, topo_tiles,
+                    tolerance, voi_alpha, voi_transform, weights, topo_weights, dims, threads, executor,
+                    tile_rows=None, windows=None) -> dict:
+    """:func:`_score` of three paths (``mask`` None or a path) without reading a voxel here: every
+    term is counted per window by the workers of ``executor`` (:mod:`segscore.topology.stream`);
+    the same JSON as the whole-volume path for any windows (``tile_rows`` slices each, or
+    ``windows``: 3D boxes tiling the volume as a grid)."""
+    import functools
+    import operator
+
+    from segscore.engine.executor import reduce_windows, side_by_side
+    from segscore.topology import stream
+    from segscore.topology.surface import surface_dice_of_counts
+
+    if fg_threshold is not None and not (isinstance(fg_threshold, (int, float)) and math.isfinite(fg_threshold)):
+        raise SurfacesInputError(f"fg_threshold {fg_threshold!r}: give a finite number (foreground is value > T)")
+    with stream.opened(truth, pred, mask) as (ts, ps, ms):
+        shape_in = tuple(ts.shape)
+        if tuple(ps.shape) != shape_in:
+            raise SurfacesInputError(f"prediction of shape {tuple(ps.shape)} and labels of shape {shape_in} differ; "
+                                     "score a prediction on the labels' grid")
+        if ms is not None and tuple(ms.shape) != shape_in:
+            raise SurfacesInputError(f"ignore mask: shape {tuple(ms.shape)} differs from the truth's {shape_in}; "
+                                     "give the ignore mask on the truth's grid")
+        two_d = len(shape_in) == 2
+        sp, warnings = _spacing_of(spacing, len(shape_in))
+        shape3 = (1,) + shape_in if two_d else shape_in
+        label = ignore_label if mask is None else None
+        inputs = stream.Inputs(ts, ps, ms, label, fg_threshold, two_d, shape3)
+        windows = windows if windows is not None else stream.bands3(shape3, tile_rows)
+        c = stream.streamed_counts(inputs, windows, tolerance=tolerance, spacing=sp, executor=executor,
+                                   threads=threads)
+        if c["bad"] is not None:
+            v = c["bad"]
+            raise SurfacesInputError(
+                f"prediction: float values other than 0.0 and 1.0 (e.g. {v:g}): this looks like a probability map; "
+                "give fg_threshold (foreground is value > T) or threshold it first "
+                "(segscore will not pick a threshold for you)")
+        fg_g, fg_p, n_ignored = c["n"]
+        warnings += _ignored_warning(n_ignored, mask is not None, ignore_label)
+        if not n_ignored and mask is None and ignore_label is not None and c["label"]:
+            warnings.append(_swapped_warning(ignore_label))
+        opts = {"ignore_label": ignore_label, "ignore_mask": mask is not None, "fg_threshold": fg_threshold,
+                "voi_connectivity": voi_connectivity, "topo_tiles": list(topo_tiles)}
+        slices = tile_slices(shape3, topo_tiles)
+        plan = (ts, ps, ms, label, fg_threshold, two_d)
+
+        def tiles():
+            return reduce_windows(functools.partial(_tile_from_files, plan), slices, operator.add,
+                                  executor=executor) or []
+
+        def vo():
+            if not fg_g and not fg_p:
+                return _voi_of_counts(None, None, None, None, None, voi_alpha, voi_transform)
+            counts = stream.streamed_voi(inputs, windows, connectivity=voi_connectivity, executor=executor,
+                                         threads=threads)
+            return _voi_of_counts(*counts, voi_alpha, voi_transform)
+
+        counts_parts, v = side_by_side([tiles, vo], threads=2)
+    return _result(counts_parts, len(slices), surface_dice_of_counts(c["hist"], sp), v, shape_in=shape_in,
+                   n_ignored=n_ignored, fg_pred=fg_p, fg_gt=fg_g, opts=opts, spacing=sp, tolerance=tolerance,
+                   voi_alpha=voi_alpha, voi_transform=voi_transform, weights=weights, topo_weights=topo_weights,
+                   dims=dims, warnings=warnings)

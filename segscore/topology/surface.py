@@ -94,21 +94,46 @@ def corner_grid(mask: np.ndarray) -> np.ndarray:
     return codes
 
 
+def surfel_histograms(codes_gt: np.ndarray, codes_pred: np.ndarray, *, tolerance: float = 2.0,
+                      spacing=(1.0, 1.0, 1.0), box=None) -> np.ndarray:
+    """(4, 256) int64, per corner code: the surface positions of G, those of G within ``tolerance``
+    of P's surface, the same two of P against G (:func:`segscore.kernels.surfels.surfel_counts`),
+    counted at the positions of ``box`` (``(lo, hi)``, three each, half-open, in the grids'
+    coordinates; default the whole grids). Integer counts, added over boxes that tile a grid."""
+    from segscore.kernels.surfels import surfel_counts
+
+    offsets = tolerance_offsets(float(tolerance), tuple(float(s) for s in spacing))
+    lo, hi = box if box is not None else ((0, 0, 0), codes_gt.shape)
+    out = np.zeros((4, 256), np.int64)
+    surfel_counts(codes_gt, codes_pred, offsets, *map(int, lo), *map(int, hi), out[0], out[1])
+    surfel_counts(codes_pred, codes_gt, offsets, *map(int, lo), *map(int, hi), out[2], out[3])
+    return out
+
+
+def surface_dice_of_counts(hist: np.ndarray, spacing=(1.0, 1.0, 1.0)):
+    """Surface Dice from :func:`surfel_histograms`' counts: sum_c (within_G[c] + within_P[c]) area[c]
+    over sum_c (total_G[c] + total_P[c]) area[c], each sum a ``math.fsum`` of one product per code
+    (exact integer counts, one rounding per product, an exactly rounded sum), so the value does not
+    depend on how the grid was cut. None when both surfaces are empty, 0.0 when exactly one is."""
+    table = area_table(tuple(float(s) for s in spacing))
+    hist = np.asarray(hist, np.int64)
+    if not hist[0].any() and not hist[2].any():
+        return None
+    if not hist[0].any() or not hist[2].any():
+        return 0.0
+    within = hist[1] + hist[3]
+    total = hist[0] + hist[2]
+    num = math.fsum(float(within[c]) * float(table[c]) for c in range(256) if within[c])
+    den = math.fsum(float(total[c]) * float(table[c]) for c in range(256) if total[c])
+    return num / den
+
+
 def surface_dice_of_codes(codes_gt: np.ndarray, codes_pred: np.ndarray, *, tolerance: float = 2.0,
                           spacing=(1.0, 1.0, 1.0)):
     """Surface Dice of two corner-code grids of one shape (:func:`corner_grid`); None when both
-    surfaces are empty, 0.0 when exactly one is."""
-    from segscore.kernels.surfels import area_within
-
-    table = area_table(tuple(float(s) for s in spacing))
-    offsets = tolerance_offsets(float(tolerance), tuple(float(s) for s in spacing))
-    total_g, within_g = area_within(codes_gt, codes_pred, offsets, table)
-    total_p, within_p = area_within(codes_pred, codes_gt, offsets, table)
-    if total_g == 0 and total_p == 0:
-        return None
-    if total_g == 0 or total_p == 0:
-        return 0.0
-    return (within_g + within_p) / (total_g + total_p)
+    surfaces are empty, 0.0 when exactly one is (:func:`surface_dice_of_counts`)."""
+    return surface_dice_of_counts(surfel_histograms(codes_gt, codes_pred, tolerance=tolerance, spacing=spacing),
+                                  spacing)
 
 
 def surface_dice(gt: np.ndarray, pred: np.ndarray, *, tolerance: float = 2.0, spacing=(1.0, 1.0, 1.0)):
