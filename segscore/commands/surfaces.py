@@ -94,8 +94,9 @@ OPTIONS = (
     Option("threads", ("--threads",), type=positive_int, metavar="N",
            help="tiles matched at once (default: the CPUs available, at most 8)"),
     Option("tile_rows", ("--tile-rows",), type=positive_int, metavar="N",
-           help="with --scheduler/--processes and files: slices per window of surface Dice, VOI and the counts "
-                "(default: about 16 M voxels; no number depends on it)"),
+           help="files only: slices per window of surface Dice, VOI and the counts, which are then streamed "
+                "window by window (with --scheduler/--processes always; given on threads, for a pair larger than "
+                "memory: the whole volumes are never read; default about 16 M voxels; no number depends on it)"),
     *output_options(csv=True),
     Option("executor", where="api",
            help="where TopoScore's tiles are matched: None (threads here) or a distributed.Client (one task per "
@@ -204,13 +205,14 @@ def _shape_of(x, what):
 
 
 def _score_pair(o, executor) -> dict:
-    """One pair's result. On an executor the inputs go to :func:`surfaces` as given (paths stay
-    paths, so its workers read their own tiles); else they are read here first."""
+    """One pair's result. On an executor, or with ``tile_rows`` (streamed on threads), the inputs go
+    to :func:`surfaces` as given (paths stay paths, so its workers read their own tiles and
+    windows); else they are read here first."""
     from segscore.errors import ScoreError
     from segscore.io.readers import input_name
     from segscore.topology.score import surfaces
 
-    if executor is not None:
+    if executor is not None or o.get("tile_rows") is not None:
         shapes = {k: _shape_of(o[k], what) for k, what in (("pred", "prediction"), ("truth", "labels"),
                                                              ("ignore_mask", "ignore mask")) if o[k] is not None}
         if "ignore_mask" in shapes and shapes["ignore_mask"] != shapes["truth"]:

@@ -645,7 +645,9 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     travel as their paths), surface Dice, VOI and the counts are computed by the workers too,
     window by window (bands of ``tile_rows`` slices; default about 16 M voxels), and this process
     reads no voxel (:mod:`segscore.topology.stream`; the same JSON for any ``tile_rows``); with
-    arrays they are computed here on the whole volumes while the tiles run. A tile needing more
+    arrays they are computed here on the whole volumes while the tiles run. Files with
+    ``tile_rows`` and no client take the same streamed path on this process's threads (a pair
+    larger than memory: windows, never the whole volumes). A tile needing more
     than the workers' ``memory_limit`` (:data:`TILE_BYTES_PER_VOXEL` per voxel) is refused
     (:func:`check_tile_budget`).
     """
@@ -660,7 +662,8 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     files = None
     if executor is not None and not isinstance(executor, str):  # refused before any voxel is read
         check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
-    if executor is not None and not isinstance(executor, str) and _on_disk(truth) and _on_disk(pred) \
+    on_cluster = executor is not None and not isinstance(executor, str)
+    if (on_cluster or tile_rows is not None) and _on_disk(truth) and _on_disk(pred) \
             and (ignore_mask is None or _on_disk(ignore_mask)):
         files = (truth, pred, ignore_mask)
     if files is not None:  # every term counted by the workers, window by window: no voxel read here

@@ -254,3 +254,20 @@ def test_sources_on_disk_are_streamed_and_left_open(files, client, monkeypatch):
         got = S.surfaces(ts, ps, executor=client, tile_rows=3)
         assert ts.read((slice(0, 1), slice(0, 1), slice(0, 1))).shape == (1, 1, 1)  # still open
     assert json.dumps(got) == json.dumps(want) and not seen
+
+
+@pytest.mark.parametrize("tile_rows", [1, 6])
+def test_files_with_tile_rows_stream_on_threads_without_reading_the_volumes(files, tile_rows, monkeypatch):
+    """``--tile-rows`` on files and no cluster: the streamed path on this process's threads (a pair
+    larger than memory is never read whole), the same JSON as the whole-volume run."""
+    from segscore.api import surfaces
+
+    want = json.dumps(S.surfaces(np.load(files / "blobs_t.npy"), np.load(files / "blobs_p.npy"),
+                                 topo_tiles=(2, 1, 2)))
+
+    def whole(*a, **k):
+        raise AssertionError("the whole volume was read")
+
+    monkeypatch.setattr(S, "_as_volume", whole)
+    got = surfaces(files / "blobs_t.npy", files / "blobs_p.npy", topo_tiles=(2, 1, 2), tile_rows=tile_rows)
+    assert json.dumps({k: got[k] for k in json.loads(want)}) == want
