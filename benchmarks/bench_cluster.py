@@ -87,14 +87,19 @@ def make_pair(size: int, chunks=(64, 128, 128)) -> tuple[Path, Path]:
         gap = (z % CELL[0] == 0) | (y % CELL[1] == 0) | (x % CELL[2] == 0)
         return np.where(gap, 0, ids).astype(np.uint8), x % CELL[2]
 
-    for z0 in range(0, size, chunks[0]):
+    for z0 in range(0, size, chunks[0]):  # a slab of chunks at a time, computed in 8-plane pieces
         z1 = min(size, z0 + chunks[0])
-        ta[z0:z1] = cells(z0, z1)[0]
-        p, xin = cells(z0, z1, (1, 2, 1))
-        p[(p % 7 == 0) & (p > 1)] -= 1
-        far = (p % 11 == 0) & (xin >= CELL[2] // 2)
-        p[far] = 251 + p[far] % 5
-        pa[z0:z1] = p
+        t_slab, p_slab = np.empty((2, z1 - z0, size, size), np.uint8)
+        for s0 in range(z0, z1, 8):
+            s1 = min(z1, s0 + 8)
+            t_slab[s0 - z0:s1 - z0] = cells(s0, s1)[0]
+            p, xin = cells(s0, s1, (1, 2, 1))
+            p[(p % 7 == 0) & (p > 1)] -= 1
+            far = (p % 11 == 0) & (xin >= CELL[2] // 2)
+            p[far] = 251 + p[far] % 5
+            p_slab[s0 - z0:s1 - z0] = p
+        ta[z0:z1] = t_slab
+        pa[z0:z1] = p_slab
     (folder / "done").write_text("ok")
     return t_path, p_path
 
