@@ -14,8 +14,8 @@ killed after ``--timeout`` seconds (default 900):
 Both define VOI the same way: bits; the truth's background left out (segscore's default without
 ``--count-background``; scikit-image's ``ignore_labels=[0]`` drops the voxels where the truth is 0),
 the prediction's background one more segment. scikit-image returns ``[H(pred | truth),
-H(truth | pred)]`` (image1 given image0, then the reverse): segscore's ``voi_split`` and ``voi_merge``. The script checks they agree to
-``1e-9`` and the component counts are equal, and prints wall seconds and peak RSS (the process's own
+H(truth | pred)]`` (image1 given image0, then the reverse): segscore's ``voi_split`` and
+``voi_merge``. The script checks they agree to ``1e-9`` and the component counts are equal, and prints wall seconds and peak RSS (the process's own
 ``ru_maxrss``; of a process killed at the timeout, its tree's highest sampled RSS). A size that one
 contender does not finish is reported, and larger sizes are not tried for it.
 
