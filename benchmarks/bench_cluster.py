@@ -164,13 +164,14 @@ class Cluster:
         self.baseline = self.idle_memory()
 
     def idle_memory(self) -> dict:
-        """Each worker's RSS now (MB), as its scheduler knows it."""
+        """Each worker process's RSS now (MB), read by the worker itself (the scheduler's metrics can
+        lag a job by more than a heartbeat)."""
         from distributed import Client
 
         with Client(self.address, timeout="30s") as c:
-            c.run(lambda: None)  # a heartbeat's worth of fresh metrics
-            time.sleep(1.5)
-            return {w["name"]: w["metrics"]["memory"] / 2 ** 20 for w in c.scheduler_info()["workers"].values()}
+            rss = c.run(lambda: __import__("psutil").Process().memory_info().rss)
+            names = {a: w["name"] for a, w in c.scheduler_info()["workers"].items()}
+            return {names[a]: v / 2 ** 20 for a, v in rss.items()}
 
     def watch(self) -> list:
         """Start sampling each worker's process tree (the nanny and its worker process)."""
