@@ -247,6 +247,15 @@ def make_sheets(size: int, chunks=(64, 128, 128)) -> tuple[Path, Path]:
     return t_path, p_path
 
 
+def _same(reference, out):
+    """Whether the JSON equals the one-process run's: True/False, None without one (--skip-threads)."""
+    return None if reference is None else _json(reference) == _json(out)
+
+
+def _yes(same) -> str:
+    return "n/a" if same is None else "yes" if same else "NO"
+
+
 def _json(path) -> dict:
     """The JSON result, timing fields (none today) aside."""
     return {k: v for k, v in json.loads(Path(path).read_text()).items() if not re.search(r"seconds|_time$", k)}
@@ -260,31 +269,34 @@ def _load() -> str:
     return "{:.1f}".format(os.getloadavg()[0])
 
 
-def threads_rows(name, argv, out: Path, voxels: int) -> dict:
-    """``argv`` twice on two threads in one process (``out``: the reference JSON)."""
+def threads_rows(name, argv, out: Path, voxels: int, once: bool = False) -> dict:
+    """``argv`` twice (``once``: once) on two threads in one process (``out``: the reference JSON)."""
     load = _load()
     t1 = run_once(argv + ["--threads", "2", "--json-out", str(out)])
-    t = run_once(argv + ["--threads", "2", "--json-out", str(out)])
+    t = t1 if once else run_once(argv + ["--threads", "2", "--json-out", str(out)])
     return {"case": name, "run": "one process, 2 threads", "first s": f"{t1['seconds']:.1f}",
             "seconds": f"{t['seconds']:.1f}", "client MB": f"{max(t['peak_mb'], t1['peak_mb']):.0f}",
             "worker MB": "", "ns/voxel": f"{t['seconds'] / voxels * 1e9:.1f}", "identical JSON": "", "logs": "",
             "load": load}
 
 
-def cluster_row(name, argv, cluster, n: int, reference: Path, out: Path, voxels: int) -> tuple[dict, float]:
-    """``argv`` twice on the cluster of ``n`` workers: a row, and the second run's seconds."""
+def cluster_row(name, argv, cluster, n: int, reference: Path, out: Path, voxels: int,
+                once: bool = False) -> tuple[dict, float]:
+    """``argv`` twice (``once``: once) on the cluster of ``n`` workers: a row, and the last run's seconds."""
     load = _load()
     cluster.watch()
     c1 = run_once(argv + ["--scheduler", cluster.address, "--json-out", str(out)])
-    same = _json(reference) == _json(out)
-    c = run_once(argv + ["--scheduler", cluster.address, "--json-out", str(out)])
-    same = same and _json(reference) == _json(out)
+    same = _same(reference, out)
+    c = c1
+    if not once:
+        c = run_once(argv + ["--scheduler", cluster.address, "--json-out", str(out)])
+        same = None if same is None else same and _same(reference, out)
     peaks = cluster.worker_peaks()
     trouble = cluster.trouble()
     return ({"case": name, "run": f"cluster, {_workers_label(n)}", "first s": f"{c1['seconds']:.1f}",
              "seconds": f"{c['seconds']:.1f}", "client MB": f"{max(c['peak_mb'], c1['peak_mb']):.0f}",
              "worker MB": " / ".join(f"{p:.0f}" for p in peaks), "ns/voxel": f"{c['seconds'] / voxels * 1e9:.1f}",
-             "identical JSON": "yes" if same else "NO", "logs": "none" if not trouble else f"{len(trouble)} lines",
+             "identical JSON": _yes(same), "logs": "none" if not trouble else f"{len(trouble)} lines",
              "load": load, "trouble": trouble}, c["seconds"])
 
 
@@ -340,7 +352,7 @@ def killed_row(name, argv, cluster, n: int, reference: Path, out: Path, voxels: 
     if "error" in result:
         same, seconds = f"NO (failed: {result['error'].splitlines()[-1][:100]})", float("nan")
     else:
-        same, seconds = ("yes" if _json(reference) == _json(out) else "NO"), result["seconds"]
+        same, seconds = _yes(_same(reference, out)), result["seconds"]
     what = (f"w0 SIGKILLed at {killed_at:.1f} s, {'restarted by its nanny' if restarted else 'NOT restarted'}"
             if killed_at is not None else f"no kill (the job ended before {after:.1f} s)")
     return {"case": name, "run": f"cluster, {_workers_label(n)}: {what}", "first s": "",
@@ -362,6 +374,14 @@ def main(argv=None) -> int:
                     help="seconds into the killed run (default: 0.4 x that cluster's second run, at least 2)")
     ap.add_argument("--topo-tiles", type=int, nargs=3, default=(2, 2, 2), metavar="N",
                     help="surfaces' --topo-tiles (default 2 2 2; at --size 1280 the issue's 8 8 8)")
+    ap.add_argument("--surfaces-tile-rows", type=int, default=None, metavar="N",
+                    help="surfaces' --tile-rows on every run (files then stream window by window on threads "
+                         "too: the same code as on the cluster; needed at 1280 where the whole-volume path "
+                         "would need more than the machine's memory; default: 8 at --size >= 768, else none)")
+    ap.add_argument("--once", action="store_true",
+                    help="one run per row instead of two (the 1280^3 surfaces case takes tens of minutes a run)")
+    ap.add_argument("--skip-threads", action="store_true",
+                    help="no one-process run (the cluster rows' JSON is then compared with nothing: n/a)")
     ap.add_argument("--skip-auc", action="store_true")
     ap.add_argument("--skip-objects", action="store_true")
     ap.add_argument("--skip-surfaces", action="store_true")
@@ -380,8 +400,11 @@ def main(argv=None) -> int:
             t_path, p_path = make_sheets(args.size)
             small_t, small_p = make_sheets(32)
             tiles = [str(t) for t in args.topo_tiles]
-            cases.append((f"surfaces {args.size}^3 sheets, tiles {'x'.join(tiles)}",
-                          segscore_argv("surfaces", p_path, t_path, "--topo-tiles", *tiles), args.size ** 3,
+            rows_opt = args.surfaces_tile_rows or (8 if args.size >= 768 else None)
+            streamed = ["--tile-rows", str(rows_opt)] if rows_opt else []
+            cases.append((f"surfaces {args.size}^3 sheets, tiles {'x'.join(tiles)}"
+                          + (f", windows of {rows_opt} slices" if rows_opt else ""),
+                          segscore_argv("surfaces", p_path, t_path, "--topo-tiles", *tiles, *streamed), args.size ** 3,
                           segscore_argv("surfaces", small_p, small_t, "--topo-tiles", "2", "2", "2")))
         if not args.skip_auc:
             from benchmarks.bench_auc import SURFACE, auc_argv, make_case
@@ -392,8 +415,11 @@ def main(argv=None) -> int:
         for name, cmd, voxels, warm in cases:
             command = name.split()[0]
             reference = tmp / f"{command}_threads.json"
-            rows.append(threads_rows(name, cmd, reference, voxels))
-            print(rows[-1], flush=True)
+            if args.skip_threads:
+                reference = None
+            else:
+                rows.append(threads_rows(name, cmd, reference, voxels, once=args.once))
+                print(rows[-1], flush=True)
             runs = [(n, False) for n in counts] + ([(max(counts), True)] if args.kill else [])
             second = {}
             for n, kill in runs:  # a fresh cluster per run: each worker's peak is the run's own
@@ -410,7 +436,7 @@ def main(argv=None) -> int:
                         kill_logs += [f"{command}: {line}" for line in row.pop("trouble")]
                     else:
                         idle.append((f"{command} on {n}", cluster.baseline, cluster.idle_memory()))
-                        row, second[n] = cluster_row(name, cmd, cluster, n, reference, out, voxels)
+                        row, second[n] = cluster_row(name, cmd, cluster, n, reference, out, voxels, once=args.once)
                         trouble += [f"{command} on {n}: {line}" for line in row.pop("trouble")]
                     rows.append(row)
                     print(row, flush=True)
@@ -429,7 +455,7 @@ def main(argv=None) -> int:
         said = "none" if not kill_logs else "\n  " + "\n  ".join(kill_logs)
         print("worker logs of the killed runs (the restart is expected there): " + said)
     print(machine_note())
-    ok = all(r["identical JSON"] in ("", "yes") for r in rows)
+    ok = all(r["identical JSON"] in ("", "yes", "n/a") for r in rows)
     return 0 if ok else 1
 
 
