@@ -503,7 +503,6 @@ def ball(spacing, planar):
     return offs, d2, _reach_voxels(spacing, planar, reach)
 
 
-@jit
 def nearest_distances(pts, spacing, queries, out):
     """Physical distance from each of ``queries`` (m, 3) int32 to the nearest of ``pts``
     (n >= 1, 3) int32, into ``out`` (m,) float64.
@@ -512,18 +511,32 @@ def nearest_distances(pts, spacing, queries, out):
     of the box, padded by the ball's reach so probes from inside it need no bounds checks) is probed at the integer
     offsets of a small ball around each query, nearest first (:func:`near_offsets`, radius
     :data:`REACH` smallest voxel sizes): the first hit is the nearest point whenever it lies
-    within that radius, since every point outside the ball is farther. The queries left (their
-    nearest point is farther, or outside the box) are answered by a k-d tree over the cells the
-    points fall in (:func:`cell_items`, :func:`build_tree`, :func:`nearest_d2`), built only if
-    any is.
+    within that radius, since every point outside the ball is farther (:func:`nearest_probe`).
+    The queries left (their nearest point is farther, or outside the box) are answered by a k-d
+    tree over the cells the points fall in (:func:`nearest_far`: :func:`cell_items`,
+    :func:`build_tree`, :func:`nearest_d2`), built only if any is.
+
+    Plain Python over two kernels, so that the tree's kernels compile only on a first call that
+    needs them (a curve's thin masks rarely do: about 4 s of compiling saved on a first run).
 
     Notes
     -----
     ``pts`` must not be empty; not checked.
     """
+    missed = nearest_probe(pts, spacing, queries, out)
+    if missed.shape[0]:
+        nearest_far(pts, spacing, queries, missed, out)
+
+
+@jit
+def nearest_probe(pts, spacing, queries, out):
+    """The first step of :func:`nearest_distances`: ``out`` filled for every query whose nearest
+    point lies within the ball; returns the others' indices (int64, increasing)."""
     offs, d2, pad = ball(spacing, np.bool_(False))  # bools, not literals: ball compiled once
     offs2, d22, pad2 = ball(spacing, np.bool_(True))
-    nearest_with(pts, spacing, queries, out, offs, d2, pad, offs2, d22, pad2)
+    missed = np.empty(queries.shape[0], np.int64)
+    n_missed = _probe(pts, spacing, queries, out, offs, d2, pad, offs2, d22, pad2, missed)
+    return missed[:n_missed]
 
 
 @jit
@@ -532,6 +545,16 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
     volume's (``planar`` False) and the in-plane one (True), used when points and queries all
     lie in one plane. A caller measuring many small sets (one per object pair) saves building
     the balls each time (a few hundred offsets sorted: about 30 us a call)."""
+    missed = np.empty(queries.shape[0], np.int64)
+    n_missed = _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, missed)
+    if n_missed:
+        nearest_far(pts, spacing, queries, missed[:n_missed], out)
+
+
+@jit
+def _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, missed):
+    """The ball probes of :func:`nearest_with` into ``out``; the queries they leave (nearest
+    point beyond the ball) go to ``missed``, their count returned."""
     n = pts.shape[0]
     m = queries.shape[0]
     lo = np.empty(3, np.int64)
@@ -562,7 +585,6 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
     for k in range(K):
         lin[k] = (offs[k, 0] * PB + offs[k, 1]) * PC + offs[k, 2]
     reach2 = off_d2[K - 1] if K else -1.0
-    missed = np.empty(m, np.int64)
     n_missed = 0
     zero = np.int64(0)  # not Literal[int](0): _gap_d2 compiled once
     for q in range(m):
@@ -595,8 +617,28 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
         else:
             missed[n_missed] = q
             n_missed += 1
-    if n_missed == 0:
-        return
+    return n_missed
+
+
+@jit
+def nearest_far(pts, spacing, queries, missed, out):
+    """The second step of :func:`nearest_distances`: ``out`` at the queries ``missed`` (indices)
+    from a k-d tree over the cells of ``pts`` (their bounding box as :func:`_probe` takes it)."""
+    n = pts.shape[0]
+    n_missed = missed.shape[0]
+    lo = np.empty(3, np.int64)
+    hi = np.empty(3, np.int64)
+    for d in range(3):
+        lo[d] = pts[0, d]
+        hi[d] = pts[0, d]
+    for i in range(n):
+        for d in range(3):
+            v = np.int64(pts[i, d])
+            if v < lo[d]:
+                lo[d] = v
+            if v > hi[d]:
+                hi[d] = v
+    A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
     dims = np.empty(3, np.int64)
     dims[0], dims[1], dims[2] = A, B, C
     sorted_pts = np.empty((n, 3), pts.dtype)
