@@ -179,6 +179,6 @@ def node_components(n, eu, ev, out):
     for i in range(n):
         out[i] = i
     for e in range(eu.shape[0]):
-        union(out, eu[e], ev[e])
+        union(out, np.int64(eu[e]), np.int64(ev[e]))  # int64 like every union-find call
     for i in range(n):  # a parent is smaller than its child: resolve in increasing order
         out[i] = out[out[i]]
