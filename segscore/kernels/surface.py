@@ -570,7 +570,12 @@ def _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, mis
             if v > hi[d]:
                 hi[d] = v
     A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
-    planar = A == 1 and _all_planar(queries, lo[0])
+    planar = A == 1  # points in one plane: so are the queries? (a loop here, not a helper kernel)
+    if planar:
+        for q in range(m):
+            if queries[q, 0] != lo[0]:
+                planar = False
+                break
     offs, off_d2, pad = (offs2, d2_2, pad2) if planar else (offs3, d2_3, pad3)
     K = offs.shape[0]
     # the bit map is the box padded by the ball's reach, so that the probes of a query inside
@@ -586,13 +591,20 @@ def _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, mis
         lin[k] = (offs[k, 0] * PB + offs[k, 1]) * PC + offs[k, 2]
     reach2 = off_d2[K - 1] if K else -1.0
     n_missed = 0
-    zero = np.int64(0)  # not Literal[int](0): _gap_d2 compiled once
     for q in range(m):
         q0 = np.int64(queries[q, 0]) - lo[0]
         q1 = np.int64(queries[q, 1]) - lo[1]
         q2 = np.int64(queries[q, 2]) - lo[2]
         hit = -1
-        if _gap_d2(q0, q1, q2, zero, zero, zero, A - 1, B - 1, C - 1, spacing[0], spacing[1], spacing[2]) > reach2:
+        # the squared distance to the box (:func:`_gap_d2` of the box 0..A-1, 0..B-1, 0..C-1, written
+        # out: the helper would compile on a first run for this one call)
+        g0 = -q0 if q0 < 0 else (q0 - (A - 1) if q0 > A - 1 else 0)
+        g1 = -q1 if q1 < 0 else (q1 - (B - 1) if q1 > B - 1 else 0)
+        g2 = -q2 if q2 < 0 else (q2 - (C - 1) if q2 > C - 1 else 0)
+        e0 = np.float64(g0) * spacing[0]
+        e1 = np.float64(g1) * spacing[1]
+        e2 = np.float64(g2) * spacing[2]
+        if e0 * e0 + e1 * e1 + e2 * e2 > reach2:
             pass  # the box itself is beyond the ball: no probe can hit
         elif 0 <= q0 < A and 0 <= q1 < B and 0 <= q2 < C:  # every probe falls in the padded map
             f0 = ((q0 + pad[0]) * PB + (q1 + pad[1])) * PC + (q2 + pad[2])
@@ -658,14 +670,6 @@ def nearest_far(pts, spacing, queries, missed, out):
     nearest_d2(sorted_pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing, far, d2)
     for i in range(n_missed):
         out[missed[i]] = np.sqrt(d2[i])
-
-
-@jit
-def _all_planar(queries, z):
-    for i in range(queries.shape[0]):
-        if queries[i, 0] != z:
-            return False
-    return True
 
 
 # ---------------------------------------------------------------- summaries of distances
