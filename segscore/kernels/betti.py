@@ -299,22 +299,21 @@ def _value_in(r, ny, nz, c, edge):
     return max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
 
 
-@jit
-def _dies_first(val, a, b, dual):
-    """The tie rules: whether root ``a`` dies before root ``b``. In the dual (``dual``), of two
-    top cells (or the outside) the one with the lower (value, index) dies; in dimension 0 (the
-    elder rule), of two components' eldest voxels the one with the higher (value, voxel index).
-    One kernel for both rules (each would be a compile of its own on a first run)."""
-    if dual:
-        return val[a] < val[b] or (val[a] == val[b] and a < b)
-    return val[a] > val[b] or (val[a] == val[b] and a > b)
+# The tie rules (whether root ``a`` dies before root ``b``), written into :func:`_link` and
+# :func:`_follow` (a kernel of their own would compile on a first run): in the dual (``dual``),
+# of two top cells (or the outside) the one with the lower (value, index) dies; in dimension 0
+# (the elder rule), of two components' eldest voxels the one with the higher (value, voxel index).
 
 
 @jit
 def _link(parent, val, a, b, dual):
-    """Join roots ``a`` and ``b`` under the tie rule of :func:`_dies_first`; returns the one that
-    dies."""
-    if _dies_first(val, a, b, dual):
+    """Join roots ``a`` and ``b`` under the tie rule (``dual`` or the elder rule); returns the one
+    that dies."""
+    if dual:
+        first = val[a] < val[b] or (val[a] == val[b] and a < b)
+    else:
+        first = val[a] > val[b] or (val[a] == val[b] and a > b)
+    if first:
         parent[a] = b
         return a
     parent[b] = a
@@ -326,11 +325,15 @@ def _follow(rep, val, ra, rb, root, dual):
     """Another image's side of a join. Every union-find of the matching over one order of cells
     has the same sets, only their roots differ; so instead of a second union-find, ``rep`` maps
     each root (of this one) to the set's root under ``val`` and its tie rule
-    (:func:`_dies_first` with ``dual``). Roots ``ra`` and ``rb`` were joined
+    (``dual`` or the elder rule, as :func:`_link`). Roots ``ra`` and ``rb`` were joined
     under ``root``: records the survivor and returns the cell that dies under ``val``."""
     x = np.int64(rep[ra])  # int64 like the roots: the tie rules compiled for one signature
     y = np.int64(rep[rb])
-    if _dies_first(val, x, y, dual):
+    if dual:
+        first = val[x] < val[y] or (val[x] == val[y] and x < y)
+    else:
+        first = val[x] > val[y] or (val[x] == val[y] and x > y)
+    if first:
         rep[root] = y
         return x
     rep[root] = x

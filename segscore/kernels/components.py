@@ -114,20 +114,6 @@ def _fresh(back):
 
 
 @jit
-def _scan_offsets(offsets):
-    """``(back, fresh)``: the neighbours of ``offsets`` (:func:`neighbour_offsets` of a padded
-    array) that a raster scan has visited (the negative ones) and their :func:`_fresh` part."""
-    back = np.empty(offsets.shape[0], offsets.dtype)  # offsets[offsets < 0], by a loop (see _fresh)
-    k = 0
-    for i in range(offsets.shape[0]):
-        if offsets[i] < 0:
-            back[k] = offsets[i]
-            k += 1
-    back = back[:k]
-    return back, _fresh(back)
-
-
-@jit
 def _scan(member, prov, parent, pixels, start, stop, back, fresh, n):
     """The raster scan: give each voxel of the set its provisional label; returns the number of
     labels issued (``n`` before).
@@ -212,7 +198,14 @@ def _label_planes(mask, out, parent, offsets):
     # scanned in place (``member`` is ``prov``): the plane to scan holds -1 on the mask and
     # lists those voxels in ``todo``. ``offsets`` are this buffer's; when the lower half is
     # scanned, plane z - 1 lies above it (dz = -1 is + plane, not - plane).
-    back_hi, fresh_hi = _scan_offsets(offsets)
+    back_hi = np.empty(offsets.shape[0], offsets.dtype)  # the negative offsets: those a raster scan has
+    nb = 0  # visited (a loop here, not a kernel of its own nor a boolean mask index)
+    for i in range(offsets.shape[0]):
+        if offsets[i] < 0:
+            back_hi[nb] = offsets[i]
+            nb += 1
+    back_hi = back_hi[:nb]
+    fresh_hi = _fresh(back_hi)
     back_lo = back_hi.copy()  # (a loop, not np.where: its broadcasting compiles for a second)
     for i in range(back_lo.shape[0]):
         if back_lo[i] < -px - 1:
@@ -304,7 +297,14 @@ def label_subset(member, pixels, slot, offsets, out):
     -----
     Does not check that ``pixels`` is sorted or matches ``member``, nor the border.
     """
-    back, fresh = _scan_offsets(offsets)
+    back = np.empty(offsets.shape[0], offsets.dtype)  # the negative offsets: those a raster scan has
+    nb = 0  # visited (a loop here, not a kernel of its own nor a boolean mask index)
+    for i in range(offsets.shape[0]):
+        if offsets[i] < 0:
+            back[nb] = offsets[i]
+            nb += 1
+    back = back[:nb]
+    fresh = _fresh(back)
     K = pixels.shape[0]
     parent = np.empty(K + 1, np.int64)
     zero = np.int64(0)  # not Literal[int](0): the labeller's own _scan signature

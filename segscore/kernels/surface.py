@@ -440,24 +440,19 @@ def nearest_d2(pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing,
 
 
 @jit
-def _reach_voxels(spacing, planar, reach):
-    """(3,) int64: how many voxels along each axis a ball of physical radius ``reach`` can
-    span, plus one (no offset near the radius is left out); 0 along the first axis when
-    ``planar``."""
+def ball(spacing, planar):
+    """``(offsets, d2, pad)``: the probe offsets of a ball of :data:`REACH` smallest voxel sizes
+    (physical radius ``reach``): every integer offset whose physical length is at most ``reach``,
+    sorted by squared length ``d2`` (computed as the distances are), in-plane only when
+    ``planar``; and how far (voxels per axis) it reaches, ``pad`` (3,) int64: how many voxels along
+    each axis the ball can span, plus one (no offset near the radius is left out), 0 along the
+    first axis when ``planar``. One kernel (three before: each compiled on a first run)."""
+    reach = REACH * min(spacing[0], min(spacing[1], spacing[2]))
     r = np.empty(3, np.int64)
     for d in range(3):
         r[d] = int(np.floor(reach / spacing[d])) + 1
     if planar:
         r[0] = 0
-    return r
-
-
-@jit
-def near_offsets(spacing, planar, reach):
-    """``(offsets, d2)``: every integer offset whose physical length is at most ``reach``
-    (physical units), sorted by squared length ``d2`` (computed as the distances are); in-plane
-    only when ``planar``."""
-    r = _reach_voxels(spacing, planar, reach)
     n = (2 * r[0] + 1) * (2 * r[1] + 1) * (2 * r[2] + 1)
     offs = np.empty((n, 3), np.int64)
     d2 = np.empty(n, np.float64)
@@ -491,16 +486,7 @@ def near_offsets(spacing, planar, reach):
         offs[j + 1, 0] = o0
         offs[j + 1, 1] = o1
         offs[j + 1, 2] = o2
-    return offs[:k], d2[:k]
-
-
-@jit
-def ball(spacing, planar):
-    """``(offsets, d2, pad)``: the probe offsets of :func:`near_offsets` for a ball of
-    :data:`REACH` smallest voxel sizes and how far (voxels per axis) it reaches."""
-    reach = REACH * min(spacing[0], min(spacing[1], spacing[2]))
-    offs, d2 = near_offsets(spacing, planar, reach)
-    return offs, d2, _reach_voxels(spacing, planar, reach)
+    return offs[:k], d2[:k], r
 
 
 def nearest_distances(pts, spacing, queries, out):
@@ -509,7 +495,7 @@ def nearest_distances(pts, spacing, queries, out):
 
     Two steps, both exact. First a bit map of ``pts`` over their bounding box (one bit per voxel
     of the box, padded by the ball's reach so probes from inside it need no bounds checks) is probed at the integer
-    offsets of a small ball around each query, nearest first (:func:`near_offsets`, radius
+    offsets of a small ball around each query, nearest first (:func:`ball`, radius
     :data:`REACH` smallest voxel sizes): the first hit is the nearest point whenever it lies
     within that radius, since every point outside the ball is farther (:func:`nearest_probe`).
     The queries left (their nearest point is farther, or outside the box) are answered by a k-d
