@@ -10,11 +10,13 @@ import numpy as np
 def warm() -> None:
     from segscore.curvilinear.operators import OPERATORS, perturb
     from segscore.curvilinear.scoring import _score as score
+    from segscore.metrics.surface import warm_nearest
 
     m = np.zeros((24, 24), bool)
     m[12, 2:22] = True
     m[2:22, 12] = True
     score(m, m, all_metrics=True)  # the audit's metrics too (apls, junction_f1, hd95)
+    warm_nearest()  # the k-d tree step, which the tiny masks' distances never reach
     thick = m.copy()
     thick[11, 2:22] = True  # a two-pixel arm: the radius and boundary operators need width
     for op in OPERATORS:  # perturb's and profile's operators (their painting and distance kernels)

@@ -155,7 +155,6 @@ def _cell_values_into(r, nx, ny, nz, dim, x, y, vals):
                 vals[o + 2] = -1
 
 
-@jit
 def sorted_cells(r, nx, ny, nz, dim, nvals):
     """int32 indices of the cells of ``dim`` (1: edges, 2: squares) present in the complex,
     in filtration order (value, index): a stable counting sort over the ``nvals`` ranks, the
@@ -163,9 +162,15 @@ def sorted_cells(r, nx, ny, nz, dim, nvals):
     topology score's case) take one pass instead of two: the cells of value 0 fill the output
     from the front, those of value 1 from the back, and that tail is reversed (0.55x the time
     of the counting sort at 128^3)."""
+    if nvals == 2:  # plain Python choosing the kernel: the scores' binary images compile one only
+        return _sorted_cells_binary(r, nx, ny, nz, dim)
+    return _sorted_cells_counting(r, nx, ny, nz, dim, nvals)
+
+
+@jit
+def _sorted_cells_counting(r, nx, ny, nz, dim, nvals):
+    """:func:`sorted_cells` of more than two levels: the counting sort."""
     vals = np.empty(nz * 3, np.int64)
-    if nvals == 2:
-        return _sorted_cells_binary(r, nx, ny, nz, dim, vals)
     count = np.zeros(nvals + 1, np.int64)
     for x in range(nx):
         for y in range(ny):
@@ -189,20 +194,18 @@ def sorted_cells(r, nx, ny, nz, dim, nvals):
 
 
 @jit
-def _n_cells(nx, ny, nz, dim):
-    """How many cells of ``dim`` (1: edges, 2: squares) the ``(nx, ny, nz)`` complex has."""
-    x = np.int64(nx)
-    y = np.int64(ny)
-    z = np.int64(nz)
-    if dim == 1:
-        return (x - 1) * y * z + x * (y - 1) * z + x * y * (z - 1)
-    return x * (y - 1) * (z - 1) + (x - 1) * y * (z - 1) + (x - 1) * (y - 1) * z
-
-
-@jit
-def _sorted_cells_binary(r, nx, ny, nz, dim, vals):
+def _sorted_cells_binary(r, nx, ny, nz, dim):
     """:func:`sorted_cells` of ranks 0 and 1 in one pass over the volume."""
-    total = _n_cells(nx, ny, nz, dim) if nx > 0 and ny > 0 and nz > 0 else 0
+    vals = np.empty(nz * 3, np.int64)
+    cx = np.int64(nx)  # how many cells of ``dim`` (1: edges, 2: squares) the complex has
+    cy = np.int64(ny)
+    cz = np.int64(nz)
+    if nx <= 0 or ny <= 0 or nz <= 0:
+        total = np.int64(0)
+    elif dim == 1:
+        total = (cx - 1) * cy * cz + cx * (cy - 1) * cz + cx * cy * (cz - 1)
+    else:
+        total = cx * (cy - 1) * (cz - 1) + (cx - 1) * cy * (cz - 1) + (cx - 1) * (cy - 1) * cz
     out = np.empty(max(total, 0), np.int32)
     lo = 0
     hi = out.shape[0]
@@ -242,7 +245,8 @@ def _reserve(a, n, extra):
     if n + extra <= a.shape[0]:
         return a
     b = np.empty(max(2 * a.shape[0], n + extra), a.dtype)
-    b[:n] = a[:n]
+    for i in range(n):  # a loop, not b[:n] = a[:n]: a slice assignment compiles numba's
+        b[i] = a[i]  # shape-mismatch message (str, repr, concat: about 2 s of a first run)
     return b
 
 
@@ -285,31 +289,31 @@ def _face_steps(f, ny, nz):
 
 
 @jit
-def _face_value_in(r, ny, nz, f):
-    """Value of square ``f``, known to be in the complex (no border check)."""
-    v, da, db = _face_steps(f, ny, nz)
+def _value_in(r, ny, nz, c, edge):
+    """Value of cell ``c``, an edge when ``edge`` else a square, known to be in the complex (no
+    border check). One kernel for both kinds (each would be a compile of its own)."""
+    if edge:
+        v, w = _edge_ends(c, ny, nz)
+        return max(r[v], r[w])
+    v, da, db = _face_steps(c, ny, nz)
     return max(max(r[v], r[v + da]), max(r[v + db], r[v + da + db]))
 
 
-@jit
-def _edge_value_in(r, ny, nz, e):
-    """Value of edge ``e``, known to be in the complex (no border check)."""
-    v, w = _edge_ends(e, ny, nz)
-    return max(r[v], r[w])
+# The tie rules (whether root ``a`` dies before root ``b``), written into :func:`_link` and
+# :func:`_follow` (a kernel of their own would compile on a first run): in the dual (``dual``),
+# of two top cells (or the outside) the one with the lower (value, index) dies; in dimension 0
+# (the elder rule), of two components' eldest voxels the one with the higher (value, voxel index).
 
 
 @jit
-def _dual_dies_first(val, a, b):
-    """The dual's tie rule: of two top cells (or the outside), ``a`` dies before ``b`` when its
-    (value, index) is the lower."""
-    return val[a] < val[b] or (val[a] == val[b] and a < b)
-
-
-@jit
-def _dual_link(parent, val, a, b):
-    """Join dual roots ``a`` and ``b``; the one with the lower (value, index) dies and is
-    returned."""
-    if _dual_dies_first(val, a, b):
+def _link(parent, val, a, b, dual):
+    """Join roots ``a`` and ``b`` under the tie rule (``dual`` or the elder rule); returns the one
+    that dies."""
+    if dual:
+        first = val[a] < val[b] or (val[a] == val[b] and a < b)
+    else:
+        first = val[a] > val[b] or (val[a] == val[b] and a > b)
+    if first:
         parent[a] = b
         return a
     parent[b] = a
@@ -320,12 +324,16 @@ def _dual_link(parent, val, a, b):
 def _follow(rep, val, ra, rb, root, dual):
     """Another image's side of a join. Every union-find of the matching over one order of cells
     has the same sets, only their roots differ; so instead of a second union-find, ``rep`` maps
-    each root (of this one) to the set's root under ``val`` and its tie rule (``dual``:
-    :func:`_dual_dies_first`, else :func:`_dies_first`). Roots ``ra`` and ``rb`` were joined
+    each root (of this one) to the set's root under ``val`` and its tie rule
+    (``dual`` or the elder rule, as :func:`_link`). Roots ``ra`` and ``rb`` were joined
     under ``root``: records the survivor and returns the cell that dies under ``val``."""
-    x = rep[ra]
-    y = rep[rb]
-    if _dual_dies_first(val, x, y) if dual else _dies_first(val, x, y):
+    x = np.int64(rep[ra])  # int64 like the roots: the tie rules compiled for one signature
+    y = np.int64(rep[rb])
+    if dual:
+        first = val[x] < val[y] or (val[x] == val[y] and x < y)
+    else:
+        first = val[x] > val[y] or (val[x] == val[y] and x > y)
+    if first:
         rep[root] = y
         return x
     rep[root] = x
@@ -395,11 +403,11 @@ def _dual_block(cells, lo, hi, r, val, val_c, nx, ny, nz, flat, along, keep, par
             keep[i] = ra == rb
         if ra == rb:
             continue
-        dying = _dual_link(parent, val, ra, rb)
+        dying = _link(parent, val, ra, rb, np.bool_(True))
         dying_c = -1
         if along:
             dying_c = _follow(rep_c, val_c, ra, rb, ra + rb - dying, np.bool_(True))  # a bool, not a literal: one _follow
-        cv = _edge_value_in(r, ny, nz, c) if flat else _face_value_in(r, ny, nz, c)
+        cv = _value_in(r, ny, nz, c, flat)
         if cv != val[dying]:
             pc[n] = c
             pd[n] = dying
@@ -455,7 +463,8 @@ def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
 def _heap_push(heap, size, key):
     if size >= heap.shape[0]:
         bigger = np.empty(heap.shape[0] * 2, np.int64)
-        bigger[:size] = heap[:size]
+        for i in range(size):  # not a slice assignment (see _reserve)
+            bigger[i] = heap[i]
         heap = bigger
     i = size
     heap[i] = key
@@ -503,13 +512,6 @@ def _heap_pivot(heap, size):
 
 
 @jit
-def _push4(heap, size, keys):
-    for q in range(4):
-        heap, size = _heap_push(heap, size, keys[q])
-    return heap, size
-
-
-@jit
 def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     """Reduce the squares ``cols[keep]`` (in filtration order) against the edges valued by ``r``.
 
@@ -541,6 +543,7 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     pair_face = np.empty(16, np.int64)
     pair_pos = np.empty(16, np.int64)
     n = np.int64(0)
+    one = np.int64(1)  # not Literal[int](1): _reserve compiled once
     w = 0
     nwant = want.shape[0]
     for i in range(ncol):
@@ -559,8 +562,9 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
             if w < nwant and want[w] == i:
                 want_pivot[w] = emax
             continue  # its value is the square's: no pair of positive persistence
-        size = 0
-        heap, size = _push4(heap, size, keys)
+        size = np.int64(0)  # not Literal[int](0): _heap_push compiled once
+        for q in range(4):  # the square's four edges (a loop here, not a kernel of its own)
+            heap, size = _heap_push(heap, size, keys[q])
         j = pivot_col[emax]
         while True:
             s = col_slot[j]
@@ -569,7 +573,8 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
                     heap, size = _heap_push(heap, size, pool[q])
             else:
                 face_keys(np.int64(cols[j]), r, ny, nz, keys)
-                heap, size = _push4(heap, size, keys)
+                for q in range(4):
+                    heap, size = _heap_push(heap, size, keys[q])
             piv, size = _heap_pivot(heap, size)
             if piv < 0:
                 break
@@ -582,9 +587,9 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
             if w < nwant and want[w] == i:
                 want_pivot[w] = e
             if record and (piv >> 32) != fv:
-                pair_edge = _reserve(pair_edge, n, 1)
-                pair_face = _reserve(pair_face, n, 1)
-                pair_pos = _reserve(pair_pos, n, 1)
+                pair_edge = _reserve(pair_edge, n, one)
+                pair_face = _reserve(pair_face, n, one)
+                pair_pos = _reserve(pair_pos, n, one)
                 pair_edge[n] = e
                 pair_face[n] = f
                 pair_pos[n] = i
@@ -596,14 +601,17 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
                 while cap < need:
                     cap *= 2
                 bigger = np.empty(cap, np.int64)
-                bigger[:pool_n] = pool[:pool_n]
+                for q in range(pool_n):  # not slice assignments (see _reserve)
+                    bigger[q] = pool[q]
                 pool = bigger
             if nslot >= slot_start.shape[0]:
                 bs = np.empty(slot_start.shape[0] * 2, np.int64)
-                bs[:nslot] = slot_start[:nslot]
+                for q in range(nslot):
+                    bs[q] = slot_start[q]
                 slot_start = bs
                 bl = np.empty(slot_len.shape[0] * 2, np.int32)
-                bl[:nslot] = slot_len[:nslot]
+                for q in range(nslot):
+                    bl[q] = slot_len[q]
                 slot_len = bl
             col_slot[i] = nslot
             slot_start[nslot] = pool_n
@@ -625,34 +633,17 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
 
 
 @jit
-def _dies_first(r, a, b):
-    """Dimension 0's tie rule (the elder rule): of two components' eldest voxels, ``a`` dies
-    when its (value, voxel index) is the higher."""
-    return r[a] > r[b] or (r[a] == r[b] and a > b)
-
-
-@jit
-def _link_elder(parent, r, a, b):
-    """Join roots ``a`` and ``b``; the one with the higher (value, voxel index) dies."""
-    if _dies_first(r, a, b):
-        parent[a] = b
-        return a
-    parent[b] = a
-    return b
-
-
-@jit
 def _uf_block(edges, lo, hi, r, ny, nz, parent, pv, pe, n):
     """Edges ``edges[lo:hi]`` of :func:`uf_pairs` (room made for the pairs)."""
     for i in range(lo, hi):
-        e = edges[i]
+        e = np.int64(edges[i])  # int64 cells everywhere: the edge helpers compiled once
         v, w = _edge_ends(e, ny, nz)
         a = find(parent, v)
         b = find(parent, w)
         if a == b:
             continue
-        d = _link_elder(parent, r, a, b)
-        if r[d] != _edge_value_in(r, ny, nz, e):
+        d = _link(parent, r, a, b, np.bool_(False))
+        if r[d] != _value_in(r, ny, nz, e, np.bool_(True)):
             pv[n] = d
             pe[n] = e
             n += 1
@@ -679,16 +670,16 @@ def uf_pairs(edges, r, nx, ny, nz):
 def _match_block(edges, lo, hi, rc, r0, r1, ny, nz, vox_pair0, vox_pair1, pc, rep0, rep1, m0, m1, n):
     """Edges ``edges[lo:hi]`` of :func:`uf_image_match` (room made for the matches)."""
     for i in range(lo, hi):
-        e = edges[i]
+        e = np.int64(edges[i])  # int64 cells everywhere: the edge helpers compiled once
         v, w = _edge_ends(e, ny, nz)
         a = find(pc, v)
         b = find(pc, w)
         if a == b:
             continue
-        dc = _link_elder(pc, rc, a, b)
+        dc = _link(pc, rc, a, b, np.bool_(False))
         d0 = _follow(rep0, r0, a, b, a + b - dc, np.bool_(False))
         d1 = _follow(rep1, r1, a, b, a + b - dc, np.bool_(False))
-        if rc[dc] != _edge_value_in(rc, ny, nz, e):
+        if rc[dc] != _value_in(rc, ny, nz, e, np.bool_(True)):
             if vox_pair0[d0] >= 0 and vox_pair1[d1] >= 0:
                 m0[n] = vox_pair0[d0]
                 m1[n] = vox_pair1[d1]

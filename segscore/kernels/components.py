@@ -94,25 +94,23 @@ def _fresh(back):
     """The offsets of ``back`` to read when the previous voxel (offset -1) is in the set: those
     that are not -1 and whose neighbour is not the previous voxel's (offset + 1 not in ``back``;
     in a padded array, the column ahead: dx = +1)."""
-    keep = np.zeros(back.shape[0], np.bool_)
+    # loops, not a boolean mask index: back[keep] compiles numba's fancy indexing (a first run's
+    # 0.3 s) for a few offsets
+    out = np.empty(back.shape[0], back.dtype)
+    k = 0
     has_left = False
     for i in range(back.shape[0]):
         has_left = has_left or back[i] == -1
-        keep[i] = back[i] != -1
+        keep = back[i] != -1
         for j in range(back.shape[0]):
             if back[j] == back[i] + 1:
-                keep[i] = False
+                keep = False
+        if keep:
+            out[k] = back[i]
+            k += 1
     if not has_left:
         raise ValueError("the scanned neighbour offsets must include -1")
-    return back[keep]
-
-
-@jit
-def _scan_offsets(offsets):
-    """``(back, fresh)``: the neighbours of ``offsets`` (:func:`neighbour_offsets` of a padded
-    array) that a raster scan has visited (the negative ones) and their :func:`_fresh` part."""
-    back = offsets[offsets < 0]
-    return back, _fresh(back)
+    return out[:k]
 
 
 @jit
@@ -142,11 +140,11 @@ def _scan(member, prov, parent, pixels, start, stop, back, fresh, n):
     for i in range(start, stop):
         p = pixels[i]
         if member[p - 1] != 0:
-            lab = prov[p - 1]
-            for m in range(fresh.shape[0]):
+            lab = np.int64(prov[p - 1])  # int64 labels whatever ``prov`` holds: find and
+            for m in range(fresh.shape[0]):  # link compiled for one signature each
                 q = p + fresh[m]
                 if member[q] != 0:
-                    v = prov[q]
+                    v = np.int64(prov[q])
                     if v != lab:
                         r = find(parent, v)
                         if r != lab:
@@ -157,7 +155,7 @@ def _scan(member, prov, parent, pixels, start, stop, back, fresh, n):
         for m in range(back.shape[0]):
             q = p + back[m]
             if member[q] != 0:
-                v = prov[q]
+                v = np.int64(prov[q])
                 if v == lab:
                     continue
                 r = find(parent, v)
@@ -200,7 +198,14 @@ def _label_planes(mask, out, parent, offsets):
     # scanned in place (``member`` is ``prov``): the plane to scan holds -1 on the mask and
     # lists those voxels in ``todo``. ``offsets`` are this buffer's; when the lower half is
     # scanned, plane z - 1 lies above it (dz = -1 is + plane, not - plane).
-    back_hi, fresh_hi = _scan_offsets(offsets)
+    back_hi = np.empty(offsets.shape[0], offsets.dtype)  # the negative offsets: those a raster scan has
+    nb = 0  # visited (a loop here, not a kernel of its own nor a boolean mask index)
+    for i in range(offsets.shape[0]):
+        if offsets[i] < 0:
+            back_hi[nb] = offsets[i]
+            nb += 1
+    back_hi = back_hi[:nb]
+    fresh_hi = _fresh(back_hi)
     back_lo = back_hi.copy()  # (a loop, not np.where: its broadcasting compiles for a second)
     for i in range(back_lo.shape[0]):
         if back_lo[i] < -px - 1:
@@ -215,14 +220,15 @@ def _label_planes(mask, out, parent, offsets):
                 buf[(y + 1) * px + 1 + x] = -1
                 todo[k] = (y + 1) * px + 1 + x
                 k += 1
-    n = 0
+    n = np.int64(0)  # typed, not Literal[int](0): _scan compiled for one signature
+    zero = np.int64(0)
     for z in range(nz):
         cur = (z & 1) * plane
         nxt = plane - cur
         if cur == 0:
-            n = _scan(buf, buf, parent, todo, 0, k, back_lo, fresh_lo, n)
+            n = _scan(buf, buf, parent, todo, zero, np.int64(k), back_lo, fresh_lo, n)
         else:
-            n = _scan(buf, buf, parent, todo, 0, k, back_hi, fresh_hi, n)
+            n = _scan(buf, buf, parent, todo, zero, np.int64(k), back_hi, fresh_hi, n)
         k = 0
         zn = min(z + 1, nz - 1)  # after the last plane: a harmless refill
         for y in range(ny):
@@ -291,10 +297,18 @@ def label_subset(member, pixels, slot, offsets, out):
     -----
     Does not check that ``pixels`` is sorted or matches ``member``, nor the border.
     """
-    back, fresh = _scan_offsets(offsets)
+    back = np.empty(offsets.shape[0], offsets.dtype)  # the negative offsets: those a raster scan has
+    nb = 0  # visited (a loop here, not a kernel of its own nor a boolean mask index)
+    for i in range(offsets.shape[0]):
+        if offsets[i] < 0:
+            back[nb] = offsets[i]
+            nb += 1
+    back = back[:nb]
+    fresh = _fresh(back)
     K = pixels.shape[0]
     parent = np.empty(K + 1, np.int64)
-    n = _scan(member, slot, parent, pixels, 0, K, back, fresh, 0)
+    zero = np.int64(0)  # not Literal[int](0): the labeller's own _scan signature
+    n = _scan(member, slot, parent, pixels, zero, np.int64(K), back, fresh, zero)
     final = np.zeros(n + 1, np.int64)
     m = _resolve(parent, n, final)
     for k in range(K):

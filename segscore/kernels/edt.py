@@ -212,20 +212,22 @@ def nearest_feature(shape3, sk, out):
     fc = np.empty((longest, 3))
     g = np.empty(longest, np.int64)
     coor = np.zeros(3)
+    # typed axes and step, not Literal[int]s: _voronoi_line compiled for one signature, not three
+    ax0, ax1, ax2 = np.int64(0), np.int64(1), np.int64(2)
     if nz > 1:
         for y in range(ny):
             for x in range(nx):
                 coor[1] = y
                 coor[2] = x
-                _voronoi_line(out, y * nx + x, ny * nx, nz, 0, coor, sk, shape3, lid, fc, g)
+                _voronoi_line(out, y * nx + x, ny * nx, nz, ax0, coor, sk, shape3, lid, fc, g)
     for z in range(nz):
         for x in range(nx):
             coor[0] = z
             coor[2] = x
-            _voronoi_line(out, z * ny * nx + x, nx, ny, 1, coor, sk, shape3, lid, fc, g)
+            _voronoi_line(out, z * ny * nx + x, nx, ny, ax1, coor, sk, shape3, lid, fc, g)
     coor[2] = 0.0
     for z in range(nz):
         for y in range(ny):
             coor[0] = z
             coor[1] = y
-            _voronoi_line(out, (z * ny + y) * nx, 1, nx, 2, coor, sk, shape3, lid, fc, g)
+            _voronoi_line(out, (z * ny + y) * nx, ax1, nx, ax2, coor, sk, shape3, lid, fc, g)

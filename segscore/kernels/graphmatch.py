@@ -92,45 +92,6 @@ def neighbour_lists(pixels, offsets, step_len, indptr, indices, weights):
 
 
 @jit
-def heap_push(hd, hn, size, d, v):
-    """Add ``(d, v)`` to the binary min-heap ``hd``/``hn`` of ``size`` entries; returns the new
-    size. An entry rises while strictly below its parent."""
-    i = size
-    hd[i] = d
-    hn[i] = v
-    while i > 0:
-        p = (i - 1) >> 1
-        if hd[p] <= hd[i]:
-            break
-        hd[p], hd[i] = hd[i], hd[p]
-        hn[p], hn[i] = hn[i], hn[p]
-        i = p
-    return size + 1
-
-
-@jit
-def heap_pop(hd, hn, size):
-    """Remove the root; returns the new size (the root was read by the caller). The last entry
-    sinks toward the smaller child (the first on a tie) while strictly above it."""
-    size -= 1
-    hd[0] = hd[size]
-    hn[0] = hn[size]
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= size:
-            break
-        b = a + 1
-        c = b if b < size and hd[b] < hd[a] else a
-        if hd[i] <= hd[c]:
-            break
-        hd[c], hd[i] = hd[i], hd[c]
-        hn[c], hn[i] = hn[i], hn[c]
-        i = c
-    return size
-
-
-@jit
 def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
     """Shortest path lengths from every source to every target of a weighted graph.
 
@@ -166,12 +127,31 @@ def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
         dist[src] = 0.0
         touched[nt] = src
         nt += 1
-        size = heap_push(hd, hn, np.int64(0), 0.0, src)  # int64, not Literal[int](0): one compiled heap_push
+        # a binary min-heap hd/hn written out here (helper kernels would each compile on a first
+        # run): an entry rises while strictly below its parent; a pop sinks the last entry toward
+        # the smaller child (the first on a tie) while strictly above it
+        hd[0] = 0.0
+        hn[0] = src
+        size = 1
         left = n_targets
         while size > 0 and left > 0:
             d = hd[0]
             u = hn[0]
-            size = heap_pop(hd, hn, size)
+            size -= 1  # pop the root
+            hd[0] = hd[size]
+            hn[0] = hn[size]
+            i = 0
+            while True:
+                a = 2 * i + 1
+                if a >= size:
+                    break
+                b = a + 1
+                c = b if b < size and hd[b] < hd[a] else a
+                if hd[i] <= hd[c]:
+                    break
+                hd[c], hd[i] = hd[i], hd[c]
+                hn[c], hn[i] = hn[i], hn[c]
+                i = c
             if done[u]:
                 continue
             done[u] = True
@@ -185,7 +165,17 @@ def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
                         touched[nt] = v
                         nt += 1
                     dist[v] = nd
-                    size = heap_push(hd, hn, size, nd, v)
+                    i = size  # push (nd, v)
+                    hd[i] = nd
+                    hn[i] = v
+                    while i > 0:
+                        p = (i - 1) >> 1
+                        if hd[p] <= hd[i]:
+                            break
+                        hd[p], hd[i] = hd[i], hd[p]
+                        hn[p], hn[i] = hn[i], hn[p]
+                        i = p
+                    size += 1
         for t in range(targets.shape[0]):
             out[s, t] = dist[targets[t]]
         for i in range(nt):
@@ -265,7 +255,17 @@ def close_pairs(a, b, b_order, r2, out_i, out_j, out_d2):
     c = 0
     write = out_i.shape[0] > 0
     for i in range(a.shape[0]):
-        k = np.searchsorted(first, a[i, 0] - r - 1e-9)
+        # the first k with first[k] >= the window's start: np.searchsorted's "left", by a binary
+        # search here (numba's searchsorted compiles five overloads, about 0.3 s of a first run)
+        lo_x = a[i, 0] - r - 1e-9
+        k = 0
+        hi = nb
+        while k < hi:
+            mid = (k + hi) >> 1
+            if first[mid] < lo_x:
+                k = mid + 1
+            else:
+                hi = mid
         while k < nb and first[k] <= a[i, 0] + r + 1e-9:
             j = b_order[k]
             d2 = 0.0

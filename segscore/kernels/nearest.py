@@ -51,7 +51,14 @@ def nearest_within(shape3, cand_flat, cand_order, cand_key, queries, offsets, of
             if z < 0 or z >= Z or y < 0 or y >= Y or x < 0 or x >= X:
                 continue
             f = (z * Y + y) * X + x
-            i = np.searchsorted(cand_flat, f)
+            i = 0  # the first i with cand_flat[i] >= f (np.searchsorted's "left": see close_pairs)
+            hi = C
+            while i < hi:
+                mid = (i + hi) >> 1
+                if cand_flat[mid] < f:
+                    i = mid + 1
+                else:
+                    hi = mid
             while i < C and cand_flat[i] == f:
                 c = cand_order[i]
                 if best[q] < 0:

@@ -16,7 +16,7 @@ import numpy as np
 
 from segscore.kernels._jit import jit
 from segscore.kernels.components import label_subset, neighbour_offsets  # noqa: F401  (callers use them from here)
-from segscore.kernels.components import union
+from segscore.kernels.components import find, link
 
 
 @jit
@@ -179,6 +179,6 @@ def node_components(n, eu, ev, out):
     for i in range(n):
         out[i] = i
     for e in range(eu.shape[0]):
-        union(out, eu[e], ev[e])
+        link(out, find(out, np.int64(eu[e])), find(out, np.int64(ev[e])))  # union, without its own kernel
     for i in range(n):  # a parent is smaller than its child: resolve in increasing order
         out[i] = out[out[i]]

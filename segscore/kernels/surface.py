@@ -440,24 +440,19 @@ def nearest_d2(pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing,
 
 
 @jit
-def _reach_voxels(spacing, planar, reach):
-    """(3,) int64: how many voxels along each axis a ball of physical radius ``reach`` can
-    span, plus one (no offset near the radius is left out); 0 along the first axis when
-    ``planar``."""
+def ball(spacing, planar):
+    """``(offsets, d2, pad)``: the probe offsets of a ball of :data:`REACH` smallest voxel sizes
+    (physical radius ``reach``): every integer offset whose physical length is at most ``reach``,
+    sorted by squared length ``d2`` (computed as the distances are), in-plane only when
+    ``planar``; and how far (voxels per axis) it reaches, ``pad`` (3,) int64: how many voxels along
+    each axis the ball can span, plus one (no offset near the radius is left out), 0 along the
+    first axis when ``planar``. One kernel (three before: each compiled on a first run)."""
+    reach = REACH * min(spacing[0], min(spacing[1], spacing[2]))
     r = np.empty(3, np.int64)
     for d in range(3):
         r[d] = int(np.floor(reach / spacing[d])) + 1
     if planar:
         r[0] = 0
-    return r
-
-
-@jit
-def near_offsets(spacing, planar, reach):
-    """``(offsets, d2)``: every integer offset whose physical length is at most ``reach``
-    (physical units), sorted by squared length ``d2`` (computed as the distances are); in-plane
-    only when ``planar``."""
-    r = _reach_voxels(spacing, planar, reach)
     n = (2 * r[0] + 1) * (2 * r[1] + 1) * (2 * r[2] + 1)
     offs = np.empty((n, 3), np.int64)
     d2 = np.empty(n, np.float64)
@@ -491,39 +486,43 @@ def near_offsets(spacing, planar, reach):
         offs[j + 1, 0] = o0
         offs[j + 1, 1] = o1
         offs[j + 1, 2] = o2
-    return offs[:k], d2[:k]
+    return offs[:k], d2[:k], r
 
 
-@jit
-def ball(spacing, planar):
-    """``(offsets, d2, pad)``: the probe offsets of :func:`near_offsets` for a ball of
-    :data:`REACH` smallest voxel sizes and how far (voxels per axis) it reaches."""
-    reach = REACH * min(spacing[0], min(spacing[1], spacing[2]))
-    offs, d2 = near_offsets(spacing, planar, reach)
-    return offs, d2, _reach_voxels(spacing, planar, reach)
-
-
-@jit
 def nearest_distances(pts, spacing, queries, out):
     """Physical distance from each of ``queries`` (m, 3) int32 to the nearest of ``pts``
     (n >= 1, 3) int32, into ``out`` (m,) float64.
 
     Two steps, both exact. First a bit map of ``pts`` over their bounding box (one bit per voxel
     of the box, padded by the ball's reach so probes from inside it need no bounds checks) is probed at the integer
-    offsets of a small ball around each query, nearest first (:func:`near_offsets`, radius
+    offsets of a small ball around each query, nearest first (:func:`ball`, radius
     :data:`REACH` smallest voxel sizes): the first hit is the nearest point whenever it lies
-    within that radius, since every point outside the ball is farther. The queries left (their
-    nearest point is farther, or outside the box) are answered by a k-d tree over the cells the
-    points fall in (:func:`cell_items`, :func:`build_tree`, :func:`nearest_d2`), built only if
-    any is.
+    within that radius, since every point outside the ball is farther (:func:`nearest_probe`).
+    The queries left (their nearest point is farther, or outside the box) are answered by a k-d
+    tree over the cells the points fall in (:func:`nearest_far`: :func:`cell_items`,
+    :func:`build_tree`, :func:`nearest_d2`), built only if any is.
+
+    Plain Python over two kernels, so that the tree's kernels compile only on a first call that
+    needs them (a curve's thin masks rarely do: about 4 s of compiling saved on a first run).
 
     Notes
     -----
     ``pts`` must not be empty; not checked.
     """
+    missed = nearest_probe(pts, spacing, queries, out)
+    if missed.shape[0]:
+        nearest_far(pts, spacing, queries, missed, out)
+
+
+@jit
+def nearest_probe(pts, spacing, queries, out):
+    """The first step of :func:`nearest_distances`: ``out`` filled for every query whose nearest
+    point lies within the ball; returns the others' indices (int64, increasing)."""
     offs, d2, pad = ball(spacing, np.bool_(False))  # bools, not literals: ball compiled once
     offs2, d22, pad2 = ball(spacing, np.bool_(True))
-    nearest_with(pts, spacing, queries, out, offs, d2, pad, offs2, d22, pad2)
+    missed = np.empty(queries.shape[0], np.int64)
+    n_missed = _probe(pts, spacing, queries, out, offs, d2, pad, offs2, d22, pad2, missed)
+    return missed[:n_missed]
 
 
 @jit
@@ -532,6 +531,16 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
     volume's (``planar`` False) and the in-plane one (True), used when points and queries all
     lie in one plane. A caller measuring many small sets (one per object pair) saves building
     the balls each time (a few hundred offsets sorted: about 30 us a call)."""
+    missed = np.empty(queries.shape[0], np.int64)
+    n_missed = _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, missed)
+    if n_missed:
+        nearest_far(pts, spacing, queries, missed[:n_missed], out)
+
+
+@jit
+def _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, missed):
+    """The ball probes of :func:`nearest_with` into ``out``; the queries they leave (nearest
+    point beyond the ball) go to ``missed``, their count returned."""
     n = pts.shape[0]
     m = queries.shape[0]
     lo = np.empty(3, np.int64)
@@ -547,7 +556,12 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
             if v > hi[d]:
                 hi[d] = v
     A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
-    planar = A == 1 and _all_planar(queries, lo[0])
+    planar = A == 1  # points in one plane: so are the queries? (a loop here, not a helper kernel)
+    if planar:
+        for q in range(m):
+            if queries[q, 0] != lo[0]:
+                planar = False
+                break
     offs, off_d2, pad = (offs2, d2_2, pad2) if planar else (offs3, d2_3, pad3)
     K = offs.shape[0]
     # the bit map is the box padded by the ball's reach, so that the probes of a query inside
@@ -562,15 +576,21 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
     for k in range(K):
         lin[k] = (offs[k, 0] * PB + offs[k, 1]) * PC + offs[k, 2]
     reach2 = off_d2[K - 1] if K else -1.0
-    missed = np.empty(m, np.int64)
     n_missed = 0
-    zero = np.int64(0)  # not Literal[int](0): _gap_d2 compiled once
     for q in range(m):
         q0 = np.int64(queries[q, 0]) - lo[0]
         q1 = np.int64(queries[q, 1]) - lo[1]
         q2 = np.int64(queries[q, 2]) - lo[2]
         hit = -1
-        if _gap_d2(q0, q1, q2, zero, zero, zero, A - 1, B - 1, C - 1, spacing[0], spacing[1], spacing[2]) > reach2:
+        # the squared distance to the box (:func:`_gap_d2` of the box 0..A-1, 0..B-1, 0..C-1, written
+        # out: the helper would compile on a first run for this one call)
+        g0 = -q0 if q0 < 0 else (q0 - (A - 1) if q0 > A - 1 else 0)
+        g1 = -q1 if q1 < 0 else (q1 - (B - 1) if q1 > B - 1 else 0)
+        g2 = -q2 if q2 < 0 else (q2 - (C - 1) if q2 > C - 1 else 0)
+        e0 = np.float64(g0) * spacing[0]
+        e1 = np.float64(g1) * spacing[1]
+        e2 = np.float64(g2) * spacing[2]
+        if e0 * e0 + e1 * e1 + e2 * e2 > reach2:
             pass  # the box itself is beyond the ball: no probe can hit
         elif 0 <= q0 < A and 0 <= q1 < B and 0 <= q2 < C:  # every probe falls in the padded map
             f0 = ((q0 + pad[0]) * PB + (q1 + pad[1])) * PC + (q2 + pad[2])
@@ -595,8 +615,28 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
         else:
             missed[n_missed] = q
             n_missed += 1
-    if n_missed == 0:
-        return
+    return n_missed
+
+
+@jit
+def nearest_far(pts, spacing, queries, missed, out):
+    """The second step of :func:`nearest_distances`: ``out`` at the queries ``missed`` (indices)
+    from a k-d tree over the cells of ``pts`` (their bounding box as :func:`_probe` takes it)."""
+    n = pts.shape[0]
+    n_missed = missed.shape[0]
+    lo = np.empty(3, np.int64)
+    hi = np.empty(3, np.int64)
+    for d in range(3):
+        lo[d] = pts[0, d]
+        hi[d] = pts[0, d]
+    for i in range(n):
+        for d in range(3):
+            v = np.int64(pts[i, d])
+            if v < lo[d]:
+                lo[d] = v
+            if v > hi[d]:
+                hi[d] = v
+    A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
     dims = np.empty(3, np.int64)
     dims[0], dims[1], dims[2] = A, B, C
     sorted_pts = np.empty((n, 3), pts.dtype)
@@ -616,14 +656,6 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
     nearest_d2(sorted_pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing, far, d2)
     for i in range(n_missed):
         out[missed[i]] = np.sqrt(d2[i])
-
-
-@jit
-def _all_planar(queries, z):
-    for i in range(queries.shape[0]):
-        if queries[i, 0] != z:
-            return False
-    return True
 
 
 # ---------------------------------------------------------------- summaries of distances

@@ -175,6 +175,17 @@ def nearest(points: np.ndarray, queries: np.ndarray, sp3: np.ndarray) -> np.ndar
     return out
 
 
+def warm_nearest() -> None:
+    """Compile both steps of :func:`nearest` (for the warm-ups): a query beyond the ball of
+    :func:`segscore.kernels.surface.nearest_probe` takes the k-d tree, which a first call only
+    compiles when some query needs it."""
+    pts = np.zeros((1, 3), np.int32)
+    queries = np.array([[0, 0, 0], [0, 0, 64]], np.int32)
+    out = nearest(pts, queries, np.ones(3))
+    if out[1] != 64.0:  # not assert: the warm-up must fail loudly, also under -O
+        raise RuntimeError(f"warm_nearest: {out[1]} != 64")
+
+
 def _directed(sa, sb, sp3, threads=None):
     from segscore.engine import side_by_side
 

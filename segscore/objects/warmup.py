@@ -9,6 +9,7 @@ import numpy as np
 
 
 def warm() -> None:
+    from segscore.metrics.surface import warm_nearest
     from segscore.objects.metrics import _score_segmentation as score_segmentation
 
     rng = np.random.default_rng(0)
@@ -17,3 +18,4 @@ def warm() -> None:
             t = rng.integers(0, 4, shape).astype(dtype)
             score_segmentation(t, t)
         score_segmentation(t, t, surface=True, per_object=True)  # the surface kernels (--surface)
+    warm_nearest()  # the k-d tree step of the distances, which tiny masks never reach
