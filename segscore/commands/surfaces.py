@@ -169,6 +169,9 @@ def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
             raise ScoreError("executor=: folder mode scores its cases in this process; give executor= with one pair")
         if not (o["gt_dir"] and o["pred_dir"] and o["out"]):
             raise ScoreError("folder mode needs --gt-dir, --pred-dir and --out together")
+        if o.get("tile_rows") is not None:
+            raise ScoreError(f"--tile-rows {o['tile_rows']}: folder mode reads each case whole; stream one pair "
+                             "at a time (PRED GT --tile-rows N), or leave --tile-rows out")
         if o["pred"] is not None or o["truth"] is not None:  # (arrays from segscore.api too)
             raise ScoreError("give either PRED GT or --gt-dir/--pred-dir, not both")
         result, rows = score_folders(o)

@@ -19,3 +19,8 @@ def warm() -> None:
             score_segmentation(t, t)
         score_segmentation(t, t, surface=True, per_object=True)  # the surface kernels (--surface)
     warm_nearest()  # the k-d tree step of the distances, which tiny masks never reach
+    # components built block by block (--components on files or a cluster; surfaces' streamed VOI)
+    from segscore.objects.blocklabel import blockwise_components
+
+    m = (rng.random((4, 6, 6)) < 0.5).astype(np.uint8)
+    blockwise_components(m, m, 26, tile_rows=2, threads=1)

@@ -64,7 +64,6 @@ one at a time, the masks then held at 1/4 byte.
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -659,14 +658,12 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     tiles_opt = tuple(int(t) for t in topo_tiles) if all(float(t).is_integer() for t in topo_tiles) \
         else tuple(topo_tiles)
     _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_w, tiles_opt)
-    files = None
-    if executor is not None and not isinstance(executor, str):  # refused before any voxel is read
-        check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
     on_cluster = executor is not None and not isinstance(executor, str)
+    if on_cluster:  # refused before any voxel is read
+        check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
     if (on_cluster or tile_rows is not None) and _on_disk(truth) and _on_disk(pred) \
             and (ignore_mask is None or _on_disk(ignore_mask)):
-        files = (truth, pred, ignore_mask)
-    if files is not None:  # every term counted by the workers, window by window: no voxel read here
+        # every term counted by the workers (or threads), window by window: no voxel read here
         return _score_streamed(truth, pred, ignore_mask, ignore_label=ignore_label, fg_threshold=fg_threshold,
                                spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=tiles_opt,
                                tolerance=float(tolerance), voi_alpha=float(voi_alpha), voi_transform=voi_transform,
@@ -685,7 +682,7 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
         own = True
     return _score(prep, pred, own=own, tolerance=float(tolerance), voi_alpha=float(voi_alpha),
                   voi_transform=voi_transform, weights=weights, topo_weights=topo_w, dims=dims, threads=threads,
-                  executor=executor, files=files)
+                  executor=executor)
 
 
 def _shape3(x) -> tuple:
@@ -716,29 +713,20 @@ def _on_disk(x) -> bool:
     return isinstance(x, Source) and not isinstance(x, (ArraySource, DaskSource))
 
 
-def _tiles_on(executor, files, slices, p, g, opts, two_d):
-    """The tiles' counts (a list in tile order), one task per tile on ``executor``: read from
-    ``files`` (truth, pred, mask paths) on the workers, or shipped from ``p`` and ``g``."""
-    import functools
+def _tiles_on(executor, slices, p, g):
+    """The tiles' counts (a list in tile order), one task per tile on ``executor``, each shipped its
+    tile of ``p`` and ``g`` (files take the streamed path, :func:`_score_streamed`, whose tasks read
+    their own tiles)."""
     import operator
 
     from segscore.engine.executor import reduce_windows
-    from segscore.io.readers import open_labels
 
-    if files is None:
-        windows = [(sl, np.ascontiguousarray(p[sl]), np.ascontiguousarray(g[sl])) for sl in slices]
-        return reduce_windows(_tile_of_masks, windows, operator.add, executor=executor) or []
-    truth, pred, mask = files
-    with contextlib.ExitStack() as stack:
-        sources = [stack.enter_context(open_labels(x, what=what, ndims=(2, 3))) if x is not None else None
-                   for x, what in ((truth, "labels"), (pred, "prediction"), (mask, "ignore mask"))]
-        plan = (*sources, opts["ignore_label"] if not opts["ignore_mask"] else None, opts["fg_threshold"], two_d)
-        return reduce_windows(functools.partial(_tile_from_files, plan), slices, operator.add,
-                              executor=executor) or []
+    windows = [(sl, np.ascontiguousarray(p[sl]), np.ascontiguousarray(g[sl])) for sl in slices]
+    return reduce_windows(_tile_of_masks, windows, operator.add, executor=executor) or []
 
 
 def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, topo_weights, dims, threads,
-           executor=None, files=None) -> dict:
+           executor=None) -> dict:
     from segscore.engine.executor import default_workers, reduce_windows, side_by_side
     from segscore.topology.surface import corner_grid, surface_dice_of_codes
 
@@ -777,7 +765,7 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
     if executor is not None:
         # the tiles are tasks on the executor (one each); VOI and surface Dice run here meanwhile
         counts_parts, sd_value, v = side_by_side(
-            [lambda: _tiles_on(executor, files, slices, p, g, opts, prep.two_d), sd, vo], threads=threads)
+            [lambda: _tiles_on(executor, slices, p, g), sd, vo], threads=threads)
     elif biggest <= MAX_PARALLEL_TILE_VOXELS:
         # every pass a task on the engine's threads. VOI and surface Dice go between the first
         # tiles: on an empty numba cache their kernels compile (holding the GIL) while a tile's
@@ -907,9 +895,15 @@ def _score_streamed(truth, pred, mask, *, ignore_label, fg_threshold, spacing, v
         slices = tile_slices(shape3, topo_tiles)
         plan = (ts, ps, ms, label, fg_threshold, two_d)
 
+        on_cluster = executor is not None and not isinstance(executor, str)
+        biggest = max((int(np.prod([sl.stop - sl.start for sl in t])) for t in slices), default=0)
+        # on threads, tiles above MAX_PARALLEL_TILE_VOXELS are matched one at a time, as on the
+        # whole-volume path, and after VOI rather than beside it: streaming must not cost more memory
+        tile_workers = None if on_cluster else 1 if biggest > MAX_PARALLEL_TILE_VOXELS else threads
+
         def tiles():
             return reduce_windows(functools.partial(_tile_from_files, plan), slices, operator.add,
-                                  executor=executor) or []
+                                  executor=executor, workers=tile_workers) or []
 
         def vo():
             if not fg_g and not fg_p:
@@ -918,7 +912,11 @@ def _score_streamed(truth, pred, mask, *, ignore_label, fg_threshold, spacing, v
                                          threads=threads)
             return _voi_of_counts(*counts, voi_alpha, voi_transform)
 
-        counts_parts, v = side_by_side([tiles, vo], threads=2)
+        if on_cluster:
+            counts_parts, v = side_by_side([tiles, vo], threads=2)
+        else:
+            v = vo()
+            counts_parts = tiles()
     return _result(counts_parts, len(slices), surface_dice_of_counts(c["hist"], sp), v, shape_in=shape_in,
                    n_ignored=n_ignored, fg_pred=fg_p, fg_gt=fg_g, opts=opts, spacing=sp, tolerance=tolerance,
                    voi_alpha=voi_alpha, voi_transform=voi_transform, weights=weights, topo_weights=topo_weights,

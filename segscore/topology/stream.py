@@ -1,5 +1,6 @@
-"""``surfaces`` of two volumes on disk, scored window by window on the workers of a cluster: the
-caller opens the files' headers only and never reads a voxel (issue 37).
+"""``surfaces`` of two volumes on disk, scored window by window on the workers of a cluster (or on
+this process's threads with ``tile_rows``): the caller opens the files' headers only and never
+reads a voxel (issue 37).
 
 Every term comes back as exact integer counts merged by addition, so the JSON is the whole-volume
 run's (:func:`segscore.topology.score._score`) for any windows and any number of workers:
@@ -28,12 +29,12 @@ run's (:func:`segscore.topology.score._score`) for any windows and any number of
 - **TopoScore**: one task per tile, read by its worker (:func:`segscore.topology.score._tile_from_files`).
 
 Memory per worker, per voxel of a window as read (its ``tile_rows`` slices plus ``2 h``): the
-counts pass about 9 bytes (two raw uint8 volumes, the ignore region, two masks, two code grids,
-a comparison's temporary; more for wider dtypes: 2 x their itemsize for the raws); a labels
-block about 14 (values, int32 labels, the labeller's scratch) and a contingency window about 40
-(two label windows, each relabelled from its block, and the int64 keys of the foreground pairs
-with their sort). The partial results: 4 x 256 int64 per window, the face table of the labels,
-and a sparse table of the label pairs met.
+counts pass about 5 bytes measured on uint8 inputs (two raw volumes, the ignore region, two
+masks, two code grids; more for wider dtypes: 2 x their itemsize for the raws); the labels and
+contingency passes 27-29 bytes measured (values, int32 labels, the labeller's scratch; two label
+windows relabelled from their blocks and the int64 keys of the foreground pairs with their sort;
+docs/cluster.md has the formula). The partial results: 4 x 256 int64 per window, the face table
+of the labels, and a sparse table of the label pairs met.
 """
 
 from __future__ import annotations
@@ -179,8 +180,11 @@ def streamed_counts(inputs: Inputs, windows, *, tolerance, spacing, executor, th
     from segscore.engine import reduce
 
     halo = tuple(halo) if halo is not None else halo_of(tolerance, spacing)
-    return reduce(None, functools.partial(window_counts, inputs, float(tolerance), tuple(spacing), halo),
-                  merge_counts, windows=windows, executor=executor, threads=threads)
+    got = reduce(None, functools.partial(window_counts, inputs, float(tolerance), tuple(spacing), halo),
+                 merge_counts, windows=windows, executor=executor, threads=threads)
+    if got is None:  # no window: a volume of zero slices
+        got = {"hist": np.zeros((4, 256), np.int64), "n": [0, 0, 0], "label": False, "bad": None}
+    return got
 
 
 def streamed_voi(inputs: Inputs, windows, *, connectivity, executor, threads=None):

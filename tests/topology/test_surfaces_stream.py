@@ -271,3 +271,41 @@ def test_files_with_tile_rows_stream_on_threads_without_reading_the_volumes(file
     monkeypatch.setattr(S, "_as_volume", whole)
     got = surfaces(files / "blobs_t.npy", files / "blobs_p.npy", topo_tiles=(2, 1, 2), tile_rows=tile_rows)
     assert json.dumps({k: got[k] for k in json.loads(want)}) == want
+
+
+def test_streamed_on_threads_matches_big_tiles_one_at_a_time(files, monkeypatch):
+    """Tiles above MAX_PARALLEL_TILE_VOXELS are matched one at a time on the streamed threads path
+    too (as on the whole-volume path); the JSON does not change."""
+    from segscore.engine import executor as E
+
+    want = json.dumps(S.surfaces(files / "blobs_t.npy", files / "blobs_p.npy", tile_rows=3, topo_tiles=(2, 1, 2)))
+    seen = []
+    real = E.reduce_windows
+
+    def spy(fn, windows, merge, **kw):
+        seen.append(kw.get("workers"))
+        return real(fn, windows, merge, **kw)
+
+    monkeypatch.setattr(E, "reduce_windows", spy)
+    monkeypatch.setattr(S, "MAX_PARALLEL_TILE_VOXELS", 10)
+    got = json.dumps(S.surfaces(files / "blobs_t.npy", files / "blobs_p.npy", tile_rows=3, topo_tiles=(2, 1, 2)))
+    assert got == want and 1 in seen
+
+
+def test_a_volume_of_no_slices_streams_as_it_scores_whole(tmp_path):
+    np.save(tmp_path / "g.npy", np.zeros((0, 4, 4), np.uint8))
+    np.save(tmp_path / "p.npy", np.zeros((0, 4, 4), np.uint8))
+    whole = S.surfaces(np.zeros((0, 4, 4), np.uint8), np.zeros((0, 4, 4), np.uint8))
+    streamed = S.surfaces(tmp_path / "g.npy", tmp_path / "p.npy", tile_rows=1)
+    assert json.dumps(streamed) == json.dumps(whole) and streamed["surface_dice"] == 1.0
+
+
+def test_folder_mode_refuses_tile_rows(tmp_path):
+    from segscore.cli.main import main
+
+    for d in ("gt", "pred"):
+        (tmp_path / d).mkdir()
+        np.save(tmp_path / d / "a.npy", np.zeros((3, 4, 4), np.uint8))
+    code = main(["surfaces", "--gt-dir", str(tmp_path / "gt"), "--pred-dir", str(tmp_path / "pred"), "--out",
+                 str(tmp_path / "o"), "--tile-rows", "2"])
+    assert code == 2 and not (tmp_path / "o").exists()
