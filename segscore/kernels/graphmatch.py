@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from segscore.kernels._jit import jit
+from segscore.kernels.nearest import search_left
 
 
 @jit
@@ -255,17 +256,7 @@ def close_pairs(a, b, b_order, r2, out_i, out_j, out_d2):
     c = 0
     write = out_i.shape[0] > 0
     for i in range(a.shape[0]):
-        # the first k with first[k] >= the window's start: np.searchsorted's "left", by a binary
-        # search here (numba's searchsorted compiles five overloads, about 0.3 s of a first run)
-        lo_x = a[i, 0] - r - 1e-9
-        k = 0
-        hi = nb
-        while k < hi:
-            mid = (k + hi) >> 1
-            if first[mid] < lo_x:
-                k = mid + 1
-            else:
-                hi = mid
+        k = search_left(first, a[i, 0] - r - 1e-9)  # the first k with first[k] >= the window's start
         while k < nb and first[k] <= a[i, 0] + r + 1e-9:
             j = b_order[k]
             d2 = 0.0
