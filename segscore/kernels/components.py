@@ -90,6 +90,18 @@ def union(parent, a, b):
 
 
 @jit
+def _backward(offsets):
+    """The negative ``offsets``, in order: the neighbours a raster scan has already visited."""
+    back = np.empty(offsets.shape[0], offsets.dtype)
+    nb = 0
+    for i in range(offsets.shape[0]):
+        if offsets[i] < 0:
+            back[nb] = offsets[i]
+            nb += 1
+    return back[:nb]
+
+
+@jit
 def _fresh(back):
     """The offsets of ``back`` to read when the previous voxel (offset -1) is in the set: those
     that are not -1 and whose neighbour is not the previous voxel's (offset + 1 not in ``back``;
@@ -198,13 +210,7 @@ def _label_planes(mask, out, parent, offsets):
     # scanned in place (``member`` is ``prov``): the plane to scan holds -1 on the mask and
     # lists those voxels in ``todo``. ``offsets`` are this buffer's; when the lower half is
     # scanned, plane z - 1 lies above it (dz = -1 is + plane, not - plane).
-    back_hi = np.empty(offsets.shape[0], offsets.dtype)  # the negative offsets: those a raster scan has
-    nb = 0  # visited (a loop here, not a kernel of its own nor a boolean mask index)
-    for i in range(offsets.shape[0]):
-        if offsets[i] < 0:
-            back_hi[nb] = offsets[i]
-            nb += 1
-    back_hi = back_hi[:nb]
+    back_hi = _backward(offsets)
     fresh_hi = _fresh(back_hi)
     back_lo = back_hi.copy()  # (a loop, not np.where: its broadcasting compiles for a second)
     for i in range(back_lo.shape[0]):
@@ -297,13 +303,7 @@ def label_subset(member, pixels, slot, offsets, out):
     -----
     Does not check that ``pixels`` is sorted or matches ``member``, nor the border.
     """
-    back = np.empty(offsets.shape[0], offsets.dtype)  # the negative offsets: those a raster scan has
-    nb = 0  # visited (a loop here, not a kernel of its own nor a boolean mask index)
-    for i in range(offsets.shape[0]):
-        if offsets[i] < 0:
-            back[nb] = offsets[i]
-            nb += 1
-    back = back[:nb]
+    back = _backward(offsets)
     fresh = _fresh(back)
     K = pixels.shape[0]
     parent = np.empty(K + 1, np.int64)

@@ -538,23 +538,30 @@ def nearest_with(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad
 
 
 @jit
-def _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, missed):
-    """The ball probes of :func:`nearest_with` into ``out``; the queries they leave (nearest
-    point beyond the ball) go to ``missed``, their count returned."""
-    n = pts.shape[0]
-    m = queries.shape[0]
+def _box(pts):
+    """The bounding box of ``pts`` (n >= 1, 3): ``(lo, hi)`` int64, inclusive."""
     lo = np.empty(3, np.int64)
     hi = np.empty(3, np.int64)
     for d in range(3):
         lo[d] = pts[0, d]
         hi[d] = pts[0, d]
-    for i in range(n):
+    for i in range(pts.shape[0]):
         for d in range(3):
             v = np.int64(pts[i, d])
             if v < lo[d]:
                 lo[d] = v
             if v > hi[d]:
                 hi[d] = v
+    return lo, hi
+
+
+@jit
+def _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, missed):
+    """The ball probes of :func:`nearest_with` into ``out``; the queries they leave (nearest
+    point beyond the ball) go to ``missed``, their count returned."""
+    n = pts.shape[0]
+    m = queries.shape[0]
+    lo, hi = _box(pts)
     A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
     planar = A == 1  # points in one plane: so are the queries? (a loop here, not a helper kernel)
     if planar:
@@ -624,18 +631,7 @@ def nearest_far(pts, spacing, queries, missed, out):
     from a k-d tree over the cells of ``pts`` (their bounding box as :func:`_probe` takes it)."""
     n = pts.shape[0]
     n_missed = missed.shape[0]
-    lo = np.empty(3, np.int64)
-    hi = np.empty(3, np.int64)
-    for d in range(3):
-        lo[d] = pts[0, d]
-        hi[d] = pts[0, d]
-    for i in range(n):
-        for d in range(3):
-            v = np.int64(pts[i, d])
-            if v < lo[d]:
-                lo[d] = v
-            if v > hi[d]:
-                hi[d] = v
+    lo, hi = _box(pts)
     A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
     dims = np.empty(3, np.int64)
     dims[0], dims[1], dims[2] = A, B, C
