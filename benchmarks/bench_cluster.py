@@ -74,13 +74,12 @@ CELL = (16, 32, 32)
 MEMORY_TROUBLE = re.compile(r"spill|paus|restart|exceeded|memory limit|Worker is at", re.I)
 
 
-def make_pair(size: int, chunks=(64, 128, 128)) -> tuple[Path, Path]:
-    """A truth and a prediction of ``size``³ uint8 labels as zarr v3: cells of 16 x 32 x 32 voxels
-    with 1-voxel gaps, ids 1..250 repeating; the prediction shifted by (1, 2, 1), every 7th id merged
-    into its neighbour and the far half of every 11th given another id. Written slab by slab."""
+def _write_pair(name: str, size: int, chunks, planes) -> tuple[Path, Path]:
+    """``CACHE/name/{truth,pred}.zarr``: ``size``³ uint8 zarr v3 written a slab of chunks at a time,
+    each slab filled 8 planes at a time by ``planes(z0, z1) -> (truth, prediction)``; kept once done."""
     import zarr
 
-    folder = CACHE / f"cluster_pair_{size}"
+    folder = CACHE / name
     t_path, p_path = folder / "truth.zarr", folder / "pred.zarr"
     if (folder / "done").exists():
         return t_path, p_path
@@ -88,6 +87,22 @@ def make_pair(size: int, chunks=(64, 128, 128)) -> tuple[Path, Path]:
     shape = (size,) * 3
     ta = zarr.create_array(t_path, shape=shape, chunks=chunks, dtype="uint8", overwrite=True, zarr_format=3)
     pa = zarr.create_array(p_path, shape=shape, chunks=chunks, dtype="uint8", overwrite=True, zarr_format=3)
+    for z0 in range(0, size, chunks[0]):
+        z1 = min(size, z0 + chunks[0])
+        t_slab, p_slab = np.empty((2, z1 - z0, size, size), np.uint8)
+        for s0 in range(z0, z1, 8):
+            s1 = min(z1, s0 + 8)
+            t_slab[s0 - z0:s1 - z0], p_slab[s0 - z0:s1 - z0] = planes(s0, s1)
+        ta[z0:z1] = t_slab
+        pa[z0:z1] = p_slab
+    (folder / "done").write_text("ok")
+    return t_path, p_path
+
+
+def make_pair(size: int, chunks=(64, 128, 128)) -> tuple[Path, Path]:
+    """A truth and a prediction of ``size``³ uint8 labels as zarr v3: cells of 16 x 32 x 32 voxels
+    with 1-voxel gaps, ids 1..250 repeating; the prediction shifted by (1, 2, 1), every 7th id merged
+    into its neighbour and the far half of every 11th given another id. Written slab by slab."""
     ny, nx = -(-size // CELL[1]), -(-size // CELL[2])
 
     def cells(z0, z1, shift=(0, 0, 0)):
@@ -98,21 +113,14 @@ def make_pair(size: int, chunks=(64, 128, 128)) -> tuple[Path, Path]:
         gap = (z % CELL[0] == 0) | (y % CELL[1] == 0) | (x % CELL[2] == 0)
         return np.where(gap, 0, ids).astype(np.uint8), x % CELL[2]
 
-    for z0 in range(0, size, chunks[0]):  # a slab of chunks at a time, computed in 8-plane pieces
-        z1 = min(size, z0 + chunks[0])
-        t_slab, p_slab = np.empty((2, z1 - z0, size, size), np.uint8)
-        for s0 in range(z0, z1, 8):
-            s1 = min(z1, s0 + 8)
-            t_slab[s0 - z0:s1 - z0] = cells(s0, s1)[0]
-            p, xin = cells(s0, s1, (1, 2, 1))
-            p[(p % 7 == 0) & (p > 1)] -= 1
-            far = (p % 11 == 0) & (xin >= CELL[2] // 2)
-            p[far] = 251 + p[far] % 5
-            p_slab[s0 - z0:s1 - z0] = p
-        ta[z0:z1] = t_slab
-        pa[z0:z1] = p_slab
-    (folder / "done").write_text("ok")
-    return t_path, p_path
+    def planes(s0, s1):
+        p, xin = cells(s0, s1, (1, 2, 1))
+        p[(p % 7 == 0) & (p > 1)] -= 1
+        far = (p % 11 == 0) & (xin >= CELL[2] // 2)
+        p[far] = 251 + p[far] % 5
+        return cells(s0, s1)[0], p
+
+    return _write_pair(f"cluster_pair_{size}", size, chunks, planes)
 
 
 def tiny_auc(folder: Path) -> list:
@@ -214,37 +222,22 @@ def make_sheets(size: int, chunks=(64, 128, 128)) -> tuple[Path, Path]:
     period); the prediction is the truth's sheets lifted by one plane where x >= size / 2, with
     6 x 6 holes in every third sheet (on a 48 x 40 grid) and 1-voxel pillars joining a sheet to the
     next every 64 voxels in x and y. Written slab by slab, computed 8 planes at a time."""
-    import zarr
-
-    folder = CACHE / f"cluster_sheets_{size}"
-    t_path, p_path = folder / "truth.zarr", folder / "pred.zarr"
-    if (folder / "done").exists():
-        return t_path, p_path
-    folder.mkdir(parents=True, exist_ok=True)
-    shape = (size,) * 3
-    ta = zarr.create_array(t_path, shape=shape, chunks=chunks, dtype="uint8", overwrite=True, zarr_format=3)
-    pa = zarr.create_array(p_path, shape=shape, chunks=chunks, dtype="uint8", overwrite=True, zarr_format=3)
     y = np.arange(size)[None, :, None]
     x = np.arange(size)[None, None, :]
     height = np.rint(8 + 3 * np.sin(2 * np.pi * x / 97) + 2 * np.cos(2 * np.pi * y / 71)).astype(np.int64)
     lift = (x >= size // 2).astype(np.int64)
     hole = (x % 48 < 6) & (y % 40 < 6)
     pillar = (x % 64 == 10) & (y % 64 == 10)
-    for z0 in range(0, size, chunks[0]):
-        z1 = min(size, z0 + chunks[0])
-        t_slab, p_slab = np.empty((2, z1 - z0, size, size), np.uint8)
-        for s0 in range(z0, z1, 8):
-            z = np.arange(s0, min(z1, s0 + 8))[:, None, None]
-            t_slab[s0 - z0:s0 - z0 + len(z)] = (z - height) % 16 < 2
-            off = z - height - lift
-            sheet = off % 16 < 2
-            sheet &= ~(hole & ((off // 16) % 3 == 0))
-            sheet |= pillar
-            p_slab[s0 - z0:s0 - z0 + len(z)] = sheet
-        ta[z0:z1] = t_slab
-        pa[z0:z1] = p_slab
-    (folder / "done").write_text("ok")
-    return t_path, p_path
+
+    def planes(s0, s1):
+        z = np.arange(s0, s1)[:, None, None]
+        off = z - height - lift
+        sheet = off % 16 < 2
+        sheet &= ~(hole & ((off // 16) % 3 == 0))
+        sheet |= pillar
+        return (z - height) % 16 < 2, sheet
+
+    return _write_pair(f"cluster_sheets_{size}", size, chunks, planes)
 
 
 def _same(reference, out):
