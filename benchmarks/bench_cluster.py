@@ -51,7 +51,7 @@ from benchmarks._harness import (CACHE, TreeMemory, machine_note, python_env, ru
 
 #: dask config of the benchmark's cluster (a YAML file in the folder ``DASK_CONFIG`` names): what
 #: segscore's own local clusters use (segscore.engine.executor.LOCAL_CLUSTER_CONFIG): no task
-#: profiler, slower monitors, and the nanny's MALLOC_TRIM_THRESHOLD_ left unset
+#: profiler, slower monitors (distributed's MALLOC_TRIM_THRESHOLD_ kept)
 CLUSTER_YAML = """\
 distributed:
   worker:
@@ -65,9 +65,6 @@ distributed:
       disk: false
     tick:
       interval: 1s
-  nanny:
-    pre-spawn-environ:
-      MALLOC_TRIM_THRESHOLD_: null
 """
 CELL = (16, 32, 32)
 #: a log line of a worker that spilled, paused or was restarted for memory

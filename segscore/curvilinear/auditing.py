@@ -314,7 +314,7 @@ def _run(refs, ladder, opts, redraw, *, threads, processes, scheduler, progress,
     n_plan = len(specs) - int(redraw)
     from segscore.engine.executor import connect
 
-    client, close = connect(processes=processes, threads=threads, scheduler=scheduler)
+    client, close = connect(processes=processes, threads=threads, scheduler=scheduler, small_tasks=True)
     rows = [[None] * len(specs) for _ in refs]
     total, done = len(refs) * len(specs), 0
     if progress is not None:

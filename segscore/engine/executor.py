@@ -172,8 +172,10 @@ def thread_pool(threads: int | None = None, *, name: str = "segscore"):
 
 #: dask config of the clusters segscore starts (public dask settings; a cluster you start keeps
 #: its own): no statistical task profiler (it costs a one-thread scoring task a third of its time),
-#: slower monitors and tick, work stealing every 100 ms, and distributed's MALLOC_TRIM_THRESHOLD_
-#: left unset (it doubled an audit's page faults). Measurements: benchmarks/README.md
+#: slower monitors and tick, work stealing every 100 ms. distributed's own MALLOC_TRIM_THRESHOLD_
+#: (65536) is kept: glibc then gives a finished window's arrays back at once, so a worker falls
+#: back to its baseline between windows (unset, a worker kept 115-130 MB of each 160³ TopoScore tile
+#: and the 1 GB workers of a 1280³ surfaces job paused for good). Measurements: benchmarks/README.md
 LOCAL_CLUSTER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "10s",
@@ -181,21 +183,26 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.admin.tick.interval": "1s",
     "distributed.scheduler.work-stealing-interval": "100ms",
-    # None: the variable unset, glibc's own malloc thresholds as in a plain process
-    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
 }
 
-def local_cluster(processes: int, threads: int | None = None):
+#: added for workers of many small tasks (the metric audit, ``small_tasks=True``): glibc's own malloc
+#: thresholds as in a plain process (distributed's 65536 doubled an audit's page faults). distributed's
+#: nanny leaves its pre-spawn environment in this process's os.environ, where it wins over the
+#: config: an audit cluster started after another cluster in one process keeps 65536 (speed only)
+SMALL_TASKS_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+
+def local_cluster(processes: int, threads: int | None = None, *, small_tasks: bool = False):
     """``(client, cluster)``: a ``distributed.LocalCluster`` of ``processes`` worker processes
     with ``threads`` threads each (default 1) on 127.0.0.1, no dashboard, quiet logs, no task
-    profiler and slower monitors (:data:`LOCAL_CLUSTER_CONFIG`). A cluster you start yourself
-    keeps its own settings (set those there for the same speed)."""
+    profiler and slower monitors (:data:`LOCAL_CLUSTER_CONFIG`; with ``small_tasks`` also
+    :data:`SMALL_TASKS_CONFIG`). A cluster you start yourself keeps its own settings (set those
+    there for the same speed)."""
     import logging
 
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+    with dask.config.set({**LOCAL_CLUSTER_CONFIG, **(SMALL_TASKS_CONFIG if small_tasks else {})}):
         cluster = LocalCluster(n_workers=processes, threads_per_worker=threads or 1, processes=True,
                                dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR)
         try:
@@ -206,17 +213,47 @@ def local_cluster(processes: int, threads: int | None = None):
     return client, cluster
 
 
+#: what a worker process holds before its first task: distributed, NumPy, numba and the kernels
+#: (170-260 MB measured on the benchmark's workers, docs/cluster.md)
+WORKER_BASELINE_BYTES = 256 * 2**20
+
+
+def worker_budget(client) -> tuple[int, int] | None:
+    """``(budget, limit)``: the bytes one task may take on the smallest worker of ``client``'s
+    cluster, and that worker's ``memory_limit``. The budget is the part of the limit below which
+    distributed runs tasks (it pauses a worker at ``distributed.worker.memory.pause``, default 0.8
+    of the limit) less :data:`WORKER_BASELINE_BYTES`. None when no worker has a limit."""
+    import dask
+
+    workers = client.scheduler_info().get("workers", {})
+    limits = [int(w.get("memory_limit") or 0) for w in workers.values()]
+    limits = [n for n in limits if n > 0]
+    if not limits:
+        return None
+    pause = dask.config.get("distributed.worker.memory.pause", 0.8) or 1.0
+    limit = min(limits)
+    return max(0, int(float(pause) * limit) - WORKER_BASELINE_BYTES), limit
+
+
+def budget_words(budget) -> str:
+    """How a refusal names a worker's budget (:func:`worker_budget`)."""
+    usable, limit = budget
+    return (f"a worker's budget of {usable} bytes (its memory limit of {limit} bytes up to where distributed "
+            f"pauses it, less {WORKER_BASELINE_BYTES} bytes for the worker itself)")
+
+
 #: how long :func:`connect` waits for a scheduler address to answer
 CONNECT_TIMEOUT = "5s"
 
 
-def connect(*, processes: int | None = None, threads: int | None = None, scheduler=None):
+def connect(*, processes: int | None = None, threads: int | None = None, scheduler=None, small_tasks: bool = False):
     """``(client, close)``: the ``distributed`` client work fans out on and what ends it, the one
     way every part of segscore reaches a cluster (the batch runner, the metric audit). ``scheduler``
     is a ``distributed.Client`` (used as it is; ``close`` leaves it running) or the address of a
     running scheduler (connected within :data:`CONNECT_TIMEOUT`; ``close`` disconnects, the cluster keeps running);
     else ``processes`` starts a :func:`local_cluster` of that many workers of ``threads`` threads
-    (``close`` shuts it down). ``(None, None)`` when neither is given: this process's threads.
+    (``close`` shuts it down; ``small_tasks``: as :func:`local_cluster`). ``(None, None)`` when
+    neither is given: this process's threads.
     Refused in one line (:class:`~segscore.errors.ScoreError`): ``distributed`` not installed, or a
     scheduler address nothing answers at."""
     if scheduler is None and processes is None:
@@ -238,7 +275,7 @@ def connect(*, processes: int | None = None, threads: int | None = None, schedul
                              f"{(str(exc).splitlines() or [''])[0]}); fix: start a scheduler there "
                              "or use --processes N") from None
         return client, client.close
-    client, cluster = local_cluster(processes, threads)
+    client, cluster = local_cluster(processes, threads, small_tasks=small_tasks)
 
     def close():
         try:

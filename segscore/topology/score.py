@@ -68,6 +68,7 @@ import math
 
 import numpy as np
 
+from segscore.engine.executor import worker_budget
 from segscore.errors import ScoreError
 
 DEFAULT_WEIGHTS = (0.3, 0.35, 0.35)
@@ -162,34 +163,30 @@ def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray) -> list[tuple[int, i
 TILE_BYTES_PER_VOXEL = 120
 
 
-def worker_memory_limit(client) -> int | None:
-    """The smallest ``memory_limit`` (bytes) of ``client``'s workers, or None when none has one."""
-    workers = client.scheduler_info().get("workers", {})
-    limits = [int(w.get("memory_limit") or 0) for w in workers.values()]
-    limits = [n for n in limits if n > 0]
-    return min(limits) if limits else None
-
-
-def check_tile_budget(shape, tiles, limit) -> None:
+def check_tile_budget(shape, tiles, budget) -> None:
     """Refuse in one line (:class:`SurfacesInputError`) tiles of ``shape`` cut by ``tiles`` whose
-    largest needs more than ``limit`` bytes (:data:`TILE_BYTES_PER_VOXEL` per voxel): a tile is
-    one task, matched whole, and would only swap. The fix names tile counts that fit."""
+    largest needs more than a worker's budget (``(bytes, memory limit)`` of
+    :func:`segscore.engine.executor.worker_budget`, or None: no limit) at
+    :data:`TILE_BYTES_PER_VOXEL` per voxel: a tile is one task, matched whole, and would only swap
+    or pause its worker. The fix names tile counts that fit."""
+    from segscore.engine.executor import budget_words
+
     def biggest(t):
         return max((int(np.prod([sl.stop - sl.start for sl in s])) for s in tile_slices(shape, t)), default=0)
 
     voxels = biggest(tiles)
     need = TILE_BYTES_PER_VOXEL * voxels
-    if limit is None or need <= limit:
+    if budget is None or need <= budget[0]:
         return
     fit = list(tiles)
-    while TILE_BYTES_PER_VOXEL * biggest(fit) > limit and any(f < n for f, n in zip(fit, shape)):
+    while TILE_BYTES_PER_VOXEL * biggest(fit) > budget[0] and any(f < n for f, n in zip(fit, shape)):
         sizes = [-(-n // f) if f < n else 0 for n, f in zip(shape, fit)]  # cut the longest tile side
         fit[sizes.index(max(sizes))] *= 2
         fit = [min(f, n) for f, n in zip(fit, shape)]
     raise SurfacesInputError(
         f"topo_tiles {' '.join(map(str, tiles))}: the largest TopoScore tile has {voxels} voxels and needs about "
-        f"{need} bytes on one worker ({TILE_BYTES_PER_VOXEL} B/voxel), more than the workers' memory limit of "
-        f"{limit} bytes; fix: more --topo-tiles (e.g. {' '.join(map(str, fit))}) or workers with more memory")
+        f"{need} bytes on one worker ({TILE_BYTES_PER_VOXEL} B/voxel), more than {budget_words(budget)}; "
+        f"fix: more --topo-tiles (e.g. {' '.join(map(str, fit))}) or workers with more memory")
 
 
 def _tile_from_files(plan, sl):
@@ -647,9 +644,10 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     arrays they are computed here on the whole volumes while the tiles run. Files with
     ``tile_rows`` and no client take the same streamed path on this process's threads (a pair
     larger than memory: windows, never the whole volumes). A tile needing more
-    than the workers' ``memory_limit`` (:data:`TILE_BYTES_PER_VOXEL` per voxel) is refused
-    (:func:`check_tile_budget`).
-    """
+    than a worker's budget (:data:`TILE_BYTES_PER_VOXEL` per voxel; the budget: its
+    ``memory_limit`` up to distributed's pause threshold, less the worker's own baseline) is
+    refused (:func:`check_tile_budget`), and so are streamed windows that need more
+    (:func:`segscore.topology.stream.check_window_budget`)."""
     if truth is None or pred is None:
         raise SurfacesInputError("surfaces needs truth= (the labels) and pred= (the prediction)")
     weights = tuple(weights)
@@ -660,7 +658,7 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_w, tiles_opt)
     on_cluster = executor is not None and not isinstance(executor, str)
     if on_cluster:  # refused before any voxel is read
-        check_tile_budget(_shape3(truth), tiles_opt, worker_memory_limit(executor))
+        check_tile_budget(_shape3(truth), tiles_opt, worker_budget(executor))
     if (on_cluster or tile_rows is not None) and _on_disk(truth) and _on_disk(pred) \
             and (ignore_mask is None or _on_disk(ignore_mask)):
         # every term counted by the workers (or threads), window by window: no voxel read here
@@ -878,6 +876,9 @@ def _score_streamed(truth, pred, mask, *, ignore_label, fg_threshold, spacing, v
         label = ignore_label if mask is None else None
         inputs = stream.Inputs(ts, ps, ms, label, fg_threshold, two_d, shape3)
         windows = windows if windows is not None else stream.bands3(shape3, tile_rows)
+        on_cluster = executor is not None and not isinstance(executor, str)
+        if on_cluster:  # refused before any voxel is read
+            stream.check_window_budget(windows, shape3, worker_budget(executor))
         c = stream.streamed_counts(inputs, windows, tolerance=tolerance, spacing=sp, executor=executor,
                                    threads=threads)
         if c["bad"] is not None:
@@ -894,8 +895,6 @@ def _score_streamed(truth, pred, mask, *, ignore_label, fg_threshold, spacing, v
                 "voi_connectivity": voi_connectivity, "topo_tiles": list(topo_tiles)}
         slices = tile_slices(shape3, topo_tiles)
         plan = (ts, ps, ms, label, fg_threshold, two_d)
-
-        on_cluster = executor is not None and not isinstance(executor, str)
         biggest = max((int(np.prod([sl.stop - sl.start for sl in t])) for t in slices), default=0)
         # on threads, tiles above MAX_PARALLEL_TILE_VOXELS are matched one at a time, as on the
         # whole-volume path, and after VOI rather than beside it: streaming must not cost more memory

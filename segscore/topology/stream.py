@@ -174,6 +174,30 @@ def bands3(shape3, tile_rows=None) -> list[tuple]:
     return plan_bands(shape3, tile_rows=tile_rows or max(1, WINDOW_PX // per))
 
 
+#: bytes per voxel of a window at the streamed passes' peak on a worker (module docstring: the
+#: components and contingency passes' 27-29 measured, with room)
+WINDOW_BYTES_PER_VOXEL = 32
+
+
+def check_window_budget(windows, shape3, budget) -> None:
+    """Refuse in one line (:class:`~segscore.topology.score.SurfacesInputError`) ``windows`` whose
+    largest needs more than ``budget`` (``(bytes, memory limit)`` of
+    :func:`segscore.engine.executor.worker_budget`, or None: no limit) at
+    :data:`WINDOW_BYTES_PER_VOXEL` per voxel; the fix names the ``--tile-rows`` that fit."""
+    from segscore.engine.executor import budget_words
+    from segscore.topology.score import SurfacesInputError
+
+    voxels = max((int(np.prod([s.stop - s.start for s in w], dtype=np.int64)) for w in windows), default=0)
+    need = WINDOW_BYTES_PER_VOXEL * voxels
+    if budget is None or need <= budget[0]:
+        return
+    rows = budget[0] // (WINDOW_BYTES_PER_VOXEL * max(int(np.prod(shape3[1:], dtype=np.int64)), 1))
+    fix = f"--tile-rows {rows} (tile_rows={rows}) or fewer" if rows >= 1 else "workers with more memory"
+    raise SurfacesInputError(
+        f"windows of {voxels} voxels need about {need} bytes on one worker ({WINDOW_BYTES_PER_VOXEL} B/voxel for "
+        f"the components and contingency passes), more than {budget_words(budget)}; fix: {fix}")
+
+
 def streamed_counts(inputs: Inputs, windows, *, tolerance, spacing, executor, threads=None, halo=None) -> dict:
     """The counts pass (:func:`window_counts` merged over ``windows``, 3D boxes tiling the volume);
     ``halo`` per axis (default :func:`halo_of`; a test may give less)."""

@@ -158,25 +158,47 @@ def test_the_api_takes_a_client_with_arrays_and_a_prepared_truth(files, cluster)
 
 
 def test_a_tile_over_the_workers_memory_limit_is_refused_with_the_numbers(files, cluster, cli, monkeypatch, reads):
+    from segscore.engine.executor import WORKER_BASELINE_BYTES
     from segscore.topology import score
 
     with distributed.Client(cluster.scheduler_address, timeout="5s") as client:
-        limit = score.worker_memory_limit(client)
-    assert limit is not None and limit > 10**8  # the LocalCluster's share of this machine
+        budget, limit = score.worker_budget(client)
+    assert limit > 10**8  # the LocalCluster's share of this machine
+    assert budget == int(0.8 * limit) - WORKER_BASELINE_BYTES  # up to the pause threshold, less the worker
     # a 12 x 15 x 14 octant of 2,520 voxels needs 120 x 2,520 = 302,400 bytes
-    monkeypatch.setattr(score, "worker_memory_limit", lambda client: 100_000)
+    monkeypatch.setattr(score, "worker_budget", lambda client: (100_000, 10**6))
     code, out, err = cli(*_args(files, (2, 2, 2)), "--scheduler", cluster.scheduler_address)
     assert (code, out) == (2, "")
     assert reads["all"] == [], "refused after reading voxels"
     assert len(err.strip().splitlines()) == 1, err
-    for said in ("2520 voxels", "302400 bytes", "120 B/voxel", "memory limit of 100000 bytes", "more --topo-tiles"):
+    for said in ("2520 voxels", "302400 bytes", "120 B/voxel", "budget of 100000 bytes", "memory limit of 1000000",
+                 "more --topo-tiles"):
         assert said in err, (said, err)
     fix = [int(t) for t in err.split("(e.g. ")[1].split(")")[0].split()]
-    score.check_tile_budget(SHAPE, fix, 100_000)  # the suggested tiling fits
+    score.check_tile_budget(SHAPE, fix, (100_000, 10**6))  # the suggested tiling fits
     with pytest.raises(score.SurfacesInputError):
-        score.check_tile_budget(SHAPE, (2, 2, 2), 302_399)
-    score.check_tile_budget(SHAPE, (2, 2, 2), 302_400)
+        score.check_tile_budget(SHAPE, (2, 2, 2), (302_399, 10**6))
+    score.check_tile_budget(SHAPE, (2, 2, 2), (302_400, 10**6))
     score.check_tile_budget(SHAPE, (1, 1, 1), None)  # no limit: nothing refused
+
+
+def test_streamed_windows_over_the_budget_are_refused_and_the_fix_runs(files, cluster, cli, monkeypatch, reads):
+    """The tiles fit (6 x 8 x 7 = 336 voxels, 40,320 bytes) but the one default window of the
+    whole 24 x 30 x 28 volume (20,160 voxels x 32 B) does not: refused before a voxel is read,
+    naming the --tile-rows that fit (100,000 // (32 x 840) = 3), which then score as one process."""
+    from segscore.topology import score
+
+    monkeypatch.setattr(score, "worker_budget", lambda client: (100_000, 10**6))
+    code, out, err = cli(*_args(files, (4, 4, 4)), "--scheduler", cluster.scheduler_address)
+    assert (code, out) == (2, "")
+    assert reads["all"] == [], "refused after reading voxels"
+    assert len(err.strip().splitlines()) == 1, err
+    for said in ("windows of 20160 voxels", "645120 bytes", "32 B/voxel", "budget of 100000 bytes", "--tile-rows 3"):
+        assert said in err, (said, err)
+    code, out, _ = cli(*_args(files, (4, 4, 4)), "--scheduler", cluster.scheduler_address, "--tile-rows", "3")
+    assert code == 0
+    code1, one, _ = cli(*_args(files, (4, 4, 4)))
+    assert code1 == 0 and _json(out) == _json(one)
 
 
 def test_an_unreachable_scheduler_and_folder_mode_are_one_line_exit_2(files, cli, tmp_path):
