@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from segscore.engine import check_options, reduce
-from segscore.engine.plan import bands, plan_bands, spread_rows
+from segscore.engine.plan import bands, plan_bands, plan_boxes, spread_rows
 from segscore.errors import ScoreError
 from segscore.io.sources import ArraySource
 
@@ -76,6 +76,21 @@ def test_band_plans():
     # chunk rows of the image, not of the region: bands end on multiples of 4
     assert [w[0].stop for w in plan_bands(region, chunk_rows=4, target_px=80)] == [8, 16, 20]
     assert plan_bands((0, 10)) == [] and plan_bands((slice(5, 5), slice(0, 3))) == []
+
+
+@pytest.mark.parametrize("shape,box", [((7, 5, 9), (3, 5, 2)), ((4, 6), (1, 7)), ((3, 0, 2), (1, 1, 1)),
+                                       ((11,), (4,)), ((2, 3, 5), (2, 3, 5))])
+def test_box_plans_tile_the_shape_once_in_c_order_of_the_grid(shape, box):
+    boxes = plan_boxes(shape, box)
+    seen = np.zeros(shape, np.int64)
+    for w in boxes:
+        assert all(0 < s.stop - s.start <= b for s, b in zip(w, box))
+        seen[w] += 1
+    assert (seen == 1).all()
+    assert boxes == sorted(boxes, key=lambda w: tuple(s.start for s in w))  # C order of the grid
+    assert len(boxes) == int(np.prod([-(-n // b) for n, b in zip(shape, box)]))
+    with pytest.raises(ValueError):
+        plan_boxes(shape, (0,) * len(shape))
 
 
 def test_spread_rows_gives_each_thread_a_band_only_where_bands_stay_deep():

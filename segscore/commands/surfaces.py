@@ -97,6 +97,9 @@ OPTIONS = (
            help="files only: slices per window of surface Dice, VOI and the counts, which are then streamed "
                 "window by window (with --scheduler/--processes always; given on threads, for a pair larger than "
                 "memory: the whole volumes are never read; default about 16 M voxels; no number depends on it)"),
+    Option("tile_shape", ("--tile-shape",), type=positive_int, nargs="+", metavar="N",
+           help="files only, instead of --tile-rows: windows as boxes of Z Y X voxels (Y X for 2D inputs) tiling "
+                "the volume, for a slice too large for one worker (a whole scroll); no number depends on it"),
     *output_options(csv=True),
     Option("executor", where="api",
            help="where TopoScore's tiles are matched: None (threads here) or a distributed.Client (one task per "
@@ -169,9 +172,10 @@ def compute(*, progress=None, recorded=None, figure=True, **o) -> dict:
             raise ScoreError("executor=: folder mode scores its cases in this process; give executor= with one pair")
         if not (o["gt_dir"] and o["pred_dir"] and o["out"]):
             raise ScoreError("folder mode needs --gt-dir, --pred-dir and --out together")
-        if o.get("tile_rows") is not None:
-            raise ScoreError(f"--tile-rows {o['tile_rows']}: folder mode reads each case whole; stream one pair "
-                             "at a time (PRED GT --tile-rows N), or leave --tile-rows out")
+        for key, flag in (("tile_rows", "--tile-rows"), ("tile_shape", "--tile-shape")):
+            if o.get(key) is not None:
+                raise ScoreError(f"{flag}: folder mode reads each case whole; stream one pair at a time "
+                                 f"(PRED GT {flag} N...), or leave {flag} out")
         if o["pred"] is not None or o["truth"] is not None:  # (arrays from segscore.api too)
             raise ScoreError("give either PRED GT or --gt-dir/--pred-dir, not both")
         result, rows = score_folders(o)
@@ -208,14 +212,14 @@ def _shape_of(x, what):
 
 
 def _score_pair(o, executor) -> dict:
-    """One pair's result. On an executor, or with ``tile_rows`` (streamed on threads), the inputs go
-    to :func:`surfaces` as given (paths stay paths, so its workers read their own tiles and
+    """One pair's result. On an executor, or with ``tile_rows`` or ``tile_shape`` (streamed on
+    threads), the inputs go to :func:`surfaces` as given (paths stay paths, so its workers read their own tiles and
     windows); else they are read here first."""
     from segscore.errors import ScoreError
     from segscore.io.readers import input_name
     from segscore.topology.score import surfaces
 
-    if executor is not None or o.get("tile_rows") is not None:
+    if executor is not None or o.get("tile_rows") is not None or o.get("tile_shape") is not None:
         shapes = {k: _shape_of(o[k], what) for k, what in (("pred", "prediction"), ("truth", "labels"),
                                                              ("ignore_mask", "ignore mask")) if o[k] is not None}
         if "ignore_mask" in shapes and shapes["ignore_mask"] != shapes["truth"]:
@@ -231,7 +235,8 @@ def _score_pair(o, executor) -> dict:
 
         return surfaces(truth=given("truth", "labels"), pred=given("pred", "prediction"),
                         ignore_mask=given("ignore_mask", "ignore mask"), executor=executor,
-                        tile_rows=o.get("tile_rows"), **_options(o))
+                        tile_rows=o.get("tile_rows"),
+                        tile_shape=tuple(o["tile_shape"]) if o.get("tile_shape") is not None else None, **_options(o))
     pred = _read(o["pred"], "prediction")
     truth = _read(o["truth"], "labels")
     mask = _read(o["ignore_mask"], "ignore mask") if o["ignore_mask"] is not None else None

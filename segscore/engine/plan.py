@@ -4,9 +4,10 @@ A plan is a list of windows (tuples of slices, one per axis) that together cover
 once. Scorers reduce each window to a small additive summary and add the summaries up, so
 a result never depends on the plan; the plan only sets memory and I/O. Only generic planners
 live here: bands by an element budget (:func:`plan_bands`, :func:`rows_for_pixels`), bands
-aligned to a store's chunk rows (:func:`aligned_bands`) and bands shared among threads
-(:func:`spread_rows`). A family's own budgets and window shapes live with the family, which
-passes its windows in (``objects.tiles``, ``ink.scan``, ``ink.targets``).
+aligned to a store's chunk rows (:func:`aligned_bands`), bands shared among threads
+(:func:`spread_rows`) and boxes of a given shape (:func:`plan_boxes`). A family's own budgets
+and window shapes live with the family, which passes its windows in (``objects.tiles``,
+``ink.scan``, ``ink.targets``, ``topology.stream``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ def plan_bands(region, *, tile_rows=None, chunk_rows=None, target_px=DEFAULT_WIN
         rows = max(ch, rows // ch * ch)
         return aligned_bands(region, np.arange(ch, region[0].stop, ch), rows)
     return bands(region, rows)
+
+
+def plan_boxes(shape, box) -> list[tuple]:
+    """Boxes of ``box`` positions per axis (the last along each axis shorter) tiling ``shape`` as a
+    grid, in C order of the grid; none when an axis is empty."""
+    import itertools
+
+    if len(box) != len(shape) or any(int(b) < 1 for b in box):
+        raise ValueError(f"box {tuple(box)}: one length >= 1 per axis of {tuple(shape)}")
+    axes = [[slice(a, min(a + int(b), int(n))) for a in range(0, int(n), int(b))] for n, b in zip(shape, box)]
+    return [tuple(w) for w in itertools.product(*axes)]
 
 
 def spread_rows(rows: int, depth: int, workers: int) -> int | None:

@@ -614,7 +614,8 @@ def _same_option(name, value, kept, prep) -> bool:
 def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_threshold=None, tolerance=2.0,
              spacing=None, voi_connectivity=26, voi_alpha=0.3, voi_transform="one_over_one_plus",
              weights=DEFAULT_WEIGHTS, topo_weights=DEFAULT_TOPO_WEIGHTS, topo_tiles=DEFAULT_TOPO_TILES,
-             dims=(0, 1, 2), threads: int | None = None, executor=None, tile_rows: int | None = None) -> dict:
+             dims=(0, 1, 2), threads: int | None = None, executor=None, tile_rows: int | None = None,
+             tile_shape=None) -> dict:
     """The surface-detection score of ``pred`` against ``truth`` (the labels; arrays or paths, or
     a truth from :func:`prepare_surfaces`, whose options then hold: a different ``ignore_label``,
     ``fg_threshold``, ``spacing``, ``voi_connectivity`` or ``topo_tiles`` is refused).
@@ -643,7 +644,10 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     reads no voxel (:mod:`segscore.topology.stream`; the same JSON for any ``tile_rows``); with
     arrays they are computed here on the whole volumes while the tiles run. Files with
     ``tile_rows`` and no client take the same streamed path on this process's threads (a pair
-    larger than memory: windows, never the whole volumes). A tile needing more
+    larger than memory: windows, never the whole volumes). ``tile_shape`` (one length per axis of
+    the inputs), instead of ``tile_rows``: the windows are boxes of that shape, tiling the volume
+    as a grid (a slice too large for one worker: a whole scroll); files only, as ``tile_rows``.
+    A tile needing more
     than a worker's budget (:data:`TILE_BYTES_PER_VOXEL` per voxel; the budget: its
     ``memory_limit`` up to distributed's pause threshold, less the worker's own baseline) is
     refused (:func:`check_tile_budget`), and so are streamed windows that need more
@@ -656,17 +660,20 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     tiles_opt = tuple(int(t) for t in topo_tiles) if all(float(t).is_integer() for t in topo_tiles) \
         else tuple(topo_tiles)
     _check_options(tolerance, spacing, voi_connectivity, voi_alpha, voi_transform, weights, topo_w, tiles_opt)
+    if tile_shape is not None and tile_rows is not None:
+        raise SurfacesInputError(f"tile_rows {tile_rows} and tile_shape {' '.join(map(str, tile_shape))}: give one "
+                                 "(--tile-rows cuts slices, --tile-shape boxes)")
     on_cluster = executor is not None and not isinstance(executor, str)
     if on_cluster:  # refused before any voxel is read
         check_tile_budget(_shape3(truth), tiles_opt, worker_budget(executor))
-    if (on_cluster or tile_rows is not None) and _on_disk(truth) and _on_disk(pred) \
+    if (on_cluster or tile_rows is not None or tile_shape is not None) and _on_disk(truth) and _on_disk(pred) \
             and (ignore_mask is None or _on_disk(ignore_mask)):
         # every term counted by the workers (or threads), window by window: no voxel read here
         return _score_streamed(truth, pred, ignore_mask, ignore_label=ignore_label, fg_threshold=fg_threshold,
                                spacing=spacing, voi_connectivity=voi_connectivity, topo_tiles=tiles_opt,
                                tolerance=float(tolerance), voi_alpha=float(voi_alpha), voi_transform=voi_transform,
                                weights=weights, topo_weights=topo_w, dims=dims, threads=threads, executor=executor,
-                               tile_rows=tile_rows)
+                               tile_rows=tile_rows, tile_shape=tile_shape)
     if ignore_mask is not None and _is_path(ignore_mask):
         ignore_mask, _ = _as_volume(ignore_mask, "ignore mask")
     if isinstance(truth, PreparedSurfaces):
@@ -848,11 +855,11 @@ def _result(counts_parts, n_tiles, sd_value, v, *, shape_in, n_ignored, fg_pred,
 
 def _score_streamed(truth, pred, mask, *, ignore_label, fg_threshold, spacing, voi_connectivity, topo_tiles,
                     tolerance, voi_alpha, voi_transform, weights, topo_weights, dims, threads, executor,
-                    tile_rows=None, windows=None) -> dict:
+                    tile_rows=None, tile_shape=None, windows=None) -> dict:
     """:func:`_score` of three paths (``mask`` None or a path) without reading a voxel here: every
     term is counted per window by the workers of ``executor`` (:mod:`segscore.topology.stream`);
-    the same JSON as the whole-volume path for any windows (``tile_rows`` slices each, or
-    ``windows``: 3D boxes tiling the volume as a grid)."""
+    the same JSON as the whole-volume path for any windows (``tile_rows`` slices each, boxes of
+    ``tile_shape``, or ``windows``: 3D boxes tiling the volume as a grid)."""
     import functools
     import operator
 
@@ -875,6 +882,8 @@ def _score_streamed(truth, pred, mask, *, ignore_label, fg_threshold, spacing, v
         shape3 = (1,) + shape_in if two_d else shape_in
         label = ignore_label if mask is None else None
         inputs = stream.Inputs(ts, ps, ms, label, fg_threshold, two_d, shape3)
+        if windows is None and tile_shape is not None:
+            windows = stream.boxes3(shape3, tile_shape, len(shape_in))
         windows = windows if windows is not None else stream.bands3(shape3, tile_rows)
         on_cluster = executor is not None and not isinstance(executor, str)
         if on_cluster:  # refused before any voxel is read

@@ -192,10 +192,32 @@ def check_window_budget(windows, shape3, budget) -> None:
     if budget is None or need <= budget[0]:
         return
     rows = budget[0] // (WINDOW_BYTES_PER_VOXEL * max(int(np.prod(shape3[1:], dtype=np.int64)), 1))
-    fix = f"--tile-rows {rows} (tile_rows={rows}) or fewer" if rows >= 1 else "workers with more memory"
+    side = int((budget[0] // WINDOW_BYTES_PER_VOXEL) ** (1 / 3))
+    while (side + 1) ** 3 * WINDOW_BYTES_PER_VOXEL <= budget[0]:
+        side += 1
+    while side and side ** 3 * WINDOW_BYTES_PER_VOXEL > budget[0]:
+        side -= 1
+    boxes = f"--tile-shape {side} {side} {side}" if shape3[0] > 1 else f"--tile-shape {int(side ** 1.5)} {int(side ** 1.5)}"
+    fix = (f"--tile-rows {rows} (tile_rows={rows}) or fewer, or {boxes}" if rows >= 1 and shape3[0] > 1
+           else f"{boxes} (windows as boxes) or workers with more memory" if side >= 1 else "workers with more memory")
     raise SurfacesInputError(
         f"windows of {voxels} voxels need about {need} bytes on one worker ({WINDOW_BYTES_PER_VOXEL} B/voxel for "
         f"the components and contingency passes), more than {budget_words(budget)}; fix: {fix}")
+
+
+def boxes3(shape3, tile_shape, ndim) -> list[tuple]:
+    """The engine windows as boxes of ``tile_shape`` (one length per axis of the ``ndim``-D inputs;
+    a 2D pair is scored as one slice) tiling the volume as a grid. SurfacesInputError for another
+    number of lengths or one below 1."""
+    from segscore.engine.plan import plan_boxes
+    from segscore.topology.score import SurfacesInputError
+
+    given = tuple(tile_shape)
+    if len(given) != ndim or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1
+                                     for n in given):
+        raise SurfacesInputError(f"tile_shape {' '.join(map(str, given))}: give {ndim} whole numbers >= 1, one per "
+                                 f"axis of the {ndim}D inputs (--tile-shape)")
+    return plan_boxes(shape3, (1,) + given if ndim == 2 else given)
 
 
 def streamed_counts(inputs: Inputs, windows, *, tolerance, spacing, executor, threads=None, halo=None) -> dict:

@@ -273,6 +273,55 @@ def test_files_with_tile_rows_stream_on_threads_without_reading_the_volumes(file
     assert json.dumps({k: got[k] for k in json.loads(want)}) == want
 
 
+@pytest.mark.parametrize("tile_shape", [(5, 7, 4), (20, 1, 17), (3, 23, 2)])
+def test_files_with_tile_shape_stream_boxes_on_threads(files, tile_shape, monkeypatch, capsys):
+    """``tile_shape``: windows as boxes cutting every axis (a slice too large for one worker); the
+    same JSON as the whole-volume run, from the API and the command line, never reading a volume whole."""
+    from segscore.api import surfaces
+    from segscore.cli.main import main
+
+    want = json.dumps(S.surfaces(np.load(files / "blobs_t.npy"), np.load(files / "blobs_p.npy"),
+                                 topo_tiles=(2, 1, 2)))
+
+    def whole(*a, **k):
+        raise AssertionError("the whole volume was read")
+
+    monkeypatch.setattr(S, "_as_volume", whole)
+    got = surfaces(files / "blobs_t.npy", files / "blobs_p.npy", topo_tiles=(2, 1, 2), tile_shape=tile_shape)
+    assert json.dumps({k: got[k] for k in json.loads(want)}) == want
+    capsys.readouterr()
+    code = main(["surfaces", str(files / "blobs_p.npy"), str(files / "blobs_t.npy"), "--topo-tiles", "2", "1", "2",
+                 "--tile-shape", *map(str, tile_shape), "--json"])
+    got = json.loads(capsys.readouterr().out)
+    assert code == 0 and json.dumps({k: got[k] for k in json.loads(want)}) == want
+
+
+@pytest.mark.parametrize("kw,said", [
+    (dict(tile_shape=(5, 7)), "tile_shape 5 7: give 3 whole numbers >= 1, one per axis of the 3D inputs"),
+    (dict(tile_shape=(5, 0, 4)), "tile_shape 5 0 4: give 3 whole numbers"),
+    (dict(tile_shape=(5, 7, 4), tile_rows=3), "tile_rows 3 and tile_shape 5 7 4: give one"),
+])
+def test_a_bad_tile_shape_is_refused_in_one_line(files, kw, said):
+    with pytest.raises(S.SurfacesInputError) as e:
+        S.surfaces(files / "blobs_t.npy", files / "blobs_p.npy", **kw)
+    assert said in str(e.value) and "\n" not in str(e.value)
+
+
+def test_window_budget_names_rows_or_boxes_that_fit():
+    from segscore.topology import stream
+
+    shape3 = (24, 30, 28)  # 840 voxels a slice
+    stream.check_window_budget(stream.bands3(shape3, 3), shape3, (80_640, 10**6))  # 3 slices x 840 x 32 B: fits
+    stream.check_window_budget(stream.bands3(shape3), shape3, None)  # no limit
+    with pytest.raises(S.SurfacesInputError) as e:
+        stream.check_window_budget(stream.bands3(shape3, 4), shape3, (80_640, 10**6))
+    assert "windows of 3360 voxels" in str(e.value) and "--tile-rows 3 (tile_rows=3) or fewer" in str(e.value)
+    with pytest.raises(S.SurfacesInputError) as e:  # not one slice fits: boxes do
+        stream.check_window_budget(stream.bands3(shape3, 1), shape3, (10_000, 10**6))
+    assert "--tile-shape 6 6 6 (windows as boxes)" in str(e.value)
+    stream.check_window_budget(stream.boxes3(shape3, (6, 6, 6), 3), shape3, (10_000, 10**6))  # the fix fits
+
+
 def test_streamed_on_threads_matches_big_tiles_one_at_a_time(files, monkeypatch):
     """Tiles above MAX_PARALLEL_TILE_VOXELS are matched one at a time on the streamed threads path
     too (as on the whole-volume path); the JSON does not change."""
@@ -300,12 +349,13 @@ def test_a_volume_of_no_slices_streams_as_it_scores_whole(tmp_path):
     assert json.dumps(streamed) == json.dumps(whole) and streamed["surface_dice"] == 1.0
 
 
-def test_folder_mode_refuses_tile_rows(tmp_path):
+@pytest.mark.parametrize("flag", [["--tile-rows", "2"], ["--tile-shape", "2", "2", "2"]])
+def test_folder_mode_refuses_tile_rows(tmp_path, flag):
     from segscore.cli.main import main
 
     for d in ("gt", "pred"):
         (tmp_path / d).mkdir()
         np.save(tmp_path / d / "a.npy", np.zeros((3, 4, 4), np.uint8))
     code = main(["surfaces", "--gt-dir", str(tmp_path / "gt"), "--pred-dir", str(tmp_path / "pred"), "--out",
-                 str(tmp_path / "o"), "--tile-rows", "2"])
+                 str(tmp_path / "o"), *flag])
     assert code == 2 and not (tmp_path / "o").exists()
