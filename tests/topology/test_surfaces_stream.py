@@ -256,27 +256,14 @@ def test_sources_on_disk_are_streamed_and_left_open(files, client, monkeypatch):
     assert json.dumps(got) == json.dumps(want) and not seen
 
 
-@pytest.mark.parametrize("tile_rows", [1, 6])
-def test_files_with_tile_rows_stream_on_threads_without_reading_the_volumes(files, tile_rows, monkeypatch):
-    """``--tile-rows`` on files and no cluster: the streamed path on this process's threads (a pair
-    larger than memory is never read whole), the same JSON as the whole-volume run."""
-    from segscore.api import surfaces
-
-    want = json.dumps(S.surfaces(np.load(files / "blobs_t.npy"), np.load(files / "blobs_p.npy"),
-                                 topo_tiles=(2, 1, 2)))
-
-    def whole(*a, **k):
-        raise AssertionError("the whole volume was read")
-
-    monkeypatch.setattr(S, "_as_volume", whole)
-    got = surfaces(files / "blobs_t.npy", files / "blobs_p.npy", topo_tiles=(2, 1, 2), tile_rows=tile_rows)
-    assert json.dumps({k: got[k] for k in json.loads(want)}) == want
-
-
-@pytest.mark.parametrize("tile_shape", [(5, 7, 4), (20, 1, 17), (3, 23, 2)])
-def test_files_with_tile_shape_stream_boxes_on_threads(files, tile_shape, monkeypatch, capsys):
-    """``tile_shape``: windows as boxes cutting every axis (a slice too large for one worker); the
-    same JSON as the whole-volume run, from the API and the command line, never reading a volume whole."""
+@pytest.mark.parametrize("kw", [dict(tile_rows=1), dict(tile_rows=6), dict(tile_shape=(5, 7, 4)),
+                                dict(tile_shape=(20, 1, 17)), dict(tile_shape=(3, 23, 2))])
+def test_files_with_tile_rows_or_shape_stream_on_threads_without_reading_the_volumes(files, kw, monkeypatch,
+                                                                                      capsys):
+    """``--tile-rows`` or ``--tile-shape`` (boxes cutting every axis: a slice too large for one
+    worker) on files and no cluster: the streamed path on this process's threads (a pair larger
+    than memory is never read whole), the same JSON as the whole-volume run, from the API and the
+    command line."""
     from segscore.api import surfaces
     from segscore.cli.main import main
 
@@ -287,11 +274,12 @@ def test_files_with_tile_shape_stream_boxes_on_threads(files, tile_shape, monkey
         raise AssertionError("the whole volume was read")
 
     monkeypatch.setattr(S, "_as_volume", whole)
-    got = surfaces(files / "blobs_t.npy", files / "blobs_p.npy", topo_tiles=(2, 1, 2), tile_shape=tile_shape)
+    got = surfaces(files / "blobs_t.npy", files / "blobs_p.npy", topo_tiles=(2, 1, 2), **kw)
     assert json.dumps({k: got[k] for k in json.loads(want)}) == want
     capsys.readouterr()
+    (key, value), = kw.items()
     code = main(["surfaces", str(files / "blobs_p.npy"), str(files / "blobs_t.npy"), "--topo-tiles", "2", "1", "2",
-                 "--tile-shape", *map(str, tile_shape), "--json"])
+                 "--" + key.replace("_", "-"), *map(str, np.atleast_1d(value)), "--json"])
     got = json.loads(capsys.readouterr().out)
     assert code == 0 and json.dumps({k: got[k] for k in json.loads(want)}) == want
 
