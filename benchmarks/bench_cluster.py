@@ -372,6 +372,9 @@ def main(argv=None) -> int:
                     help="one run per row instead of two (the 1280^3 surfaces case takes tens of minutes a run)")
     ap.add_argument("--skip-threads", action="store_true",
                     help="no one-process run (the cluster rows' JSON is then compared with nothing: n/a)")
+    ap.add_argument("--reference", default=None, metavar="JSON",
+                    help="a one-process run's --json-out of the (one) case, from an earlier run: compared with "
+                         "instead of running the threads row again (the 1280^3 surfaces one takes half an hour)")
     ap.add_argument("--skip-auc", action="store_true")
     ap.add_argument("--skip-objects", action="store_true")
     ap.add_argument("--skip-surfaces", action="store_true")
@@ -405,7 +408,9 @@ def main(argv=None) -> int:
         for name, cmd, voxels, warm in cases:
             command = name.split()[0]
             reference = tmp / f"{command}_threads.json"
-            if args.skip_threads:
+            if args.reference:
+                reference = Path(args.reference)
+            elif args.skip_threads:
                 reference = None
             else:
                 rows.append(threads_rows(name, cmd, reference, voxels, once=args.once))

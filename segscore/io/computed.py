@@ -9,7 +9,8 @@ along axis 0 are kept once computed (for the last ``keep`` blocks), and the last
 whole: a window that needs only a neighbour's rim does not compute that neighbour again, and a band
 read in order finds its own block computed already for its predecessor's halo.
 
-Picklable when ``compute`` is (dask workers get the recipe, not the blocks, and compute their own).
+Picklable when ``compute`` is (dask workers get the recipe, not the blocks, and compute their own);
+an unpickled copy keeps no blocks (it serves one task).
 """
 
 from __future__ import annotations
@@ -51,7 +52,12 @@ class ComputedSource(Source):
         return state
 
     def __setstate__(self, state):
+        # an unpickled copy serves one task: distributed unpickles each task's arguments on their
+        # own and keeps them until the task is forgotten, so a copy that cached blocks would hold
+        # them after its task (the idle 1 GB workers of a 1280³ surfaces job held ten 50 MB label
+        # blocks and paused); within one task every block is read once
         self.__dict__.update(state)
+        self.whole, self.keep = 0, 0
         self._init_cache()
 
     def _block(self, index, want):

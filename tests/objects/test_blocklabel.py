@@ -122,6 +122,20 @@ def test_computed_source_keeps_rims_and_reads_any_window():
     assert calls == [(0, 0), (1, 0), (2, 0), (3, 0)]  # each block computed once: kept whole or its rim kept
     np.testing.assert_array_equal(src.read((slice(5, 38), slice(2, 7))), want[5:38, 2:7])
     assert src.read((slice(4, 4), slice(0, 9))).shape == (0, 9)
+    assert src._blocks and src._rims  # this process's source keeps its blocks for the next window
+
+
+def test_an_unpickled_computed_source_keeps_no_block_after_its_read():
+    """A task's copy (what a dask worker unpickles, and keeps until the task is forgotten) reads the
+    same labels and holds no block afterwards."""
+    import pickle
+
+    mask = _mask(np.random.default_rng(4), (40, 9), 1)
+    src = blockwise_labels(ArraySource(mask), connectivity=8, tile_rows=10, halo=3).source
+    copy = pickle.loads(pickle.dumps(src))
+    for a, b in ((0, 13), (7, 23), (27, 40)):
+        np.testing.assert_array_equal(copy.read((slice(a, b), slice(0, 9))), components(mask, 8)[a:b])
+    assert not copy._blocks and not copy._rims
 
 
 def test_wants_blockwise():
