@@ -68,7 +68,7 @@ import math
 
 import numpy as np
 
-from segscore.engine.executor import worker_budget
+from segscore.engine.executor import budget_words, worker_budget
 from segscore.errors import ScoreError
 
 DEFAULT_WEIGHTS = (0.3, 0.35, 0.35)
@@ -169,8 +169,6 @@ def check_tile_budget(shape, tiles, budget) -> None:
     :func:`segscore.engine.executor.worker_budget`, or None: no limit) at
     :data:`TILE_BYTES_PER_VOXEL` per voxel: a tile is one task, matched whole, and would only swap
     or pause its worker. The fix names tile counts that fit."""
-    from segscore.engine.executor import budget_words
-
     def biggest(t):
         return max((int(np.prod([sl.stop - sl.start for sl in s])) for s in tile_slices(shape, t)), default=0)
 
@@ -647,10 +645,9 @@ def surfaces(truth=None, pred=None, *, ignore_label=2, ignore_mask=None, fg_thre
     larger than memory: windows, never the whole volumes). ``tile_shape`` (one length per axis of
     the inputs), instead of ``tile_rows``: the windows are boxes of that shape, tiling the volume
     as a grid (a slice too large for one worker: a whole scroll); files only, as ``tile_rows``.
-    A tile needing more
-    than a worker's budget (:data:`TILE_BYTES_PER_VOXEL` per voxel; the budget: its
-    ``memory_limit`` up to distributed's pause threshold, less the worker's own baseline) is
-    refused (:func:`check_tile_budget`), and so are streamed windows that need more
+    A tile needing more than a worker's budget (:data:`TILE_BYTES_PER_VOXEL` per voxel; the
+    budget: its ``memory_limit`` up to distributed's pause threshold, less the worker's own
+    baseline) is refused (:func:`check_tile_budget`), and so are streamed windows that need more
     (:func:`segscore.topology.stream.check_window_budget`)."""
     if truth is None or pred is None:
         raise SurfacesInputError("surfaces needs truth= (the labels) and pred= (the prediction)")
