@@ -191,15 +191,19 @@ def check_window_budget(windows, shape3, budget) -> None:
     need = WINDOW_BYTES_PER_VOXEL * voxels
     if budget is None or need <= budget[0]:
         return
-    rows = budget[0] // (WINDOW_BYTES_PER_VOXEL * max(int(np.prod(shape3[1:], dtype=np.int64)), 1))
-    side = int((budget[0] // WINDOW_BYTES_PER_VOXEL) ** (1 / 3))
-    while (side + 1) ** 3 * WINDOW_BYTES_PER_VOXEL <= budget[0]:
-        side += 1
-    while side and side ** 3 * WINDOW_BYTES_PER_VOXEL > budget[0]:
+    cap = budget[0] // WINDOW_BYTES_PER_VOXEL  # the voxels a window may hold
+    k = 3 if shape3[0] > 1 else 2  # boxes of the inputs' axes (a 2D pair is one slice)
+    side = int(round(cap ** (1 / k)))
+    while side ** k > cap:
         side -= 1
-    boxes = f"--tile-shape {side} {side} {side}" if shape3[0] > 1 else f"--tile-shape {int(side ** 1.5)} {int(side ** 1.5)}"
-    fix = (f"--tile-rows {rows} (tile_rows={rows}) or fewer, or {boxes}" if rows >= 1 and shape3[0] > 1
-           else f"{boxes} (windows as boxes) or workers with more memory" if side >= 1 else "workers with more memory")
+    rows = cap // max(int(np.prod(shape3[1:], dtype=np.int64)), 1)
+    boxes = "--tile-shape " + " ".join([str(side)] * k)
+    if rows >= 1 and k == 3:
+        fix = f"--tile-rows {rows} (tile_rows={rows}) or fewer, or {boxes}"
+    elif side >= 1:
+        fix = f"{boxes} (windows as boxes) or workers with more memory"
+    else:
+        fix = "workers with more memory"
     raise SurfacesInputError(
         f"windows of {voxels} voxels need about {need} bytes on one worker ({WINDOW_BYTES_PER_VOXEL} B/voxel for "
         f"the components and contingency passes), more than {budget_words(budget)}; fix: {fix}")
