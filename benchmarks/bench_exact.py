@@ -21,8 +21,9 @@ spills to disk: the refinement gathers at most ``budget`` scores in memory per p
 
     PYTHONPATH=. nice python benchmarks/bench_exact.py [--repeat 1] [--skip-4x]
 
-``--against TREE`` instead runs the two commands whose time the exact ranking sets, side by side
-with another checkout ``TREE`` (the quantized path it replaced: ``git worktree add TREE bfa3608``), wall
+``--against TREE [TREE ...]`` instead runs the two commands whose time the exact ranking sets, side by side
+with other checkouts (the quantized path it replaced: ``git worktree add TREE bfa3608``; and that
+tree without the process tricks issue 28 removed from every command, see benchmarks/README.md), wall
 and CPU (user + system, both threads) of each, and the load average around the runs:
 ``segscore target`` on bench_targets.py's 4,096² 8-bit PNG with its three floors (the uniform floor
 is 16.7 M distinct doubles), and ``segscore columns`` on the full 2,061 x 30,097 float32 column map
@@ -106,8 +107,9 @@ def make_cases(real: Path, skip_4x: bool) -> dict:
     return cases
 
 
-def against(tree: str, repeat: int) -> None:
-    """``target`` with floors and full-size ``columns``, this checkout and ``tree`` alternated."""
+def against(others: list, repeat: int) -> None:
+    """``target`` with floors and full-size ``columns``, this checkout and each tree of ``others``
+    alternated run by run (one table row per case and other tree)."""
     import statistics
 
     from benchmarks._harness import REPO, run_once
@@ -115,7 +117,9 @@ def against(tree: str, repeat: int) -> None:
 
     case = make_cases(shared_data("scrollgt"))
     load0 = os.getloadavg()[0]
-    trees = {"this": str(REPO), "other": str(Path(tree).resolve())}
+    trees = {"this": str(REPO)}
+    for i, tree in enumerate(others):
+        trees[f"other{i}"] = str(Path(tree).resolve())
     cmds = {"target 4096² u8 PNG + 3 floors": ["target", case["png"], case["target"]],
             "columns full grid f32 + 3 floors": ["columns", case["cols"], case["ctarget"]]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,17 +146,22 @@ def against(tree: str, repeat: int) -> None:
                     got[k].append(m)
             med = {k: (statistics.median(m["seconds"] for m in v), statistics.median(m["peak_mb"] for m in v),
                        statistics.median(m["cpu"] for m in v)) for k, v in got.items()}
-            same = cards["this"] == cards["other"]
-            rows.append({"case": name, "s": med["this"][0], "s_other": med["other"][0],
-                         "ratio": med["this"][0] / med["other"][0], "cpu": med["this"][2], "cpu_other": med["other"][2],
-                         "cpu_ratio": med["this"][2] / med["other"][2],
-                         "mb": med["this"][1], "mb_other": med["other"][1],
-                         "mb_ratio": med["this"][1] / med["other"][1], "same": "yes" if same else "no (quantized)",
-                         "runs": " ".join(f"{m['seconds']:.2f}" for m in got["this"]) + " / "
-                         + " ".join(f"{m['seconds']:.2f}" for m in got["other"])})
-    print(f"exact ranking against {tree} — {machine_note()} — whole processes, trees alternated, medians of "
-          f"{repeat}, each tree's numba cache warm; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after\n")
-    print(table(rows, [("case", "case", None), ("s", "this s", "{:.2f}"), ("s_other", "other s", "{:.2f}"),
+            for k in trees:
+                if k == "this":
+                    continue
+                same = cards["this"] == cards[k]
+                rows.append({"case": name, "other": trees[k], "s": med["this"][0], "s_other": med[k][0],
+                             "ratio": med["this"][0] / med[k][0], "cpu": med["this"][2], "cpu_other": med[k][2],
+                             "cpu_ratio": med["this"][2] / med[k][2],
+                             "mb": med["this"][1], "mb_other": med[k][1],
+                             "mb_ratio": med["this"][1] / med[k][1], "same": "yes" if same else "no (quantized)",
+                             "runs": " ".join(f"{m['seconds']:.2f}" for m in got["this"]) + " / "
+                             + " ".join(f"{m['seconds']:.2f}" for m in got[k])})
+    print(f"exact ranking against {', '.join(others)} — {machine_note()} — whole processes, trees alternated, "
+          f"medians of {repeat}, each tree's numba cache warm; load average {load0:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after\n")
+    print(table(rows, [("case", "case", None), ("other", "other tree", None), ("s", "this s", "{:.2f}"),
+                       ("s_other", "other s", "{:.2f}"),
                        ("ratio", "this / other", "{:.2f}"), ("cpu", "this CPU s", "{:.2f}"),
                        ("cpu_other", "other CPU s", "{:.2f}"), ("cpu_ratio", "CPU ratio", "{:.2f}"),
                        ("mb", "this peak MB", "{:.0f}"),
@@ -164,7 +173,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--skip-4x", action="store_true")
-    ap.add_argument("--against", metavar="TREE", help="time target + floors and columns beside another checkout")
+    ap.add_argument("--against", metavar="TREE", nargs="+",
+                    help="time target + floors and columns beside other checkouts (alternated with each)")
     ap.add_argument("--child", nargs="+", metavar="PRED TARGET OUT [floors]", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
