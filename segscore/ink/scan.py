@@ -18,7 +18,10 @@ from segscore.engine.plan import aligned_bands, bands, plan_bands, rows_for_pixe
 from segscore.io.grid import IndexedView
 from segscore.io.sources import Source
 from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, kernel_array, needs_stats, quantizer_for, tile_stats
-from segscore.kernels.blocks import BOOT_BINS
+
+#: bins of a bootstrap block histogram (``segscore.kernels.blocks.BOOT_BINS``, which a test holds equal:
+#: that module imports numba, which this one leaves to :func:`start_loading` and the tasks)
+BOOT_BINS = 1024
 
 _EMPTY_LEVELS = np.zeros((0, 0), np.int32)
 #: pixels of a window of the ink AUC pass: its labels are read once (a few bytes per pixel)
@@ -74,6 +77,51 @@ class ScanResult:
     block_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     block_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     n_grid: int | None = None  # blocks in the whole block grid
+
+
+def start_loading(sources: list[Source], spec: ScanSpec):
+    """Load the kernels a scan of ``sources`` calls (numba's import, its first-dispatch set-up and
+    the on-disk cache entries of the maps' dtypes: about 0.8 s of CPU, most of it holding the GIL) on
+    a thread, so that the first windows' reads (file reads and zstd decodes, which release the GIL)
+    run beside it instead of after it. Returns the thread (join it before the scan returns), or None
+    where the tasks run elsewhere (dask, a cluster: the workers load their own kernels). A failure
+    here is left to the real call to report."""
+    import threading
+
+    if spec.executor not in (None, "threads", "synchronous"):
+        return None
+    kinds = sorted({kernel_array(np.zeros((1, 1), s.dtype)).dtype.str for s in sources})
+    boot = spec.block_px is not None
+    stats = any(needs_stats(s.dtype) for s in sources)
+
+    def work():
+        try:
+            from segscore.kernels.levels import class_histograms, value_stats
+
+            codes = np.zeros((1, 1), np.uint8)
+            idx = np.zeros(1, np.int64)
+            hist = np.zeros((2, N_LEVELS), np.int64)
+            out = np.zeros((1, 1), np.int32)
+            for kind in kinds:
+                values = np.zeros((1, 1), np.dtype(kind))
+                if stats:
+                    occ = np.zeros((3, N_LEVELS), np.uint8)
+                    value_stats(values, occ[0], occ[1], occ[2])
+                class_histograms(values, True, 0.0, 1.0, False, codes, idx, idx, hist[0], hist[1],
+                                 out if boot else _EMPTY_LEVELS)
+            if boot:
+                from segscore.kernels.blocks import block_entries
+
+                ob, ok, oc = np.zeros(4, np.int64), np.zeros(4, np.int16), np.zeros(4, np.int64)
+                block_entries(out, 255, _EMPTY_LEVELS, 65535, codes, idx, idx, 0, 0, 1, 1, ob, ok, oc)
+                if spec.paired:
+                    block_entries(out, 255, out, 255, codes, idx, idx, 0, 0, 1, 1, ob, ok, oc)
+        except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
+            pass
+
+    thread = threading.Thread(target=work, name="segscore-kernels", daemon=True)
+    thread.start()
+    return thread
 
 
 def _merge_stats(a, b):

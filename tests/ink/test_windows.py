@@ -10,3 +10,38 @@ def test_an_ink_windows_sub_bands_end_on_the_bootstraps_block_rows():
     assert [w[0].stop for w in ink_sub_bands(window, width)] == [9, 13, 17, 21, 25, 29, 33, 37, 40]
     assert [w[0].stop for w in ink_sub_bands(window, width, block_px=10)] == [10, 20, 30, 40]
     assert [w[0].stop for w in ink_sub_bands(window, width, tile_rows=16, block_px=10)] == [21, 37, 40]
+
+
+def test_scan_keeps_the_bootstrap_bins_of_the_kernel():
+    from segscore.ink import scan
+    from segscore.kernels import blocks
+
+    assert scan.BOOT_BINS == blocks.BOOT_BINS
+
+
+def test_importing_the_scan_leaves_numba_to_the_loading_thread():
+    """ink.scan must not import numba itself: its kernels load on a thread (start_loading) beside the
+    first windows' reads, and an import at the top of the module would make the reads wait for it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, segscore.ink.auc, segscore.ink.scan; "
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_start_loading_loads_the_kernels_of_a_local_scan_only(tmp_path):
+    import numpy as np
+
+    from segscore.ink.scan import ScanSpec, start_loading
+    from segscore.io.sources import ArraySource
+
+    maps = [ArraySource(np.zeros((4, 4), np.uint8)), ArraySource(np.zeros((4, 4), np.float32))]
+    assert start_loading(maps, ScanSpec(executor="dask")) is None
+    thread = start_loading(maps, ScanSpec(block_px=2, paired=True))
+    thread.join(timeout=600)
+    assert not thread.is_alive()
+    from segscore.kernels.levels import class_histograms
+
+    assert len(class_histograms.signatures) >= 2  # the uint8 and the float32 maps' kernels, loaded
