@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from segscore.ink.scan import ink_sub_bands
 
 
@@ -45,3 +48,19 @@ def test_start_loading_loads_the_kernels_of_a_local_scan_only(tmp_path):
     from segscore.kernels.levels import class_histograms
 
     assert len(class_histograms.signatures) >= 2  # the uint8 and the float32 maps' kernels, loaded
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.bool_, np.int16, np.float32])
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (5, 3), (37, 11)])
+def test_label_codes_match_the_whole_plane_oracle(dtype, shape, monkeypatch):
+    from segscore.ink import scan
+
+    rng = np.random.default_rng(len(shape) + shape[0])
+    ink = (rng.integers(-2, 3, size=shape)).astype(dtype)
+    sup = (rng.integers(-2, 3, size=shape)).astype(dtype)
+    want = (np.greater(sup, 0).astype(np.uint8) << 1) | np.greater(ink, 0).astype(np.uint8)
+    for block in (1, 7, 64, 1 << 18):  # row blocks of one row, of uneven rows, of the whole plane
+        monkeypatch.setattr(scan, "CODES_BLOCK_BYTES", block)
+        got = scan.label_codes(ink, sup)
+        assert got.dtype == np.uint8 and got.shape == shape
+        np.testing.assert_array_equal(got, want)
