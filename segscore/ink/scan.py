@@ -80,8 +80,9 @@ class ScanResult:
 
 
 def start_loading(sources: list[Source], spec: ScanSpec):
-    """Load the kernels a scan of ``sources`` calls (numba's import, its first-dispatch set-up and
-    the on-disk cache entries of the maps' dtypes: about 0.8 s of CPU, most of it holding the GIL) on
+    """Load the kernels a scan of ``sources`` calls, and the exact AUC's after it (numba's import, its
+    first-dispatch set-up and the on-disk cache entries of the maps' dtypes: about 0.8 s of CPU, most
+    of it holding the GIL) on
     a thread, so that the first windows' reads (file reads and zstd decodes, which release the GIL)
     run beside it instead of after it. Returns the thread (join it before the scan returns), or None
     where the tasks run elsewhere (dask, a cluster: the workers load their own kernels). A failure
@@ -96,7 +97,7 @@ def start_loading(sources: list[Source], spec: ScanSpec):
 
     def work():
         try:
-            from segscore.kernels.levels import class_histograms, value_stats
+            from segscore.kernels.levels import auc_rows, class_histograms, value_stats
 
             codes = np.zeros((1, 1), np.uint8)
             idx = np.zeros(1, np.int64)
@@ -116,6 +117,8 @@ def start_loading(sources: list[Source], spec: ScanSpec):
                 block_entries(out, 255, _EMPTY_LEVELS, 65535, codes, idx, idx, 0, 0, 1, 1, ob, ok, oc)
                 if spec.paired:
                     block_entries(out, 255, out, 255, codes, idx, idx, 0, 0, 1, 1, ob, ok, oc)
+            counts = np.zeros((1, 2), np.int64)  # the AUC of the histograms, after the scan
+            auc_rows(counts, counts, np.empty(1, np.float64))
         except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
             pass
 

@@ -34,20 +34,36 @@ def test_importing_the_scan_leaves_numba_to_the_loading_thread():
     assert out.stdout.strip() == "False"
 
 
-def test_start_loading_loads_the_kernels_of_a_local_scan_only(tmp_path):
-    import numpy as np
-
+def test_start_loading_loads_the_kernels_of_a_local_scan_only():
     from segscore.ink.scan import ScanSpec, start_loading
     from segscore.io.sources import ArraySource
 
     maps = [ArraySource(np.zeros((4, 4), np.uint8)), ArraySource(np.zeros((4, 4), np.float32))]
-    assert start_loading(maps, ScanSpec(executor="dask")) is None
-    thread = start_loading(maps, ScanSpec(block_px=2, paired=True))
-    thread.join(timeout=600)
-    assert not thread.is_alive()
-    from segscore.kernels.levels import class_histograms
+    assert start_loading(maps, ScanSpec(executor="dask")) is None  # a cluster's workers load their own
 
-    assert len(class_histograms.signatures) >= 2  # the uint8 and the float32 maps' kernels, loaded
+
+def test_the_kernels_loaded_ahead_are_the_ones_the_scan_calls():
+    """The head start loads the very specializations the scan and the AUC then call: each kernel
+    has one signature per map dtype after a score (none compiled twice for a layout or a type the
+    warm-up got wrong), in a fresh process."""
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from segscore.ink import auc
+rng = np.random.default_rng(0)
+ink, mask = rng.random((60, 70)) < 0.3, np.ones((60, 70), bool)
+for dtype in (np.uint8, np.float32):
+    pred = (rng.random((60, 70)) * 200 + 1).astype(dtype)
+    auc._score_array(pred, ink, mask)
+    auc.block_bootstrap(pred, ink, mask, draws=20, block_px=16, other=pred)
+from segscore.kernels.blocks import block_entries
+from segscore.kernels.levels import auc_rows, class_histograms, value_stats
+print([len(k.signatures) for k in (class_histograms, value_stats, block_entries, auc_rows)])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[2, 1, 1, 1]"
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.bool_, np.int16, np.float32])
