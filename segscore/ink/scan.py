@@ -91,12 +91,13 @@ def start_loading(sources: list[Source], spec: ScanSpec):
 
     if spec.executor not in (None, "threads", "synchronous"):
         return None
-    kinds = sorted({kernel_array(np.zeros((1, 1), s.dtype)).dtype.str for s in sources})
+    dtypes = [s.dtype for s in sources]
     boot = spec.block_px is not None
-    stats = any(needs_stats(s.dtype) for s in sources)
 
     def work():
-        try:
+        try:  # the dtypes as the kernels see them (kernel_array), and whether a statistics pass runs
+            kinds = sorted({kernel_array(np.zeros((1, 1), d)).dtype.str for d in dtypes})
+            stats = any(needs_stats(d) for d in dtypes)
             from segscore.kernels.levels import auc_rows, class_histograms, value_stats
 
             codes = np.zeros((1, 1), np.uint8)
