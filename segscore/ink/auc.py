@@ -146,8 +146,13 @@ def _run(sources, names, view, *, keep_zero, inner, draws, block_px, seed, paire
 
     spec = S.ScanSpec(keep_zero=bool(keep_zero), inner=inner, block_px=block_px if draws else None,
                       paired=paired, **engine)
-    qs = S.quantizers(sources, names, spec)
-    res = S.scan(sources, qs, view, spec)
+    loading = S.start_loading(sources, spec)  # beside the reads, not before them
+    try:
+        qs = S.quantizers(sources, names, spec)
+        res = S.scan(sources, qs, view, spec)
+    finally:
+        if loading is not None:
+            loading.join()
     cards = []
     for i in range(len(sources)):
         ink_h, bg_h = res.hist[i]
