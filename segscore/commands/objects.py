@@ -18,7 +18,7 @@ def matching_options(matched: str) -> tuple:
 
 def scorecard_options() -> tuple:
     """The options of the scorecard's optional measures, shared with ``holdout``."""
-    from segscore.metrics.surface import DEFAULT_DISTANCE_DEFINITION, DISTANCE_DEFINITIONS
+    from segscore.metrics.definitions import DEFAULT_DISTANCE_DEFINITION, DISTANCE_DEFINITIONS
 
     return (
         Option("count_background", ("--count-background",), kind="flag",

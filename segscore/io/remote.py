@@ -32,7 +32,6 @@ This module imports neither fsspec, aiohttp nor zarr until a URL is opened (the 
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import re
@@ -91,6 +90,8 @@ def _one_line(text: str, limit: int = 160) -> str:
 
 def _why(exc: BaseException) -> tuple[str, str]:
     """What went wrong fetching a key, and the fix, for the exceptions aiohttp and s3fs raise."""
+    import asyncio  # imported where a URL is read: a local run (is_url) never pays for it
+
     try:
         timeout = http_timeout()
     except ScoreError:
@@ -221,6 +222,8 @@ async def _bounded_fetch(fs, url: str, byte_range, limit: int) -> bytes | None:
 
 def _make_store_class():
     """zarr's FsspecStore, whose fetches name the URL and key when they fail or outlast the deadline."""
+    import asyncio
+
     from zarr.storage import FsspecStore
 
     class GuardedStore(FsspecStore):

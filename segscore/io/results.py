@@ -265,19 +265,31 @@ def write_json(path, result) -> None:
     atomic_write(path, dumps(result) + "\n")
 
 
+def _plain_row(row: dict) -> dict:
+    """:func:`jsonable` of one CSV row, without the walk when every key is a str and every value
+    a str, int, bool, None or finite float already (a per-object table's rows)."""
+    for k, v in row.items():
+        t = type(v)
+        if type(k) is not str or not (t is str or t is int or t is bool or v is None
+                                        or t is float and math.isfinite(v)):
+            return jsonable(row)
+    return row
+
+
 def csv_text(rows) -> str:
-    """Rows (dicts) as CSV: the union of their keys, in first-seen order, as the header."""
-    rows = [jsonable(r) for r in rows]
+    """Rows (dicts) as CSV: the union of their keys, in first-seen order, as the header; a
+    missing or None value is an empty field."""
+    rows = [_plain_row(r) for r in rows]
     if not rows:
         return ""
-    header: list[str] = []
+    header: dict = {}
     for r in rows:
-        header.extend(k for k in r if k not in header)
+        header.update(dict.fromkeys(r))
+    header = list(header)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=header, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([["" if (v := r.get(k)) is None else v for k in header] for r in rows])
     return buf.getvalue()
 
 

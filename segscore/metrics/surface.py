@@ -66,6 +66,9 @@ import numbers
 import numpy as np
 
 from segscore.errors import ScoreError
+# the named definitions live in a module without numpy: the CLI's parser (and --help) imports no metric
+from segscore.metrics.definitions import (DEFAULT_DISTANCE_DEFINITION, DEFINITION_HELP,  # noqa: F401
+                                          DISTANCE_DEFINITIONS, check_definition)
 
 # ---------------------------------------------------------------- options
 
@@ -246,35 +249,6 @@ def _two_surfaces(a, b, spacing, threads=None):
     sp = check_spacing(spacing, ma.ndim)
     sa, sb = side_by_side([lambda: mask_surface(ma), lambda: mask_surface(mb)], threads=threads)
     return sa, sb, sp
-
-
-# ---------------------------------------------------------------- named definitions
-
-#: the surface-distance definitions segscore computes, by the library that defines them
-DISTANCE_DEFINITIONS = ("monai", "panoptica", "deepmind")
-#: the default: MONAI's (and curvicost's hd95), what segscore has always reported
-DEFAULT_DISTANCE_DEFINITION = "monai"
-#: one line per definition, for --help and the README
-DEFINITION_HELP = {
-    "monai": "surface voxels (6-/4-connected erosion); hd95 the larger directed 95th percentile, assd the mean of "
-             "both directions pooled (MONAI compute_hausdorff_distance, compute_average_surface_distance symmetric)",
-    "panoptica": "surface voxels as monai; hd95 one 95th percentile of both directions pooled, assd the mean of the "
-                 "two directed means (panoptica 2.1.7)",
-    "deepmind": "surface elements on the voxel corners weighted by area (3D) or length (2D); hd95 the larger "
-                "area-weighted 95th percentile, assd the mean of the two weighted directed means, nsd the "
-                "weighted surface Dice (DeepMind surface-distance 0.1)",
-}
-
-
-def check_definition(name) -> str:
-    """``name`` as one of :data:`DISTANCE_DEFINITIONS` (None: the default)."""
-    if name is None:
-        return DEFAULT_DISTANCE_DEFINITION
-    key = str(name).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
-    key = {"surfacedistance": "deepmind", "deepmindsurfacedistance": "deepmind"}.get(key, key)
-    if key not in DISTANCE_DEFINITIONS:
-        raise ScoreError(f"distance definition {name!r}: choose one of {', '.join(DISTANCE_DEFINITIONS)}")
-    return key
 
 
 def _corner_triangles(code: int, ndim: int):

@@ -178,14 +178,16 @@ def _check_tolerances(tolerances) -> list[int]:
 
 def canonical_tile(block: np.ndarray) -> np.ndarray:
     """A label block (non-negative ids, :func:`segscore.objects.table.as_labels`) in one of the two
-    dtypes the tile kernels are compiled for: uint32 for ids of up to 32 bits (a copy of this
-    tile only: 4 bytes per voxel of the tile, never of the whole image), uint64 for 64-bit ids (a
-    view: int64 ids are non-negative here). The same ids, so the same numbers, whatever the
-    images' dtypes; and the first run compiles the contingency and boundary kernels once, not
-    once per input dtype."""
+    dtypes the tile kernels are compiled for: uint32 for ids of up to 32 bits (a view of 32-bit
+    ids, which are non-negative here; a copy of this tile only for 8- and 16-bit ids: 4 bytes per
+    voxel of the tile, never of the whole image), uint64 for 64-bit ids (a view). The same ids,
+    so the same numbers, whatever the images' dtypes; and the first run compiles the contingency
+    and boundary kernels once, not once per input dtype."""
     if block.dtype.itemsize == 8:
         return block.view(np.uint64)
-    return block if block.dtype == np.uint32 else block.astype(np.uint32)
+    if block.dtype.itemsize == 4:
+        return block.view(np.uint32)
+    return block.astype(np.uint32)
 
 
 def _boundary_marks(labels) -> np.ndarray:
