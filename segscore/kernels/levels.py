@@ -106,32 +106,15 @@ def class_histograms(values, passthrough, offset, scale, keep_zero, codes, ridx,
     -----
     Does not check for NaN (the caller refuses maps holding any) or index bounds.
     """
+    want_levels = levels_out.size > 0
     zeros = 0
-    if levels_out.size == 0:  # the common case, its own loop: no per-pixel test of want_levels
-        for i in range(values.shape[0]):
-            crow = codes[ridx[i]]  # the row's labels and values, indexed once per row
-            vrow = values[i]
-            for j in range(values.shape[1]):
-                code = crow[cidx[j]]
-                if code & 2 == 0:
-                    continue
-                x = vrow[j]
-                if x == 0:
-                    zeros += 1
-                    if not keep_zero:
-                        continue
-                lev = level_of(x, passthrough, offset, scale)
-                if code & 1:
-                    ink_hist[lev] += 1
-                else:
-                    bg_hist[lev] += 1
-        return zeros
     for i in range(values.shape[0]):
-        crow = codes[ridx[i]]
+        crow = codes[ridx[i]]  # the row's labels and values, indexed once per row
         vrow = values[i]
-        lrow = levels_out[i]
+        lrow = levels_out[i if want_levels else 0]  # without levels: an empty row, never written
         for j in range(values.shape[1]):
-            lrow[j] = -1
+            if want_levels:
+                lrow[j] = -1
             code = crow[cidx[j]]
             if code & 2 == 0:
                 continue
@@ -145,7 +128,8 @@ def class_histograms(values, passthrough, offset, scale, keep_zero, codes, ridx,
                 ink_hist[lev] += 1
             else:
                 bg_hist[lev] += 1
-            lrow[j] = lev
+            if want_levels:
+                lrow[j] = lev
     return zeros
 
 
