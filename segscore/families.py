@@ -210,13 +210,39 @@ def family(name: str) -> Family:
 
 
 def warm(families=None) -> list[str]:
-    """Compile or load the kernels of ``families`` (default: all) in this process; returns
-    the names warmed."""
+    """Compile or load the kernels of ``families`` (default: all) in this process, and stamp their
+    commands' first runs as done (:mod:`segscore.engine.firstrun`); returns the names warmed."""
     names = list(FAMILIES) if families is None else [families] if isinstance(families, str) else list(families)
     for name in names:
         family(name).load("warm")()
+        _mark_first_runs([name])  # its commands' first runs have nothing left to divide
     return names
 
+
+
+def first_run(command: str) -> dict | None:
+    """Divide ``command``'s first-run compile between two processes where its family's warm-up
+    module plans it (its ``FIRST_RUN``; :func:`segscore.engine.firstrun.compile_first`: nothing is
+    done after the first run, with one CPU or ``SEGSCORE_COMPILE_PROCESSES=1``). The CLI calls it
+    before a command runs; None when nothing was done."""
+    cmd = REGISTRY.get(command)
+    if cmd is None or not cmd.family:
+        return None
+    module = importlib.import_module(family(cmd.family).warm.split(":")[0])
+    plan = getattr(module, "FIRST_RUN", {}).get(command)
+    if plan is None:
+        return None
+    from segscore.engine.firstrun import compile_first
+
+    return compile_first(command, plan)
+
+
+def _mark_first_runs(names) -> None:
+    """Stamp every command of the families ``names`` as having had its first run (their warm-ups
+    compiled all it needs)."""
+    from segscore.engine.firstrun import mark_done
+
+    mark_done([c.name for c in REGISTRY.values() if c.family in set(names)])
 
 
 def warm_families_of(commands=None) -> list[str]:

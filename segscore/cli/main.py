@@ -141,6 +141,10 @@ def main(argv=None) -> int:
 
         settle_json(args)  # the words --json took that are inputs go to their place first
         check_paths(vars(args))  # no pipe or device read, no input overwritten: before anything runs
+        if command in COMMANDS:
+            from segscore.families import first_run
+
+            first_run(command)  # an empty numba cache: the kernels compile in two processes (engine/firstrun.py)
         if hasattr(module, "run"):
             return module.run(args)
         return run_plain(module, args)

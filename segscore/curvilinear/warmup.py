@@ -1,23 +1,131 @@
 """The curvilinear family's warm-up: every metric of ``curve`` (the audit's too: apls,
 junction_f1, hd95) and every operator of ``perturb`` (``profile`` applies all five) on a tiny cross. The registry (:mod:`segscore.families`) points at
-:func:`warm`; the audit's workers run it before their first case."""
+:func:`warm`; the audit's workers run it before their first case.
+
+:data:`FIRST_RUN` divides ``curve``'s first run between two processes
+(:mod:`segscore.engine.firstrun`): the other process compiles the network reduction, Betti
+matching and hd95 while this one compiles the analysis, the reach costs, apls, junction F1 and
+cbdice*.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from segscore.engine.firstrun import Plan
 
-def warm() -> None:
-    from segscore.curvilinear.operators import OPERATORS, perturb
-    from segscore.curvilinear.scoring import _score as score
-    from segscore.metrics.surface import warm_nearest
 
+def _cross() -> np.ndarray:
     m = np.zeros((24, 24), bool)
     m[12, 2:22] = True
     m[2:22, 12] = True
-    score(m, m, all_metrics=True)  # the audit's metrics too (apls, junction_f1, hd95)
+    return m
+
+
+def warm() -> None:
+    from segscore.metrics.surface import warm_nearest
+
+    curve()  # the audit's metrics too (apls, junction_f1, hd95)
     warm_nearest()  # the k-d tree step, which the tiny masks' distances never reach
-    thick = m.copy()
+    operators()
+
+
+def _thick() -> np.ndarray:
+    thick = _cross()
     thick[11, 2:22] = True  # a two-pixel arm: the radius and boundary operators need width
-    for op in OPERATORS:  # perturb's and profile's operators (their painting and distance kernels)
+    return thick
+
+
+def operators() -> None:
+    """perturb's and profile's operators (their painting and distance kernels)."""
+    from segscore.curvilinear.operators import OPERATORS, perturb
+
+    thick = _thick()
+    for op in OPERATORS:
         perturb(thick, op, 0.5, seed=0, prune_px=1)
+
+
+def profile() -> None:
+    """What ``profile`` compiles: the five operators' errors scored on the tiny cross."""
+    from segscore.curvilinear.profiling import profile as error_profile
+
+    thick = _thick()
+    error_profile(thick, [thick], prune_px=1, seeds=1)
+
+
+def curve() -> None:
+    """What ``curve`` compiles: every metric, on the tiny cross."""
+    from segscore.curvilinear.scoring import _score as score
+
+    m = _cross()
+    score(m, m, all_metrics=True)
+
+
+def prelude() -> None:
+    """The kernels ``curve``'s and ``profile``'s first runs compile with two signatures each: the
+    union-find's root (int32 parents in the Betti matching, int64 in the labeller) and the sorted
+    search (int64 and float64 values)."""
+    from segscore.kernels.components import find
+    from segscore.kernels.nearest import search_left
+
+    for dtype in (np.int32, np.int64):
+        find(np.zeros(1, dtype), 0)
+    search_left(np.zeros(1, np.int64), 0)
+    search_left(np.zeros(1, np.float64), 0.0)
+
+
+def betti() -> None:
+    from segscore.curvilinear.scoring import betti_matching_error
+
+    m = _cross()
+    betti_matching_error(m, m)
+
+
+def hd95() -> None:
+    from segscore.curvilinear import metrics as M
+
+    m = _cross()
+    M.hd95(m, m)
+
+
+def graph_metrics() -> None:
+    from segscore.curvilinear import metrics as M
+
+    points = M.SkeletonPoints(_cross())
+    M.apls(points, points)
+    M.junction_f1(points, points)
+
+
+def network() -> None:
+    """The costs' network reduction (Kirchhoff conductance), on a three-node chain."""
+    from segscore.curvilinear.costs import network_conductance
+
+    network_conductance(3, [0, 1], [1, 2], [1.0, 1.0], 0, [2])
+
+
+def cbdice() -> None:
+    from segscore.curvilinear import metrics as M
+
+    m = _cross()
+    M.cbdice_star(m, m, m, m)
+
+
+def score_default() -> None:
+    """``curve``'s metrics without the optional ones: the analysis of both masks and the costs."""
+    from segscore.curvilinear.scoring import _score as score
+
+    m = _cross()
+    score(m, m)
+
+
+_HERE = "segscore.curvilinear.warmup:"
+#: each command's first run, divided between two processes (:mod:`segscore.engine.firstrun`; each
+#: side about half of the compile seconds, measured per part: the analysis, the reach costs,
+#: apls / junction F1 and cbdice* here; the network reduction, Betti matching and hd95 there)
+FIRST_RUN = {
+    "curve": Plan(prelude=(_HERE + "prelude",), here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice")),
+                  there=tuple(_HERE + p for p in ("network", "betti", "hd95")), then=(_HERE + "curve",)),
+    # the bridge operator's shortest paths (not reached on the tiny cross) compile with apls's
+    "profile": Plan(prelude=(_HERE + "prelude",), here=(_HERE + "score_default",),
+                    there=tuple(_HERE + p for p in ("network", "operators", "graph_metrics")), then=(_HERE + "profile",)),
+}
