@@ -5,8 +5,10 @@ Each command of the README and docs runs on the docs' sample inputs in a fresh p
 (``numba.core.event``, kind ``numba:compile``: raised only when a kernel is compiled, not when it
 is loaded from the cache). Per command: wall time of the whole process, the number of kernels
 and signatures compiled, the compile seconds (top-level events, nested ones are inside them),
-and the most expensive kernels by exclusive time. Then the same command again on the now warm
-cache.
+and the most expensive kernels by exclusive time; where the command's first run is divided
+between two processes (:mod:`segscore.engine.firstrun`), the compile events are this process's and
+``2nd`` counts the functions of ours the second process compiled meanwhile. Then the same command
+again on the now warm cache. ``SEGSCORE_COMPILE_PROCESSES=1`` measures the undivided first run.
 
     python -m benchmarks.bench_first_run [--only curve,objects] [--json-out first_run.json]
 """
@@ -87,7 +89,11 @@ print("\n@@" + json.dumps({"code": code, "wall_inner": time.perf_counter() - t0,
 
 
 def run(argv, folder, cache):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(REPO))
+    """One process of ``argv``; its compile events, and the functions of ours the second process of
+    a first run compiled (``SEGSCORE_FIRST_RUN_LOG``, :mod:`segscore.engine.firstrun`)."""
+    log = Path(cache) / "first-run-log.jsonl"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(REPO), SEGSCORE_FIRST_RUN_LOG=str(log))
+    log.unlink(missing_ok=True)
     t = time.perf_counter()
     r = subprocess.run([sys.executable, "-c", CHILD, *argv], cwd=folder, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t
@@ -96,6 +102,8 @@ def run(argv, folder, cache):
         raise SystemExit(f"{argv[0]} crashed:\n{r.stderr[-3000:]}")
     info = json.loads(tail[1])
     info["wall"] = wall
+    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    info["second_process"] = sorted({row["function"] for row in rows if row["phase"] == "there"})
     return info
 
 
@@ -126,7 +134,8 @@ def main(argv=None) -> int:
     prepare(work)
     out = {}
     first = "1st s" if args.after_warm else "cold s"  # after --after-warm, the first run follows the warm-up
-    print(f"{'command':14} {'warm-up s':>9} {first:>7} {'warm s':>7} {'compile s':>9} {'kernels':>7} {'sigs':>5}  slowest (exclusive s)")
+    print(f"{'command':14} {'warm-up s':>9} {first:>7} {'warm s':>7} {'compile s':>9} {'kernels':>7} {'sigs':>5} "
+          f"{'2nd':>4}  slowest (exclusive s)")
     for name in names:
         cache = Path(tempfile.mkdtemp(prefix="nbcache-"))
         warmup = warm_first(name, cache) if args.after_warm else None
@@ -143,9 +152,11 @@ def main(argv=None) -> int:
             k[1] += 1
             k[2].append(c["args"])
         slow = sorted(by.items(), key=lambda kv: -kv[1][0])[: args.top]
-        print(f"{name:14} {warmup or 0:9.1f} {cold['wall']:7.1f} {warm['wall']:7.1f} {compile_s:9.1f} {len(by):7d} {len(comp):5d}  "
+        print(f"{name:14} {warmup or 0:9.1f} {cold['wall']:7.1f} {warm['wall']:7.1f} {compile_s:9.1f} {len(by):7d} {len(comp):5d} "
+              f"{len(cold['second_process']):4d}  "
               + ", ".join(f"{k.rsplit('.', 1)[-1]}x{n} {s:.1f}" for k, (s, n, _) in slow))
         out[name] = {"warm_up": warmup, "cold": cold["wall"], "warm": warm["wall"], "compile": compile_s, "code": cold["code"],
+                     "second_process": cold["second_process"],
                      "kernels": {k: {"seconds": s, "signatures": n, "args": a} for k, (s, n, a) in by.items()}}
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(out, indent=1))

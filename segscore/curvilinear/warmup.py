@@ -23,11 +23,27 @@ def _cross() -> np.ndarray:
 
 
 def warm() -> None:
+    curve()  # the audit's metrics too (apls, junction_f1, hd95)
+    nearest()
+    operators()
+    findings()
+
+
+def findings() -> None:
+    """The audit's findings: Spearman's rho and its cluster bootstrap."""
+    from segscore.curvilinear.findings import cluster_interval, spearman_rho
+
+    x, y = [0.0, 1.0, 2.0, 3.0], [0.0, 2.0, 1.0, 3.0]
+    spearman_rho(x, y)
+    cluster_interval(x, y, [0, 0, 1, 1], n_boot=5)
+
+
+def nearest() -> None:
+    """The k-d tree step of the distances, which the tiny masks' distances never reach (the audit's
+    cases reach it)."""
     from segscore.metrics.surface import warm_nearest
 
-    curve()  # the audit's metrics too (apls, junction_f1, hd95)
-    warm_nearest()  # the k-d tree step, which the tiny masks' distances never reach
-    operators()
+    warm_nearest()
 
 
 def _thick() -> np.ndarray:
@@ -125,6 +141,10 @@ _HERE = "segscore.curvilinear.warmup:"
 FIRST_RUN = {
     "curve": Plan(prelude=(_HERE + "prelude",), here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice")),
                   there=tuple(_HERE + p for p in ("network", "betti", "hd95")), then=(_HERE + "curve",)),
+    "audit": Plan(prelude=(_HERE + "prelude",),
+                  here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice", "nearest")),
+                  there=tuple(_HERE + p for p in ("network", "operators", "betti", "hd95", "findings")),
+                  then=(_HERE + "curve", _HERE + "operators")),
     # the bridge operator's shortest paths (not reached on the tiny cross) compile with apls's
     "profile": Plan(prelude=(_HERE + "prelude",), here=(_HERE + "score_default",),
                     there=tuple(_HERE + p for p in ("network", "operators", "graph_metrics")), then=(_HERE + "profile",)),
