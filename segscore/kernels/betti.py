@@ -51,14 +51,14 @@ _OUT = np.int32(2147483647)  # the outside of the volume in the dual: older than
 # ---- cells and their values
 
 
-@jit
-def _iota32(n):
-    """``0, 1, ..., n - 1`` as int32, written once (``np.arange(n).astype(np.int32)`` first
-    fills an int64 array twice the size: 8 bytes per node of page faults for every union-find)."""
-    out = np.empty(max(n, 0), np.int32)
-    for i in range(out.shape[0]):
-        out[i] = i
-    return out
+def _nodes32(n):
+    """``0, 1, ..., n - 1`` as int32 for a union-find's nodes, allocated by NumPy (written once, in
+    int32). Why not inside a kernel: NumPy asks the kernel for huge pages for arrays of 4 MB or
+    more (``madvise``) and numba's allocator does not, so a 16.7 M-node array inside a kernel
+    costs 16,000 page faults of 4 kB, 5x the time of writing it (0.125 s against 0.025 s for
+    200 MB here, benchmarks/README.md): the per-voxel arrays of a tile's matching are made here and
+    passed to the kernels."""
+    return np.arange(max(int(n), 0), dtype=np.int32)
 
 
 @jit
@@ -167,6 +167,23 @@ def sorted_cells(r, nx, ny, nz, dim, nvals):
     return _sorted_cells_counting(r, nx, ny, nz, dim, nvals)
 
 
+def _n_cells(nx, ny, nz, dim) -> int:
+    """How many cells of ``dim`` (1: edges, 2: squares) the ``(nx, ny, nz)`` complex has."""
+    if nx <= 0 or ny <= 0 or nz <= 0:
+        return 0
+    if dim == 1:
+        return (nx - 1) * ny * nz + nx * (ny - 1) * nz + nx * ny * (nz - 1)
+    return nx * (ny - 1) * (nz - 1) + (nx - 1) * ny * (nz - 1) + (nx - 1) * (ny - 1) * nz
+
+
+def _sorted_cells_binary(r, nx, ny, nz, dim):
+    """:func:`sorted_cells` of ranks 0 and 1 in one pass over the volume (the output made by
+    NumPy, :func:`_nodes32`'s reason)."""
+    out = np.empty(max(_n_cells(int(nx), int(ny), int(nz), int(dim)), 0), np.int32)
+    _sorted_cells_binary_into(r, nx, ny, nz, dim, out)
+    return out
+
+
 @jit
 def _sorted_cells_counting(r, nx, ny, nz, dim, nvals):
     """:func:`sorted_cells` of more than two levels: the counting sort."""
@@ -194,19 +211,9 @@ def _sorted_cells_counting(r, nx, ny, nz, dim, nvals):
 
 
 @jit
-def _sorted_cells_binary(r, nx, ny, nz, dim):
-    """:func:`sorted_cells` of ranks 0 and 1 in one pass over the volume."""
+def _sorted_cells_binary_into(r, nx, ny, nz, dim, out):
+    """:func:`_sorted_cells_binary` into ``out`` (as long as the complex has cells of ``dim``)."""
     vals = np.empty(nz * 3, np.int64)
-    cx = np.int64(nx)  # how many cells of ``dim`` (1: edges, 2: squares) the complex has
-    cy = np.int64(ny)
-    cz = np.int64(nz)
-    if nx <= 0 or ny <= 0 or nz <= 0:
-        total = np.int64(0)
-    elif dim == 1:
-        total = (cx - 1) * cy * cz + cx * (cy - 1) * cz + cx * cy * (cz - 1)
-    else:
-        total = cx * (cy - 1) * (cz - 1) + (cx - 1) * cy * (cz - 1) + (cx - 1) * (cy - 1) * cz
-    out = np.empty(max(total, 0), np.int32)
     lo = 0
     hi = out.shape[0]
     for x in range(nx):
@@ -227,7 +234,6 @@ def _sorted_cells_binary(r, nx, ny, nz, dim):
         out[i], out[j] = out[j], out[i]
         i += 1
         j -= 1
-    return out
 
 
 # ---- dimension 2: union-find on the dual
@@ -250,12 +256,19 @@ def _reserve(a, n, extra):
     return b
 
 
-@jit
 def _cube_values(r, nx, ny, nz):
     """Cube values indexed by each cube's lowest voxel (entries of voxels on the far faces,
-    which start no cube, are unused), then the outside: ``nx * ny * nz + 1`` int32."""
+    which start no cube, are unused), then the outside: ``nx * ny * nz + 1`` int32 (made by
+    NumPy, :func:`_nodes32`'s reason)."""
+    out = np.full(int(nx) * int(ny) * int(nz) + 1, _OUT, np.int32)
+    _cube_values_into(r, nx, ny, nz, out)
+    return out
+
+
+@jit
+def _cube_values_into(r, nx, ny, nz, out):
+    """:func:`_cube_values` into ``out`` (``_OUT`` everywhere)."""
     nyz = ny * nz
-    out = np.full(nx * nyz + 1, _OUT, np.int32)
     for x in range(nx - 1):
         for y in range(ny - 1):
             v0 = x * nyz + y * nz
@@ -264,7 +277,6 @@ def _cube_values(r, nx, ny, nz):
                 m = max(max(max(r[v], r[v + 1]), max(r[v + nz], r[v + nz + 1])),
                         max(max(r[v + nyz], r[v + nyz + 1]), max(r[v + nyz + nz], r[v + nyz + nz + 1])))
                 out[v] = m
-    return out
 
 
 @jit
@@ -416,7 +428,6 @@ def _dual_block(cells, lo, hi, r, val, val_c, nx, ny, nz, flat, along, keep, par
     return n
 
 
-@jit
 def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
     """Top-dimension pairs of one image by union-find on the dual, the cells taken from last
     to first: in 3D the squares (``cells``, in filtration order) join the cubes on either side
@@ -436,11 +447,19 @@ def dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep):
     by duality; nothing checks that ``cells`` are the image's cells of the right dimension.
     """
     nd = val.shape[0]
-    parent = _iota32(nd)
+    parent = _nodes32(nd)
+    rep_c = _nodes32(nd if along else 0)  # the comparison's roots (_follow)
+    return _dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep, parent, rep_c)
+
+
+@jit
+def _dual_pairs(cells, r, val, val_c, nx, ny, nz, flat, along, keep, parent, rep_c):
+    """:func:`dual_pairs` with its union-find's nodes ``parent`` and the comparison's roots ``rep_c``
+    (:func:`_nodes32`)."""
+    nd = val.shape[0]
     for q in range(nd - 1):  # voxels that start no top cell are the outside (_dual_sides)
         if val[q] == _OUT:
             parent[q] = nd - 1
-    rep_c = _iota32(nd if along else 0)  # the comparison's roots (_follow)
     pc = np.empty(16, np.int64)
     pd = np.empty(16, np.int64)
     pk = np.empty(16, np.int64)
@@ -511,7 +530,6 @@ def _heap_pivot(heap, size):
     return -1, size
 
 
-@jit
 def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     """Reduce the squares ``cols[keep]`` (in filtration order) against the edges valued by ``r``.
 
@@ -528,10 +546,15 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     Notes: ``cols`` must hold squares of the complex (no check); ``r`` is C-order ranks of an
     ``(nx, ny, nz)`` volume.
     """
-    ne = np.int64(r.shape[0]) * 3
-    pivot_col = np.full(ne, -1, np.int32)
+    pivot_col = np.full(int(r.shape[0]) * 3, -1, np.int32)  # made by NumPy: _nodes32's reason
+    col_slot = np.full(int(cols.shape[0]), -1, np.int32)
+    return _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col_slot)
+
+
+@jit
+def _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col_slot):
+    """:func:`reduce_dim1` with the column of each pivot edge and the slot of each column (both -1)."""
     ncol = cols.shape[0]
-    col_slot = np.full(ncol, -1, np.int32)
     slot_start = np.empty(1024, np.int64)
     slot_len = np.empty(1024, np.int32)
     nslot = 0
@@ -650,11 +673,15 @@ def _uf_block(edges, lo, hi, r, ny, nz, parent, pv, pe, n):
     return n
 
 
-@jit
 def uf_pairs(edges, r, nx, ny, nz):
     """Dimension-0 pairs of positive persistence, ``edges`` in filtration order: returns
     ``(n, dying voxel, edge)``."""
-    parent = _iota32(r.shape[0])
+    return _uf_pairs(edges, r, nx, ny, nz, _nodes32(r.shape[0]))
+
+
+@jit
+def _uf_pairs(edges, r, nx, ny, nz, parent):
+    """:func:`uf_pairs` with its union-find's nodes (:func:`_nodes32`)."""
     pv = np.empty(16, np.int64)
     pe = np.empty(16, np.int64)
     n = np.int64(0)
@@ -687,7 +714,6 @@ def _match_block(edges, lo, hi, rc, r0, r1, ny, nz, vox_pair0, vox_pair1, pc, re
     return n
 
 
-@jit
 def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     """Dimension-0 matching: the comparison's ``edges`` in its filtration order, its
     union-find and the two inputs' elder rules run along (each valued by its own ranks; one
@@ -695,9 +721,14 @@ def uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1):
     ``vox_pair0/1`` map a voxel to the index of the input pair it dies in (-1: none).
     Returns ``(n, m0, m1)``: the indices of the matched pairs of each input."""
     nv = rc.shape[0]
-    pc = _iota32(nv)
-    rep0 = _iota32(nv)  # each input's elder voxel of each set (_follow)
-    rep1 = _iota32(nv)
+    # the union-find and each input's elder voxel of each set (_follow), made by NumPy (_nodes32)
+    return _uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1, _nodes32(nv), _nodes32(nv),
+                           _nodes32(nv))
+
+
+@jit
+def _uf_image_match(edges, rc, r0, r1, nx, ny, nz, vox_pair0, vox_pair1, pc, rep0, rep1):
+    """:func:`uf_image_match` with its three node arrays (:func:`_nodes32`)."""
     m0 = np.empty(16, np.int64)
     m1 = np.empty(16, np.int64)
     n = np.int64(0)

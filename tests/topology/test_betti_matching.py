@@ -305,9 +305,22 @@ def test_dual_sides_are_the_top_cells_beside_each_cell(shape):
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 4097])
-def test_iota32_is_arange_in_int32(n):
+def test_nodes32_is_arange_in_int32(n):
     from segscore.kernels import betti as K
 
-    got = K._iota32(n)
-    assert got.dtype == np.int32
-    assert np.array_equal(got, np.arange(n, dtype=np.int32))
+    got = K._nodes32(n)
+    assert got.dtype == np.int32 and got.flags.c_contiguous and got.flags.writeable
+    assert np.array_equal(got, np.arange(n, dtype=np.int64))
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 4, 5), (3, 1, 4), (2, 3, 4), (4, 4, 1)])
+@pytest.mark.parametrize("dim", [1, 2])
+def test_the_cells_count_is_every_cell_of_the_complex(shape, dim):
+    """``_n_cells`` (the binary sort's output, made before the kernel fills it) against a count of
+    the cells the counting sort finds (three levels, so it takes the counting kernel)."""
+    from segscore.kernels import betti as K
+
+    r = np.random.default_rng(0).integers(0, 3, int(np.prod(shape))).astype(np.int32)
+    assert K._n_cells(*shape, dim) == K.sorted_cells(r, *shape, dim, 3).shape[0]
+    binary = np.minimum(r, 1)
+    assert sorted(K.sorted_cells(binary, *shape, dim, 2)) == sorted(K.sorted_cells(binary, *shape, dim, 3))
