@@ -37,7 +37,8 @@ from segscore.errors import InputFileError, ScoreError, moved
 from segscore.ink.cards import EXACT_THRESHOLDS, card_from_exact, card_from_histograms, constant_card, p_levels_for
 
 __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors", "format_scorecard",
-           "map_kind", "uniform_rows", "curves_from_histograms", "RANGE_SLACK", "FLOOR_NAMES", "CURVE_KEYS"]
+           "map_kind", "uniform_rows", "uniform_presorted", "curves_from_histograms", "RANGE_SLACK", "FLOOR_NAMES",
+           "CURVE_KEYS"]
 
 #: values this far outside [0, 1] are clipped (ScrollGT's tolerance); farther is refused
 RANGE_SLACK = 1e-6
@@ -130,6 +131,69 @@ def uniform_rows(seed: int, width: int, r0: int, r1: int) -> np.ndarray:
     return np.random.Generator(bitgen).random((int(r1) - int(r0), int(width)))
 
 
+#: pixels per NumPy call of :func:`uniform_presorted` (few and large: each call takes the GIL back
+#: when it returns, waiting up to the interpreter's switch interval while another thread runs Python)
+UNIFORM_CHUNK_PX = 1 << 22
+
+
+def uniform_presorted(seed: int, codes: np.ndarray, *, scratch=None):
+    """The uniform floor's first pass in NumPy alone: ``(packed, tcount, lo, hi)`` for
+    :func:`segscore.metrics.exact.rank_exact`'s ``presorted``, or None when its scored pixels
+    outgrow the exact ranking's budget (a larger target takes the passes).
+
+    ``packed`` holds ``key << 1 | class`` of every scored pixel of
+    ``numpy.random.default_rng(seed).random(codes.shape)`` (``key`` the float64 bits: the values
+    are in [0, 1), so nothing is clipped), sorted; ``tcount`` the threshold counts
+    (:func:`segscore.metrics.exact.sorted_threshold_counts` on the card's thresholds) and ``lo``,
+    ``hi`` the range of every drawn value: what the placed pass (``gather_codes`` on each band,
+    then the two-thread sort) gives, to the bit, whatever the bands.
+
+    Why: every call here (the draws, the shifts, the sort) is NumPy's and releases the GIL, and
+    none needs numba. So the floor's thread draws and sorts its 16.7 M doubles (a 4,096² target)
+    on the second core while the main thread imports numba and loads the kernels, and only the
+    sweeps over the sorted scores wait for them (benchmarks/README.md). One thread: the sort runs
+    beside the import, not beside another sort. ``scratch`` lends the buffer
+    (:class:`segscore.metrics.exact.Scratch`)."""
+    from segscore.metrics.exact import DEFAULT_BUDGET_PX, Scratch, sorted_threshold_counts
+
+    h, w = codes.shape
+    scored = np.count_nonzero(codes & 2)
+    if scored > DEFAULT_BUDGET_PX:
+        return None
+    packed = (scratch if scratch is not None else Scratch()).take(scored, np.uint64)
+    step = max(1, UNIFORM_CHUNK_PX // max(w, 1))
+    rng = np.random.Generator(np.random.PCG64(seed))
+    lo, hi = np.inf, -np.inf
+    if scored == h * w:  # every pixel scored: drawn straight into the buffer
+        values = packed.view(np.float64)
+        if scored:
+            rng.random(out=values)
+            lo, hi = float(values.min()), float(values.max())
+        packed <<= np.uint64(1)
+        for r0 in range(0, h, step):
+            r1 = min(h, r0 + step)
+            part = packed[r0 * w:r1 * w]
+            np.bitwise_or(part, (codes[r0:r1] & 1).ravel(), out=part)
+    else:  # drawn by bands, the scored pixels of each packed into place
+        off = 0
+        for r0 in range(0, h, step):
+            r1 = min(h, r0 + step)
+            values = rng.random((r1 - r0, w))
+            if values.size:
+                lo, hi = min(lo, float(values.min())), max(hi, float(values.max()))
+            band = codes[r0:r1]
+            sel = (band & 2) != 0
+            keys = values.view(np.uint64)[sel]
+            keys <<= np.uint64(1)
+            keys |= band[sel] & 1
+            packed[off:off + keys.size] = keys
+            off += keys.size
+    packed.view(np.float64).sort()  # these bit patterns order as floats as they do as integers
+    from segscore.ink.cards import EXACT_THRESHOLDS
+
+    return packed, sorted_threshold_counts(packed, EXACT_THRESHOLDS), lo, hi
+
+
 def map_kind(dtype) -> str:
     """``'uint8'``, ``'uint16'`` or ``'float'``: how a map of ``dtype`` is put on levels."""
     dtype = np.dtype(dtype)
@@ -183,7 +247,7 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
 
 
 def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
-                keep_rows=False, dtype=None, scratch=None):
+                keep_rows=False, dtype=None, scratch=None, presorted=None):
     """Rank ``read_band(r0, r1)`` (a map of ``dtype``; None: float64) exactly against ``codes``: a
     :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
     every pixel of the map, scored or not, after the first pass).
@@ -191,7 +255,8 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
     The scored pixels of each band are counted from ``codes`` first, so when they fit the budget
     each band's kernel (:func:`segscore.kernels.exactrank.gather_codes`) writes them straight into
     its place in the one buffer (``scratch``: a :class:`segscore.metrics.exact.Scratch` lending it);
-    a larger map (or dask) takes :func:`segscore.metrics.exact.rank_exact`'s passes."""
+    a larger map (or dask) takes :func:`segscore.metrics.exact.rank_exact`'s passes. ``presorted``:
+    the first pass done already (the uniform floor's, :func:`uniform_presorted`)."""
     from segscore.metrics.exact import key_bits, rank_exact
 
     windows = plan_bands(codes.shape, tile_rows=tile_rows, target_px=EXACT_BAND_PX)
@@ -223,7 +288,7 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
 
     return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads, check=check,
                       keep_rows=keep_rows, dtype=dtype, expected_px=sum(counts), scratch=scratch,
-                      placed=(counts, read_placed, task))
+                      placed=(counts, read_placed, task), presorted=presorted)
 
 
 def _rows_curves(ex):
@@ -296,11 +361,19 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=
     return _floors_and_histograms(codes, seed=seed, engine=engine)[0]
 
 
-def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False, scratch=None):
+def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False, scratch=None,
+                           early: bool = True):
     """``(floor cards, {floor: (ink hist, bg hist, p_levels)})``: the histograms each card was
     computed from (a constant floor's is one level holding every pixel; the uniform floor's its
     exact rows, with ``keep_rows``, else absent). ``scratch``: the buffer a float prediction's
-    ranking used before (:class:`segscore.metrics.exact.Scratch`)."""
+    ranking used before (:class:`segscore.metrics.exact.Scratch`).
+
+    In this process (threads), the uniform floor's draws and sort come first, in NumPy alone
+    (:func:`uniform_presorted`, before anything here needs numba); with dask, or ``early=False``,
+    its bands take the placed pass. The numbers are the same."""
+    presorted = None
+    if early and engine.get("executor") in (None, "threads", "synchronous"):
+        presorted = uniform_presorted(seed, codes, scratch=scratch)
     scored = (codes & 2) != 0
     pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
     neg = int(np.count_nonzero(scored)) - pos
@@ -312,7 +385,9 @@ def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_r
         out[name] = card
         hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
     h, w = codes.shape
-    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, scratch=scratch, **engine)
+    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, scratch=scratch,
+                     presorted=presorted, **engine)
+    del presorted
     card = _exact_card(ex)
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card
