@@ -165,10 +165,8 @@ def uniform_presorted(seed: int, codes: np.ndarray, *, scratch=None):
     rng = np.random.Generator(np.random.PCG64(seed))
     lo, hi = np.inf, -np.inf
     if scored == h * w:  # every pixel scored: drawn straight into the buffer
-        values = packed.view(np.float64)
         if scored:
-            rng.random(out=values)
-            lo, hi = float(values.min()), float(values.max())
+            rng.random(out=packed.view(np.float64))
         packed <<= np.uint64(1)
         for r0 in range(0, h, step):
             r1 = min(h, r0 + step)
@@ -189,6 +187,8 @@ def uniform_presorted(seed: int, codes: np.ndarray, *, scratch=None):
             packed[off:off + keys.size] = keys
             off += keys.size
     packed.view(np.float64).sort()  # these bit patterns order as floats as they do as integers
+    if scored and scored == h * w:  # every drawn value is scored: its range is the sorted ends'
+        lo, hi = (packed[[0, -1]] >> np.uint64(1)).view(np.float64).tolist()
     from segscore.ink.cards import EXACT_THRESHOLDS
 
     return packed, sorted_threshold_counts(packed, EXACT_THRESHOLDS), lo, hi
@@ -260,8 +260,11 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
     from segscore.metrics.exact import key_bits, rank_exact
 
     windows = plan_bands(codes.shape, tile_rows=tile_rows, target_px=EXACT_BAND_PX)
-    scored_rows = np.count_nonzero(codes & 2, axis=1)
-    counts = [int(scored_rows[w[0]].sum()) for w in windows]
+    if presorted is None:
+        scored_rows = np.count_nonzero(codes & 2, axis=1)
+        counts = [int(scored_rows[w[0]].sum()) for w in windows]
+    else:  # no pass reads the map in this process
+        counts = [int(presorted[0].size)]
     ft = np.float32 if key_bits(dtype if dtype is not None else np.float64) == 32 else np.float64
 
     def read(window):
@@ -374,9 +377,12 @@ def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_r
     presorted = None
     if early and engine.get("executor") in (None, "threads", "synchronous"):
         presorted = uniform_presorted(seed, codes, scratch=scratch)
-    scored = (codes & 2) != 0
-    pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
-    neg = int(np.count_nonzero(scored)) - pos
+    if presorted is not None:  # the scored pixels' classes, counted already
+        pos, neg = int(presorted[1][1].sum()), int(presorted[1][0].sum())
+    else:
+        scored = (codes & 2) != 0
+        pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
+        neg = int(np.count_nonzero(scored)) - pos
     out, hists = {}, {}
     for name, p, what in (("all_positive", 1.0, "p = 1 everywhere"),
                           ("constant_0_5", 0.5, "p = 0.5 everywhere")):
@@ -528,11 +534,32 @@ class _Background:
         return self._out
 
 
-def _prewarm():
-    """Load the level kernels (numba import, on-disk cache) on a thread while PNGs decode."""
-    import threading
+def _warm_floor():
+    """Load the kernels of the uniform floor's ranking once its first pass is done in NumPy
+    (:func:`uniform_presorted`): the sweeps over sorted float64 scores and the rows' terms."""
+    from segscore.metrics.exact import rank_exact, sorted_threshold_counts
 
-    def work():
+    p = np.array([0.1, 0.1 + 1e-12, 0.1 + 2e-12, 0.9])
+    packed = np.sort((p.view(np.uint64) << np.uint64(1)) | np.array([0, 1, 0, 1], np.uint64))
+    rank_exact(None, [], thresholds=EXACT_THRESHOLDS,
+               presorted=(packed, sorted_threshold_counts(packed, EXACT_THRESHOLDS), 0.1, 0.9))
+
+
+class _Warming:
+    """Kernels loaded on a thread while PNGs decode (numba's import, its on-disk cache): the level
+    kernels first (then :attr:`levels` is set), then every kernel of the exact float ranking
+    (``exact``: the prediction may be a float map) or, for an 8- or 16-bit PNG prediction, only
+    those the uniform floor's ranking runs after its NumPy first pass (``floor``): the rest would
+    be loaded for nothing, about 0.1 s of CPU beside the floor's sort."""
+
+    def __init__(self, *, exact=True, floor=False):
+        import threading
+
+        self.levels = threading.Event()
+        self._thread = threading.Thread(target=self._work, args=(exact, floor), name="segscore-prewarm", daemon=True)
+        self._thread.start()
+
+    def _work(self, exact, floor):
         try:
             from segscore.kernels.levels import class_histograms
 
@@ -542,13 +569,23 @@ def _prewarm():
             empty = np.zeros((0, 0), np.int32)
             for v in (np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)):
                 class_histograms(v, v.dtype == np.uint8, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
-            _warm_exact()
+            self.levels.set()
+            if exact:
+                _warm_exact()
+            elif floor:
+                _warm_floor()
         except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
             pass
+        finally:
+            self.levels.set()
 
-    t = threading.Thread(target=work, name="segscore-prewarm", daemon=True)
-    t.start()
-    return t
+    def join(self):
+        self._thread.join()
+
+
+def _prewarm(*, exact=True, floor=False):
+    """Start loading the kernels (:class:`_Warming`)."""
+    return _Warming(exact=exact, floor=floor)
 
 
 @as_result
@@ -582,7 +619,8 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
 
     engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     refuse_target_as_prediction(prediction, "segscore target PRED TARGET")
-    warming = _prewarm()
+    png = isinstance(prediction, (str, os.PathLike)) and os.fspath(prediction).lower().endswith(".png")
+    warming = _prewarm(exact=not png, floor=floors and engine.get("executor") in (None, "threads", "synchronous"))
     tgt = target if isinstance(target, Target) else load_target(target)
     meta = tgt.meta
     enabled = _scoring_enabled(meta)
@@ -611,7 +649,9 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
         with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
             cy, cx = _crop(src.shape, tgt, origin, src.name)
             kind = map_kind(src.dtype)
-            warming.join()
+            warming.levels.wait()
+            if kind == "float":
+                warming.join()
             read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
             if kind == "float":
                 if floor_job is not None:
@@ -626,6 +666,7 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
     finally:
         if floor_job is not None:
             floor_job.join()  # never leave it running (an error of the prediction is raised as it is)
+        warming.join()
     reg = meta.get("registration") or {}
     registration = {
         "median_residual_voxels": reg.get("median_residual"),

@@ -228,3 +228,21 @@ def test_uniform_presorted_needs_no_numba():
             "print('numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_warming_for_a_png_loads_the_floor_kernels_only():
+    """For an 8-bit PNG prediction the warm-up loads the level kernels and the uniform floor's
+    sweeps, not the float prediction's passes; for any other prediction every exact kernel."""
+    import subprocess
+    import sys
+
+    code = ("from segscore.ink.targets import _prewarm\n"
+            "import sys\n"
+            "w = _prewarm(exact=sys.argv[1] == '1', floor=True)\n"
+            "w.levels.wait(); w.join()\n"
+            "from segscore.kernels import exactrank as K, levels as L\n"
+            "print(*(len(f.signatures) > 0 for f in (L.class_histograms, K.sorted_buckets, K.collected_terms, "
+            "K.first_pass, K.gather_codes)))\n")
+    for exact, want in (("0", "True True True False False"), ("1", "True True True True True")):
+        out = subprocess.run([sys.executable, "-c", code, exact], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == want, (exact, out.stdout, out.stderr)
