@@ -15,6 +15,10 @@ passes, without holding more of the map than a fixed budget:
    (:meth:`ExactPass.place`), so nothing is copied after the kernel. The buffer is anonymous memory
    in huge pages (:func:`_alloc`), lent by a :class:`Scratch` to the rankings of one command; a
    ranking that needs ROC-AUC only (``auc_only``) reads it from the sorted scores in one sweep.
+   A caller that can gather and sort the scores in NumPy alone hands them over *presorted*
+   (:meth:`ExactPass.adopt_sorted`, with :func:`sorted_threshold_counts`): a target's uniform
+   floor is drawn, packed and sorted on its own thread while numba loads (NumPy releases the GIL
+   in each of those calls), and only the sweeps wait for the kernels.
 2. A larger map is first counted into those buckets in one pass (with the thresholds), and the
    buckets ranked by later passes (step 4).
 3. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
