@@ -377,25 +377,22 @@ def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_r
     presorted = None
     if early and engine.get("executor") in (None, "threads", "synchronous"):
         presorted = uniform_presorted(seed, codes, scratch=scratch)
-    if presorted is not None:  # the scored pixels' classes, counted already
-        pos, neg = int(presorted[1][1].sum()), int(presorted[1][0].sum())
-    else:
-        scored = (codes & 2) != 0
-        pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
-        neg = int(np.count_nonzero(scored)) - pos
-    out, hists = {}, {}
-    for name, p, what in (("all_positive", 1.0, "p = 1 everywhere"),
-                          ("constant_0_5", 0.5, "p = 0.5 everywhere")):
-        card = constant_card(pos, neg, p)
-        card.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
-        out[name] = card
-        hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
     h, w = codes.shape
+    # the uniform floor first: its kernels are being loaded by now, and the constant floors' cards
+    # use those of the prediction's card, which the main thread loads meanwhile
     ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, scratch=scratch,
                      presorted=presorted, **engine)
     del presorted
     card = _exact_card(ex)
     card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
+    pos, neg = ex.n_pos, ex.n_neg
+    out, hists = {}, {}
+    for name, p, what in (("all_positive", 1.0, "p = 1 everywhere"),
+                          ("constant_0_5", 0.5, "p = 0.5 everywhere")):
+        const = constant_card(pos, neg, p)
+        const.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
+        out[name] = const
+        hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
     out["uniform_random"] = card
     if ex.rows is not None:
         hists["uniform_random"] = (ex.rows[1], ex.rows[2], ex.rows[0])
