@@ -149,10 +149,10 @@ def uniform_presorted(seed: int, codes: np.ndarray, *, scratch=None):
     then the two-thread sort) gives, to the bit, whatever the bands.
 
     Why: every call here (the draws, the shifts, the sort) is NumPy's and releases the GIL, and
-    none needs numba. So the floor's thread draws and sorts its 16.7 M doubles (a 4,096² target)
-    on the second core while the main thread imports numba and loads the kernels, and only the
-    sweeps over the sorted scores wait for them (benchmarks/README.md). One thread: the sort runs
-    beside the import, not beside another sort. ``scratch`` lends the buffer
+    none needs numba. So the floors' thread draws and sorts its 16.7 M doubles (a 4,096² target)
+    on the second core while the warm-up thread imports numba and loads the kernels and the main
+    thread decodes the prediction, and only the sweeps over the sorted scores wait for the kernels
+    (benchmarks/README.md). One thread: the sort runs beside the import, not beside another sort. ``scratch`` lends the buffer
     (:class:`segscore.metrics.exact.Scratch`)."""
     from segscore.metrics.exact import DEFAULT_BUDGET_PX, Scratch, sorted_threshold_counts
 
