@@ -37,7 +37,8 @@ from segscore.errors import InputFileError, ScoreError, moved
 from segscore.ink.cards import EXACT_THRESHOLDS, card_from_exact, card_from_histograms, constant_card, p_levels_for
 
 __all__ = ["Target", "load_target", "score_target", "score_map", "target_floors", "format_scorecard",
-           "map_kind", "uniform_rows", "curves_from_histograms", "RANGE_SLACK", "FLOOR_NAMES", "CURVE_KEYS"]
+           "map_kind", "uniform_rows", "uniform_presorted", "curves_from_histograms", "RANGE_SLACK", "FLOOR_NAMES",
+           "CURVE_KEYS"]
 
 #: values this far outside [0, 1] are clipped (ScrollGT's tolerance); farther is refused
 RANGE_SLACK = 1e-6
@@ -130,6 +131,69 @@ def uniform_rows(seed: int, width: int, r0: int, r1: int) -> np.ndarray:
     return np.random.Generator(bitgen).random((int(r1) - int(r0), int(width)))
 
 
+#: pixels per NumPy call of :func:`uniform_presorted` (few and large: each call takes the GIL back
+#: when it returns, waiting up to the interpreter's switch interval while another thread runs Python)
+UNIFORM_CHUNK_PX = 1 << 22
+
+
+def uniform_presorted(seed: int, codes: np.ndarray, *, scratch=None):
+    """The uniform floor's first pass in NumPy alone: ``(packed, tcount, lo, hi)`` for
+    :func:`segscore.metrics.exact.rank_exact`'s ``presorted``, or None when its scored pixels
+    outgrow the exact ranking's budget (a larger target takes the passes).
+
+    ``packed`` holds ``key << 1 | class`` of every scored pixel of
+    ``numpy.random.default_rng(seed).random(codes.shape)`` (``key`` the float64 bits: the values
+    are in [0, 1), so nothing is clipped), sorted; ``tcount`` the threshold counts
+    (:func:`segscore.metrics.exact.sorted_threshold_counts` on the card's thresholds) and ``lo``,
+    ``hi`` the range of every drawn value: what the placed pass (``gather_codes`` on each band,
+    then the two-thread sort) gives, to the bit, whatever the bands.
+
+    Why: every call here (the draws, the shifts, the sort) is NumPy's and releases the GIL, and
+    none needs numba. So the floors' thread draws and sorts its 16.7 M doubles (a 4,096² target)
+    on the second core while the warm-up thread imports numba and loads the kernels and the main
+    thread decodes the prediction, and only the sweeps over the sorted scores wait for the kernels
+    (benchmarks/README.md). One thread: the sort runs beside the import, not beside another sort. ``scratch`` lends the buffer
+    (:class:`segscore.metrics.exact.Scratch`)."""
+    from segscore.metrics.exact import DEFAULT_BUDGET_PX, Scratch, sorted_threshold_counts
+
+    h, w = codes.shape
+    scored = np.count_nonzero(codes & 2)
+    if scored > DEFAULT_BUDGET_PX:
+        return None
+    packed = (scratch if scratch is not None else Scratch()).take(scored, np.uint64)
+    step = max(1, UNIFORM_CHUNK_PX // max(w, 1))
+    rng = np.random.Generator(np.random.PCG64(seed))
+    lo, hi = np.inf, -np.inf
+    if scored == h * w:  # every pixel scored: drawn straight into the buffer
+        if scored:
+            rng.random(out=packed.view(np.float64))
+        packed <<= np.uint64(1)
+        for r0 in range(0, h, step):
+            r1 = min(h, r0 + step)
+            part = packed[r0 * w:r1 * w]
+            np.bitwise_or(part, (codes[r0:r1] & 1).ravel(), out=part)
+    else:  # drawn by bands, the scored pixels of each packed into place
+        off = 0
+        for r0 in range(0, h, step):
+            r1 = min(h, r0 + step)
+            values = rng.random((r1 - r0, w))
+            if values.size:
+                lo, hi = min(lo, float(values.min())), max(hi, float(values.max()))
+            band = codes[r0:r1]
+            sel = (band & 2) != 0
+            keys = values.view(np.uint64)[sel]
+            keys <<= np.uint64(1)
+            keys |= band[sel] & 1
+            packed[off:off + keys.size] = keys
+            off += keys.size
+    packed.view(np.float64).sort()  # these bit patterns order as floats as they do as integers
+    if scored and scored == h * w:  # every drawn value is scored: its range is the sorted ends'
+        lo, hi = (packed[[0, -1]] >> np.uint64(1)).view(np.float64).tolist()
+    from segscore.ink.cards import EXACT_THRESHOLDS
+
+    return packed, sorted_threshold_counts(packed, EXACT_THRESHOLDS), lo, hi
+
+
 def map_kind(dtype) -> str:
     """``'uint8'``, ``'uint16'`` or ``'float'``: how a map of ``dtype`` is put on levels."""
     dtype = np.dtype(dtype)
@@ -183,7 +247,7 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
 
 
 def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, threads=None, check=None,
-                keep_rows=False, dtype=None, scratch=None):
+                keep_rows=False, dtype=None, scratch=None, presorted=None):
     """Rank ``read_band(r0, r1)`` (a map of ``dtype``; None: float64) exactly against ``codes``: a
     :class:`segscore.metrics.exact.ExactRanking` (``check(lo, hi, nonfinite)`` sees the range of
     every pixel of the map, scored or not, after the first pass).
@@ -191,12 +255,16 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
     The scored pixels of each band are counted from ``codes`` first, so when they fit the budget
     each band's kernel (:func:`segscore.kernels.exactrank.gather_codes`) writes them straight into
     its place in the one buffer (``scratch``: a :class:`segscore.metrics.exact.Scratch` lending it);
-    a larger map (or dask) takes :func:`segscore.metrics.exact.rank_exact`'s passes."""
+    a larger map (or dask) takes :func:`segscore.metrics.exact.rank_exact`'s passes. ``presorted``:
+    the first pass done already (the uniform floor's, :func:`uniform_presorted`)."""
     from segscore.metrics.exact import key_bits, rank_exact
 
     windows = plan_bands(codes.shape, tile_rows=tile_rows, target_px=EXACT_BAND_PX)
-    scored_rows = np.count_nonzero(codes & 2, axis=1)
-    counts = [int(scored_rows[w[0]].sum()) for w in windows]
+    if presorted is None:
+        scored_rows = np.count_nonzero(codes & 2, axis=1)
+        counts = [int(scored_rows[w[0]].sum()) for w in windows]
+    else:  # no pass reads the map in this process
+        counts = [int(presorted[0].size)]
     ft = np.float32 if key_bits(dtype if dtype is not None else np.float64) == 32 else np.float64
 
     def read(window):
@@ -223,7 +291,7 @@ def _rank_float(read_band, codes: np.ndarray, *, tile_rows=None, executor=None, 
 
     return rank_exact(read, windows, thresholds=EXACT_THRESHOLDS, executor=executor, threads=threads, check=check,
                       keep_rows=keep_rows, dtype=dtype, expected_px=sum(counts), scratch=scratch,
-                      placed=(counts, read_placed, task))
+                      placed=(counts, read_placed, task), presorted=presorted)
 
 
 def _rows_curves(ex):
@@ -296,25 +364,35 @@ def target_floors(codes: np.ndarray, *, seed: int = 0, tile_rows=None, executor=
     return _floors_and_histograms(codes, seed=seed, engine=engine)[0]
 
 
-def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False, scratch=None):
+def _floors_and_histograms(codes: np.ndarray, *, seed: int, engine: dict, keep_rows: bool = False, scratch=None,
+                           early: bool = True):
     """``(floor cards, {floor: (ink hist, bg hist, p_levels)})``: the histograms each card was
     computed from (a constant floor's is one level holding every pixel; the uniform floor's its
     exact rows, with ``keep_rows``, else absent). ``scratch``: the buffer a float prediction's
-    ranking used before (:class:`segscore.metrics.exact.Scratch`)."""
-    scored = (codes & 2) != 0
-    pos = int(np.count_nonzero(scored & ((codes & 1) != 0)))
-    neg = int(np.count_nonzero(scored)) - pos
+    ranking used before (:class:`segscore.metrics.exact.Scratch`).
+
+    In this process (threads), the uniform floor's draws and sort come first, in NumPy alone
+    (:func:`uniform_presorted`, before anything here needs numba); with dask, or ``early=False``,
+    its bands take the placed pass. The numbers are the same."""
+    presorted = None
+    if early and engine.get("executor") in (None, "threads", "synchronous"):
+        presorted = uniform_presorted(seed, codes, scratch=scratch)
+    h, w = codes.shape
+    # the uniform floor first: its kernels are being loaded by now, and the constant floors' cards
+    # use those of the prediction's card, which the main thread loads meanwhile
+    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, scratch=scratch,
+                     presorted=presorted, **engine)
+    del presorted
+    card = _exact_card(ex)
+    card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
+    pos, neg = ex.n_pos, ex.n_neg
     out, hists = {}, {}
     for name, p, what in (("all_positive", 1.0, "p = 1 everywhere"),
                           ("constant_0_5", 0.5, "p = 0.5 everywhere")):
-        card = constant_card(pos, neg, p)
-        card.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
-        out[name] = card
+        const = constant_card(pos, neg, p)
+        const.update({"what": what, "scale": "constant: one level holding every pixel", "quantized": False})
+        out[name] = const
         hists[name] = (np.array([pos], np.int64), np.array([neg], np.int64), np.array([float(p)]))
-    h, w = codes.shape
-    ex = _rank_float(lambda a, b: uniform_rows(seed, w, a, b), codes, keep_rows=keep_rows, scratch=scratch, **engine)
-    card = _exact_card(ex)
-    card.update({"what": f"numpy.random.default_rng({seed}).random({(h, w)})", "seed": int(seed)})
     out["uniform_random"] = card
     if ex.rows is not None:
         hists["uniform_random"] = (ex.rows[1], ex.rows[2], ex.rows[0])
@@ -453,11 +531,32 @@ class _Background:
         return self._out
 
 
-def _prewarm():
-    """Load the level kernels (numba import, on-disk cache) on a thread while PNGs decode."""
-    import threading
+def _warm_floor():
+    """Load the kernels of the uniform floor's ranking once its first pass is done in NumPy
+    (:func:`uniform_presorted`): the sweeps over sorted float64 scores and the rows' terms."""
+    from segscore.metrics.exact import rank_exact, sorted_threshold_counts
 
-    def work():
+    p = np.array([0.1, 0.1 + 1e-12, 0.1 + 2e-12, 0.9])
+    packed = np.sort((p.view(np.uint64) << np.uint64(1)) | np.array([0, 1, 0, 1], np.uint64))
+    rank_exact(None, [], thresholds=EXACT_THRESHOLDS,
+               presorted=(packed, sorted_threshold_counts(packed, EXACT_THRESHOLDS), 0.1, 0.9))
+
+
+class _Warming:
+    """Kernels loaded on a thread while PNGs decode (numba's import, its on-disk cache): the level
+    kernels first (then :attr:`levels` is set), then every kernel of the exact float ranking
+    (``exact``: the prediction may be a float map) or, for an 8- or 16-bit PNG prediction, only
+    those the uniform floor's ranking runs after its NumPy first pass (``floor``): the rest would
+    be loaded for nothing, about 0.1 s of CPU beside the floor's sort."""
+
+    def __init__(self, *, exact=True, floor=False):
+        import threading
+
+        self.levels = threading.Event()
+        self._thread = threading.Thread(target=self._work, args=(exact, floor), name="segscore-prewarm", daemon=True)
+        self._thread.start()
+
+    def _work(self, exact, floor):
         try:
             from segscore.kernels.levels import class_histograms
 
@@ -467,13 +566,23 @@ def _prewarm():
             empty = np.zeros((0, 0), np.int32)
             for v in (np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)):
                 class_histograms(v, v.dtype == np.uint8, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
-            _warm_exact()
+            self.levels.set()
+            if exact:
+                _warm_exact()
+            elif floor:
+                _warm_floor()
         except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
             pass
+        finally:
+            self.levels.set()
 
-    t = threading.Thread(target=work, name="segscore-prewarm", daemon=True)
-    t.start()
-    return t
+    def join(self):
+        self._thread.join()
+
+
+def _prewarm(*, exact=True, floor=False):
+    """Start loading the kernels (:class:`_Warming`)."""
+    return _Warming(exact=exact, floor=floor)
 
 
 @as_result
@@ -507,7 +616,8 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
 
     engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads, band_rows=band_rows, workers=workers)
     refuse_target_as_prediction(prediction, "segscore target PRED TARGET")
-    warming = _prewarm()
+    png = isinstance(prediction, (str, os.PathLike)) and os.fspath(prediction).lower().endswith(".png")
+    warming = _prewarm(exact=not png, floor=floors and engine.get("executor") in (None, "threads", "synchronous"))
     tgt = target if isinstance(target, Target) else load_target(target)
     meta = tgt.meta
     enabled = _scoring_enabled(meta)
@@ -536,7 +646,9 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
         with open_map(png_or_path(prediction), what="prediction", name="the prediction") as src:
             cy, cx = _crop(src.shape, tgt, origin, src.name)
             kind = map_kind(src.dtype)
-            warming.join()
+            warming.levels.wait()
+            if kind == "float":
+                warming.join()
             read_band = lambda a, b: src.read((slice(cy + a, cy + b), slice(cx, cx + w)))  # noqa: E731
             if kind == "float":
                 if floor_job is not None:
@@ -551,6 +663,7 @@ def _score_target(prediction, target, *, origin=None, allow_non_scoring: bool = 
     finally:
         if floor_job is not None:
             floor_job.join()  # never leave it running (an error of the prediction is raised as it is)
+        warming.join()
     reg = meta.get("registration") or {}
     registration = {
         "median_residual_voxels": reg.get("median_residual"),

@@ -15,6 +15,10 @@ passes, without holding more of the map than a fixed budget:
    (:meth:`ExactPass.place`), so nothing is copied after the kernel. The buffer is anonymous memory
    in huge pages (:func:`_alloc`), lent by a :class:`Scratch` to the rankings of one command; a
    ranking that needs ROC-AUC only (``auc_only``) reads it from the sorted scores in one sweep.
+   A caller that can gather and sort the scores in NumPy alone hands them over *presorted*
+   (:meth:`ExactPass.adopt_sorted`, with :func:`sorted_threshold_counts`): a target's uniform
+   floor is drawn, packed and sorted on its own thread while numba loads (NumPy releases the GIL
+   in each of those calls), and only the sweeps wait for the kernels.
 2. A larger map is first counted into those buckets in one pass (with the thresholds), and the
    buckets ranked by later passes (step 4).
 3. A bucket (a *region*: a range of scores with its class counts and the counts above it) is
@@ -60,8 +64,8 @@ import numpy as np
 
 from segscore.errors import ScoreError
 
-__all__ = ["ExactRanking", "ExactPass", "Scratch", "rank_exact", "keys_of", "key_bits", "DEFAULT_BUDGET_BYTES",
-           "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
+__all__ = ["ExactRanking", "ExactPass", "Scratch", "rank_exact", "keys_of", "key_bits", "sorted_threshold_counts",
+           "DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_PX", "SPLIT_BINS"]
 
 #: bytes of scores gathered (and sorted) in memory per pass: 2**24 float64 or 2**25 float32 scores
 DEFAULT_BUDGET_BYTES = 1 << 27
@@ -301,6 +305,41 @@ def _sort_packed(packed, bits, threads=None):
 _OVERFLOW = "overflow"
 #: a first pass whose tiles wrote their scores into the buffer themselves (:meth:`ExactPass.place`)
 _PLACED = "placed"
+#: a first pass done by the caller, its scores gathered and sorted already (:meth:`ExactPass.adopt_sorted`)
+_SORTED = "sorted"
+
+
+#: scores whose class bits :func:`sorted_threshold_counts` reads in one NumPy call (4 MiB of bytes)
+_COUNT_PX = 1 << 22
+
+
+def sorted_threshold_counts(packed, thresholds) -> np.ndarray:
+    """``tcount`` of a first pass (``(2, t + 1)`` int64: scores of class ``c`` with exactly ``j`` of
+    the thresholds ``<= p``, as :func:`segscore.kernels.exactrank.first_pass` counts them) read from
+    gathered float64 scores ``key << 1 | class`` sorted ascending (uint64), in NumPy alone: each
+    threshold's place by a binary search, and each stretch's positives the low bits summed.
+
+    NumPy releases the GIL in each of these calls, so a thread can count while another runs Python
+    (:func:`segscore.ink.targets.uniform_presorted`, the uniform floor ranked before numba loads).
+    ``thresholds``: as :class:`ExactPass` takes them (made unique and sorted)."""
+    import sys
+
+    packed = np.ascontiguousarray(packed, np.uint64)
+    thr = np.unique(np.asarray(thresholds, np.float64))
+    # p >= t exactly when the key of p is >= the key of t (p in [0, 1]; a threshold <= 0 holds every p)
+    tkeys = np.where(thr > 0, thr, 0.0).view(np.uint64) << np.uint64(1)
+    bounds = np.r_[0, np.searchsorted(packed, tkeys, side="left"), packed.size].astype(np.int64)
+    lens = np.diff(bounds)
+    pos = np.zeros(thr.size + 1, np.int64)
+    if packed.size:  # the class bits by pieces of at most _COUNT_PX (a sum would cast them all to int64 first)
+        low = packed.view(np.uint8)[(0 if sys.byteorder == "little" else 7)::8]
+        tmp = np.empty(min(_COUNT_PX, packed.size), np.uint8)
+        cuts = np.union1d(bounds, np.arange(0, packed.size, _COUNT_PX))
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            if b > a:
+                j = int(np.searchsorted(bounds, a, side="right")) - 1
+                pos[j] += np.count_nonzero(np.bitwise_and(low[a:b], np.uint8(1), out=tmp[:b - a]))
+    return np.stack([lens - pos, pos])
 
 
 class ExactPass:
@@ -395,6 +434,24 @@ class ExactPass:
         self._buf = self.scratch.take(total, self.ut) if self.scratch is not None else _alloc(total, self.ut)
         self._filled = total
         return True
+
+    def adopt_sorted(self, packed, tcount, lo, hi):
+        """The first pass done by the caller (float64 scores only): ``packed``, every score as
+        ``key << 1 | class`` (uint64) sorted ascending, becomes the pass's buffer; ``tcount``
+        (:func:`sorted_threshold_counts`) and ``(lo, hi)``, the range of the map's values (all
+        finite), are the rest of its partial, which :meth:`finish` ranks without sorting again.
+        ValueError when the keys are not float64's, the counts do not match or the scores outgrow
+        the budget."""
+        tcount = np.asarray(tcount, np.int64)
+        if self.bits != 64 or packed.dtype != np.uint64:
+            raise ValueError("adopt_sorted takes float64 scores (uint64 keys) only")
+        if tcount.shape != (2, self.thr.size + 1) or int(tcount.sum()) != packed.size:
+            raise ValueError(f"tcount of shape {tcount.shape} summing to {int(tcount.sum())} does not count "
+                             f"{packed.size} scores on {self.thr.size} thresholds")
+        if packed.size > self.budget_px:
+            raise ValueError(f"{packed.size} scores outgrow the budget of {self.budget_px}")
+        self._buf, self._filled, self._off = packed, packed.size, None
+        return [tcount, float(lo), float(hi), 0, _SORTED, int(packed.size)]
 
     def slot(self, index: int) -> np.ndarray:
         """Where tile ``index`` of a placed pass writes its scores."""
@@ -495,7 +552,7 @@ class ExactPass:
             out.passes += 1
             pos, neg, kmin, kmax = counted[4:]
         else:  # every score gathered: sort them and read the buckets from them
-            if total[4] is _PLACED:
+            if total[4] is _PLACED or total[4] is _SORTED:
                 gathered = self._buf
                 if total[5] != gathered.size:
                     raise RuntimeError(f"the first pass wrote {total[5]} scores where {gathered.size} were counted")
@@ -503,7 +560,8 @@ class ExactPass:
                 gathered = self._gathered(total[4])
             if gathered.size != n_pos + n_neg:
                 raise RuntimeError("the first pass gathered a different number of scores than it counted")
-            _sort_packed(gathered, bits, threads if self.local else 1)
+            if total[4] is not _SORTED:
+                _sort_packed(gathered, bits, threads if self.local else 1)
             out.collected_px = out.max_pass_px = int(gathered.size)
             if self.auc_only and not self.keep_rows:  # ROC-AUC alone: one sweep, no buckets nor regions
                 from segscore.kernels.exactrank import sorted_wins
@@ -655,7 +713,7 @@ class ExactPass:
 
 def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget_px: int | None = None,
                keep_rows: bool = False, check=None, dtype=None, expected_px: int | None = None, scratch=None,
-               placed=None) -> ExactRanking:
+               placed=None, presorted=None) -> ExactRanking:
     """Rank the scores ``read(window)`` gives for each of ``windows`` exactly (see the module).
 
     ``read(window) -> (raw, cls)`` or ``(raw, cls, whole)``: the window's scored values (1D, any
@@ -673,8 +731,10 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
     ``placed``: ``(counts, read_placed, task)``, a first pass placed when it fits the budget
     (:meth:`ExactPass.place`: ``counts[i]`` scores in window ``i``; ``task(ep, tile,
     *read_placed(window))`` writes them into ``ep.slot(tile.index)`` and returns
-    ``ep.placed(...)``); else, and for any later pass, ``read``. Engine options as
-    :func:`segscore.engine.reduce`.
+    ``ep.placed(...)``); else, and for any later pass, ``read``. ``presorted``: ``(packed, tcount,
+    lo, hi)``, a first pass of float64 scores the caller did itself (:meth:`ExactPass.adopt_sorted`:
+    every score gathered and sorted, the threshold counts and the values' range); ``read`` then serves
+    no pass (``check`` still sees the range). Engine options as :func:`segscore.engine.reduce`.
     """
     from segscore.engine import reduce
 
@@ -682,7 +742,9 @@ def rank_exact(read, windows, *, thresholds, executor=None, threads=None, budget
                    keep_rows=keep_rows, executor=executor, scratch=scratch)
     windows = list(windows)
     engine = {"executor": executor, "threads": threads}
-    if placed is not None and ep.place(placed[0]):
+    if presorted is not None:
+        total = ep.adopt_sorted(*presorted)
+    elif placed is not None and ep.place(placed[0]):
         task = placed[2]
         total = reduce(placed[1], lambda tile, *r: task(ep, tile, *r), ep.merge, windows=windows, **engine)
     else:

@@ -145,3 +145,73 @@ def test_scratch_reuses_its_memory_and_auc_only():
     only = ep.finish(ep.merge(ep.empty(), ep.first(p, y)), lambda w: (p, y), [(slice(0, 1),)])
     assert only.roc_auc == full.roc_auc == pytest.approx(sk.roc_auc_score(y, p), abs=1e-12)
     assert only.average_precision is None and only.best_f1 is None
+
+
+def _packed_oracle(p, cls):
+    """``key << 1 | class`` of float64 scores, sorted, by NumPy's integer sort."""
+    return np.sort((p.astype(np.float64).view(np.uint64) << np.uint64(1)) | cls.astype(np.uint64))
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 1000, (1 << 22) + 77])
+def test_sorted_threshold_counts_is_first_pass_count(n):
+    """The threshold counts read from sorted scores are :func:`first_pass`'s (the kernel counting
+    unsorted ones), thresholds below 0, at 0 and 1, above 1, ties on a threshold and repeated
+    thresholds included; more than one piece of class bits (``_COUNT_PX``) at the largest size."""
+    from segscore.kernels.exactrank import N_CELLS, first_pass
+    from segscore.metrics.exact import sorted_threshold_counts
+
+    rng = np.random.default_rng(n)
+    p = rng.random(n)
+    p[rng.random(n) < 0.2] = 0.5  # ties on a threshold
+    p[rng.random(n) < 0.01] = 0.0
+    p[rng.random(n) < 0.01] = 1.0
+    cls = (rng.random(n) < 0.3).astype(np.uint8)
+    for thresholds in (EXACT_THRESHOLDS, np.array([-1.0, 0.0, 0.5, 0.5, 1.0, 2.0]), np.array([0.25])):
+        thr = np.unique(thresholds)
+        below = np.searchsorted(thr, np.arange(N_CELLS) / N_CELLS, side="right").astype(np.int64)
+        want = np.zeros((2, thr.size + 1), np.int64)
+        z, zu = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        first_pass(p.view(np.uint64), p, cls, thr, below, want, z, z, zu, zu, zu)
+        got = sorted_threshold_counts(_packed_oracle(p, cls), thresholds)
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == np.int64
+        # and a plain NumPy count: class c with exactly j thresholds <= p
+        j = np.searchsorted(thr, p, side="right")
+        for c in (0, 1):
+            np.testing.assert_array_equal(got[c], np.bincount(j[cls == c], minlength=thr.size + 1))
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_presorted_first_pass_is_the_placed_one(rows):
+    """A first pass done by the caller (scores gathered, sorted and counted in NumPy) ranks as the
+    placed and the read passes do; wrong counts, float32 keys or a budget too small are refused."""
+    from segscore.metrics.exact import ExactPass, sorted_threshold_counts
+
+    rng = np.random.default_rng(8)
+    y = (rng.random((45, 31)) < 0.35).astype(np.uint8)
+    p = np.clip(np.where(rng.random(y.shape) < 0.3, 0.5, rng.random(y.shape) ** 3) + 0.1 * y, 0, 1)
+    codes = y | ((rng.random(y.shape) < 0.8).astype(np.uint8) << 1)
+    wins, read, placed = placed_args(p, codes, 7)
+    s = (codes & 2) != 0
+    packed = _packed_oracle(p[s], y[s])
+    tcount = sorted_threshold_counts(packed, EXACT_THRESHOLDS)
+    want = rank_exact(read, wins, thresholds=EXACT_THRESHOLDS, placed=placed, keep_rows=rows)
+    got = rank_exact(read, wins, thresholds=EXACT_THRESHOLDS, keep_rows=rows,
+                     presorted=(packed.copy(), tcount, float(p.min()), float(p.max())))
+    for f in ("roc_auc", "average_precision", "best_f1", "best_threshold", "n_pos", "n_neg", "lo", "hi", "passes",
+              "collected_px"):
+        assert getattr(got, f) == getattr(want, f), f
+    np.testing.assert_array_equal(got.tp_ge, want.tp_ge)
+    np.testing.assert_array_equal(got.fp_ge, want.fp_ge)
+    if rows:
+        for a, b in zip(got.rows, want.rows):
+            np.testing.assert_array_equal(a, b)
+    ep = ExactPass(thresholds=EXACT_THRESHOLDS)
+    with pytest.raises(ValueError, match="does not count"):
+        ep.adopt_sorted(packed, tcount[:, 1:], 0.0, 1.0)
+    with pytest.raises(ValueError, match="does not count"):
+        ep.adopt_sorted(packed[1:], tcount, 0.0, 1.0)
+    with pytest.raises(ValueError, match="float64"):
+        ExactPass(thresholds=EXACT_THRESHOLDS, dtype=np.float32).adopt_sorted(packed, tcount, 0.0, 1.0)
+    with pytest.raises(ValueError, match="budget"):
+        ExactPass(thresholds=EXACT_THRESHOLDS, budget_px=10).adopt_sorted(packed, tcount, 0.0, 1.0)

@@ -158,3 +158,91 @@ def test_uniform_rows_are_the_full_array_call():
     full = np.random.default_rng(11).random((29, 13))
     for r0, r1 in ((0, 29), (0, 1), (5, 9), (28, 29), (17, 17)):
         np.testing.assert_array_equal(uniform_rows(11, 13, r0, r1), full[r0:r1])
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_uniform_presorted_is_the_sorted_floor(masked, monkeypatch):
+    """The uniform floor's NumPy first pass: the scored pixels of the full-array draw as sorted
+    ``key << 1 | class``, their threshold counts and the range of every drawn value, whatever the
+    chunk of rows it draws at a time."""
+    from segscore.ink import targets as T
+    from segscore.ink.cards import EXACT_THRESHOLDS
+
+    rng = np.random.default_rng(5)
+    ink = rng.random((37, 23)) < 0.3
+    mask = rng.random(ink.shape) < 0.7 if masked else np.ones(ink.shape, bool)
+    codes = ink.view(np.uint8) | (mask.view(np.uint8) << 1)
+    full = np.random.default_rng(9).random(ink.shape)
+    want = np.sort((full[mask].view(np.uint64) << np.uint64(1)) | ink[mask].astype(np.uint64))
+    thr = np.unique(EXACT_THRESHOLDS)
+    j = np.searchsorted(thr, full[mask], side="right")
+    tcount = [np.bincount(j[ink[mask] == c], minlength=thr.size + 1) for c in (False, True)]
+    for chunk in (1, 23 * 5, 1 << 22):
+        monkeypatch.setattr(T, "UNIFORM_CHUNK_PX", chunk)
+        packed, tc, lo, hi = T.uniform_presorted(9, codes)
+        np.testing.assert_array_equal(packed, want)
+        np.testing.assert_array_equal(tc, tcount)
+        assert (lo, hi) == (full.min(), full.max())
+    empty = np.zeros((4, 0), np.uint8)
+    packed, tc, lo, hi = T.uniform_presorted(9, empty)
+    assert packed.size == 0 and tc.sum() == 0
+    none = codes & 1  # nothing scored
+    assert T.uniform_presorted(9, none)[0].size == 0
+    monkeypatch.setattr("segscore.metrics.exact.DEFAULT_BUDGET_PX", 10)
+    assert T.uniform_presorted(9, codes) is None  # over the budget: the passes rank it
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_uniform_floor_is_the_same_early_or_not(masked):
+    """The floors' card is the same to the bit whether the uniform floor's first pass is done in
+    NumPy first (threads), placed by bands (``early=False``), read by small tiles or on dask, with
+    one thread or four."""
+    from segscore.ink.targets import _floors_and_histograms
+
+    rng = np.random.default_rng(6)
+    ink = rng.random((61, 47)) < 0.25
+    mask = rng.random(ink.shape) < 0.85 if masked else np.ones(ink.shape, bool)
+    codes = ink.view(np.uint8) | (mask.view(np.uint8) << 1)
+    want, hists = _floors_and_histograms(codes, seed=3, engine={}, early=False, keep_rows=True)
+    for engine, early in (({}, True), ({"threads": 1}, True), ({"threads": 4, "tile_rows": 5}, True),
+                          ({"executor": "synchronous", "tile_rows": 1}, True), ({"executor": "dask", "tile_rows": 7}, True),
+                          ({"tile_rows": 3}, False)):
+        got, got_h = _floors_and_histograms(codes, seed=3, engine=engine, early=early, keep_rows=True)
+        assert got == want, (engine, early)
+        for a, b in zip(got_h["uniform_random"], hists["uniform_random"]):
+            np.testing.assert_array_equal(a, b)
+    assert want == target_floors(codes, seed=3)
+    rand = score_map(np.random.default_rng(3).random(ink.shape), ink, mask)
+    assert want["uniform_random"]["roc_auc"] == rand["roc_auc"]
+
+
+def test_uniform_presorted_needs_no_numba():
+    """The floor's NumPy first pass imports nothing of numba (so it runs while numba loads)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from segscore.ink.targets import uniform_presorted\n"
+            "codes = np.full((64, 64), 2, np.uint8); codes[::3] |= 1\n"
+            "assert uniform_presorted(0, codes)[1].sum() == 4096\n"
+            "print('numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_warming_for_a_png_loads_the_floor_kernels_only():
+    """For an 8-bit PNG prediction the warm-up loads the level kernels and the uniform floor's
+    sweeps, not the float prediction's passes; for any other prediction every exact kernel."""
+    import subprocess
+    import sys
+
+    code = ("from segscore.ink.targets import _prewarm\n"
+            "import sys\n"
+            "w = _prewarm(exact=sys.argv[1] == '1', floor=True)\n"
+            "w.levels.wait(); w.join()\n"
+            "from segscore.kernels import exactrank as K, levels as L\n"
+            "print(*(len(f.signatures) > 0 for f in (L.class_histograms, K.sorted_buckets, K.collected_terms, "
+            "K.first_pass, K.gather_codes)))\n")
+    for exact, want in (("0", "True True True False False"), ("1", "True True True True True")):
+        out = subprocess.run([sys.executable, "-c", code, exact], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == want, (exact, out.stdout, out.stderr)
