@@ -1,5 +1,5 @@
-"""Where segscore keeps what it computes once per machine (numba's compiled kernels where the
-package folder is read-only, the measured thinning table).
+"""Where segscore keeps what it computes once per machine (numba's compiled kernels, keyed by the
+kernels' source: :func:`numba_cache_dir`; the measured thinning table).
 
 ``$SEGSCORE_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/segscore``, else ``~/.cache/segscore``
 (``%LOCALAPPDATA%\\segscore`` on Windows). Where that cannot be written (a read-only home in
@@ -8,6 +8,7 @@ a container), a per-user folder in the system's temporary directory stands in.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -46,3 +47,36 @@ def writable_cache_dir(sub: str = "") -> Path | None:
         if os.access(d, os.W_OK):
             return d
     return None
+
+
+_KERNELS = os.path.join(os.path.dirname(os.path.realpath(__file__)), "kernels")
+_digest: bytes | None = None
+
+
+def kernels_digest() -> bytes:
+    """A hash of the contents of every kernel file, read once per process (about 100 kB, under a
+    millisecond): the key of the numba cache folder."""
+    global _digest
+    if _digest is None:
+        h = hashlib.sha256()
+        for name in sorted(os.listdir(_KERNELS)):
+            if name.endswith(".py"):
+                with open(os.path.join(_KERNELS, name), "rb") as f:
+                    data = f.read()
+                h.update(b"%s\0%d\0" % (name.encode(), len(data)))
+                h.update(data)
+        _digest = h.digest()
+    return _digest
+
+
+def numba_cache_dir() -> str | None:
+    """Where the kernels' compiled code is kept: ``BASE/segscore-DIGEST`` (:mod:`segscore.kernels._jit`
+    says why; computed without importing numba); None where no folder can be written (numba then
+    warns and compiles every run)."""
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    if not base:
+        found = writable_cache_dir("numba")
+        if found is None:  # pragma: no cover - nowhere writable
+            return None
+        base = str(found)
+    return os.path.join(base, "segscore-" + kernels_digest().hex()[:16])

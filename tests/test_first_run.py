@@ -197,3 +197,14 @@ def test_a_plan_on_an_empty_cache(tmp_path, command):
     differ = {f: (sorted(sides["here"][f]), sorted(sides["there"][f])) for f in shared
               if sides["here"][f] != sides["there"][f]}
     assert differ == {}, f"compiled with different signatures on the two sides (add them to the prelude): {differ}"
+
+
+def test_a_stamped_command_imports_no_numba(parts):
+    """A warm run asks for its stamp without importing numba (a command that loads numba on a
+    thread beside its reads keeps that overlap)."""
+    firstrun.mark_done("curve")
+    code = ("import sys\nfrom segscore.families import first_run\n"
+            "assert first_run('curve') is None\nprint('numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -22,10 +22,11 @@ The order of one first run:
    itself runs on a warm cache.
 
 Whether a command has had its first run is a stamp file in numba's cache folder
-(:func:`segscore.kernels._jit.cache_dir`, keyed by the kernel sources: an edit to a kernel starts a
-new folder, and the stamps with it), named by the numba and Python versions; ``segscore warm``
-writes the stamps of the commands it warms. A missing stamp with a warm cache costs one second
-process that loads instead of compiling, once.
+(:func:`segscore.cachedir.numba_cache_dir`, keyed by the kernel sources: an edit to a kernel starts
+a new folder, and the stamps with it), named by the Python version; ``segscore warm`` writes the
+stamps of the commands it warms. A missing stamp with a warm cache costs one second process that
+loads instead of compiling, once; a stamp left by an older numba (whose cache entries numba no
+longer loads) costs one first run compiled in one process, as without a plan.
 
 ``SEGSCORE_FIRST_RUN_LOG=FILE`` appends to ``FILE`` one JSON line per function of ours compiled in
 each phase of each side (``{"phase", "function", "args"}``; phases ``prelude``, ``here``, ``there``,
@@ -87,16 +88,14 @@ def processes() -> int:
 
 
 def _stamp(command: str) -> Path | None:
-    """The stamp file of ``command``'s first run, or None where numba caches nothing."""
-    import numba
+    """The stamp file of ``command``'s first run, or None where numba caches nothing (found without
+    importing numba: a warm run of a command that overlaps numba's import with its reads keeps that)."""
+    from segscore.cachedir import numba_cache_dir
 
-    from segscore.kernels._jit import cache_dir
-
-    folder = cache_dir()
-    if folder is None or numba.config.DISABLE_JIT:
+    folder = numba_cache_dir()
+    if folder is None or os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0"):
         return None
-    tag = f"numba{numba.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
-    return Path(folder) / "first-run" / f"{command}.{tag}"
+    return Path(folder) / "first-run" / f"{command}.py{sys.version_info[0]}{sys.version_info[1]}"
 
 
 def is_done(command: str) -> bool:

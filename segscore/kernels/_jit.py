@@ -19,43 +19,11 @@ imported your own ``cache=True`` functions are cached in that folder too.
 
 from __future__ import annotations
 
-import hashlib
-import os
-
 import numba
 
-_KERNELS = os.path.dirname(os.path.realpath(__file__))
-_digest: bytes | None = None
-
-
-def kernels_digest() -> bytes:
-    """A hash of the contents of every kernel file, read once per process (about 100 kB, under a
-    millisecond): the key of the numba cache folder."""
-    global _digest
-    if _digest is None:
-        h = hashlib.sha256()
-        for name in sorted(os.listdir(_KERNELS)):
-            if name.endswith(".py"):
-                with open(os.path.join(_KERNELS, name), "rb") as f:
-                    data = f.read()
-                h.update(b"%s\0%d\0" % (name.encode(), len(data)))
-                h.update(data)
-        _digest = h.digest()
-    return _digest
-
-
-def cache_dir() -> str | None:
-    """Where the kernels' compiled code is kept: ``BASE/segscore-DIGEST`` (module docstring); None
-    where no folder can be written (numba then warns and compiles every run)."""
-    base = os.environ.get("NUMBA_CACHE_DIR")
-    if not base:
-        from segscore.cachedir import writable_cache_dir
-
-        found = writable_cache_dir("numba")
-        if found is None:  # pragma: no cover - nowhere writable
-            return None
-        base = str(found)
-    return os.path.join(base, "segscore-" + kernels_digest().hex()[:16])
+# the cache folder's key and place, computed without importing numba (a first run's stamp reads them)
+from segscore.cachedir import kernels_digest  # noqa: F401
+from segscore.cachedir import numba_cache_dir as cache_dir
 
 
 def _configure_cache_dir() -> None:
