@@ -766,9 +766,9 @@ def _kth_pair_binned(d, k):
     """``(ok, a, b)``: the k-th and (k + 1)-th smallest of ``d`` (k + 1 < n, or b = a), leaving
     ``d`` as it is; ok False (nothing computed) when a value is negative or NaN. Values >= 0
     order as their float64 bit patterns do, so one pass counts them by the top 16 bits of
-    theirs, a second gathers the bin holding the k-th, and a quickselect (:func:`_kth`) of that
-    bin alone finishes: 1M distances 13 -> 4 ms, where a quickselect of the whole array
-    reorders it all."""
+    theirs, a second gathers the bin holding the k-th (a copy: 8 bytes per value of that bin,
+    and 512 kB of counts), and a quickselect (:func:`_kth`) of that bin alone finishes: 1M
+    distances 13 -> 4 ms, where a quickselect of the whole array reorders it all."""
     n = d.shape[0]
     u = d.view(np.uint64)
     top = np.uint64(0x7FF0000000000000)  # inf's bits: anything above is NaN, the sign bit above that
@@ -819,7 +819,7 @@ def _kth(d, k):
 
 @jit
 def directed_summary(d, tolerance, out):
-    """``out`` (4,) float64 of one directed distance array (non-empty; reordered in place): the
+    """``out`` (4,) float64 of one directed distance array (non-empty; may be reordered in place): the
     sum (in the array's order, before any reordering), the number within ``tolerance``, the
     max and the 95th percentile (:func:`percentile`). Each direction's part of
     :func:`summarize`, so that two directions can be summarized side by side."""
@@ -855,8 +855,8 @@ def combine_summaries(a, na, b, nb, out):
 
 @jit
 def summarize(da, db, tolerance, out):
-    """``out`` (8,) float64 from the two directed distance arrays (both non-empty; reordered
-    in place): hd, hd95, pooled sum, pooled count, voxels within ``tolerance`` (both
+    """``out`` (8,) float64 from the two directed distance arrays (both non-empty; may be
+    reordered in place): hd, hd95, pooled sum, pooled count, voxels within ``tolerance`` (both
     directions), max(da), max(db), and the mean of the two directed means (panoptica's ASSD).
 
     hd95 is the larger of the two directed 95th percentiles (:func:`percentile`). Sums run
