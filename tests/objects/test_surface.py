@@ -474,3 +474,26 @@ def test_per_object_rows():
     assert all(list(r) == cols[:7] + ["hd95", "assd"] + cols[7:] for r in with_surface)
     assert [r["iou"] for r in with_surface] == [r["iou"] for r in rows]
     json.dumps(s, allow_nan=False)
+
+
+@pytest.mark.parametrize("case", ["ties", "spread", "bin_edge", "negative"])
+def test_percentile_of_long_arrays_by_bins_is_numpys_exactly(case):
+    """Arrays of at least BINNED_MIN values take the binned selection: the same values as numpy's
+    percentile, also when the k-th value closes its bin (the next one lies in a later bin), at
+    q = 100, and with a negative value (which falls back to the quickselect)."""
+    from segscore.kernels.surface import BINNED_MIN, percentile
+
+    rng = np.random.default_rng(11)
+    n = BINNED_MIN + 1001
+    if case == "ties":  # few distinct distances, as surface voxels have
+        d = np.sqrt(rng.integers(0, 12, n).astype(float))
+    elif case == "spread":
+        d = rng.exponential(3.0, n)
+    elif case == "bin_edge":  # below the 95th percentile values of one bin, above it another's only
+        d = np.where(np.arange(n) < int(0.95 * (n - 1)) + 1, 3.0, 5.0)
+        rng.shuffle(d)
+    else:
+        d = rng.normal(0.0, 1.0, n)
+    for q in (95.0, 50.0, 100.0, 0.0, 99.99):
+        arr = d.copy()
+        assert percentile(arr, q) == np.percentile(d, q), q
