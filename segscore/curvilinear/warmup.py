@@ -145,7 +145,8 @@ FIRST_RUN = {
                   here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice", "nearest")),
                   there=tuple(_HERE + p for p in ("network", "operators", "betti", "hd95", "findings")),
                   then=(_HERE + "curve", _HERE + "operators")),
-    # the bridge operator's shortest paths (not reached on the tiny cross) compile with apls's
-    "profile": Plan(prelude=(_HERE + "prelude",), here=(_HERE + "score_default",),
-                    there=tuple(_HERE + p for p in ("network", "operators", "graph_metrics")), then=(_HERE + "profile",)),
+    # the bridge operator's shortest paths (not reached on the tiny cross) compile with apls's;
+    # measured at idle: the score 6.7 s here against 11.6 s in all, so apls's graph moves here too
+    "profile": Plan(prelude=(_HERE + "prelude",), here=(_HERE + "score_default", _HERE + "graph_metrics"),
+                    there=(_HERE + "network", _HERE + "operators"), then=(_HERE + "profile",)),
 }
