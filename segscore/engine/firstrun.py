@@ -1,11 +1,12 @@
 """The first run of a command on an empty numba cache, compiled by two processes at once.
 
 numba compiles one function at a time in a process (its compiler lock), so a command's first run
-compiles its kernels one after another on one CPU: 12-21 s for ``surfaces`` and ``curve`` on an
-idle machine while the other CPUs wait. A family may say, per command, how that work divides
-(:class:`Plan`); the command's first run then starts a second Python process that compiles the
-kernels the command reaches last while this process compiles from the first, both writing
-numba's on-disk cache. When this process reaches a kernel the other has saved, it loads it.
+compiles its kernels one after another on one CPU: 12-20 s for ``surfaces`` and ``curve`` on an
+idle machine while the other CPU waits. A family may say, per command, how that work divides
+(:class:`Plan`); the command's first run then starts a second Python process that compiles part
+of the kernels while this process compiles the rest, both writing numba's on-disk cache, and the
+command then loads what the other compiled (7.2 s instead of 11.7 s for ``surfaces``, 12.2 s
+instead of 19.8 s for ``curve``: benchmarks/README.md, ``bench_first_run.py``).
 
 The order of one first run:
 
