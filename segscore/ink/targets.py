@@ -189,8 +189,6 @@ def uniform_presorted(seed: int, codes: np.ndarray, *, scratch=None):
     packed.view(np.float64).sort()  # these bit patterns order as floats as they do as integers
     if scored and scored == h * w:  # every drawn value is scored: its range is the sorted ends'
         lo, hi = (packed[[0, -1]] >> np.uint64(1)).view(np.float64).tolist()
-    from segscore.ink.cards import EXACT_THRESHOLDS
-
     return packed, sorted_threshold_counts(packed, EXACT_THRESHOLDS), lo, hi
 
 

@@ -179,7 +179,7 @@ def _n_cells(nx, ny, nz, dim) -> int:
 def _sorted_cells_binary(r, nx, ny, nz, dim):
     """:func:`sorted_cells` of ranks 0 and 1 in one pass over the volume (the output made by
     NumPy, :func:`_nodes32`'s reason)."""
-    out = np.empty(max(_n_cells(int(nx), int(ny), int(nz), int(dim)), 0), np.int32)
+    out = np.empty(_n_cells(int(nx), int(ny), int(nz), int(dim)), np.int32)
     _sorted_cells_binary_into(r, nx, ny, nz, dim, out)
     return out
 
