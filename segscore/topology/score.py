@@ -143,12 +143,13 @@ def tile_slices(shape, tiles) -> list[tuple[slice, slice, slice]]:
 MAX_PARALLEL_TILE_VOXELS = 1 << 23
 
 
-def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray) -> list[tuple[int, int, int]]:
+def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray, threads: int = 1) -> list[tuple[int, int, int]]:
     """``[(m_k, p_k, g_k) for k in 0, 1, 2]`` of one tile's foregrounds (bool, C-contiguous):
-    the Betti matching of ``1 - P`` and ``1 - G``, the prediction first as the competition passes it."""
+    the Betti matching of ``1 - P`` and ``1 - G``, the prediction first as the competition passes it
+    (``threads``: the matching's, :func:`segscore.metrics.betti.betti_matching`)."""
     from segscore.metrics.betti import betti_matching
 
-    m = betti_matching((~pred_tile).view(np.uint8), (~gt_tile).view(np.uint8))
+    m = betti_matching((~pred_tile).view(np.uint8), (~gt_tile).view(np.uint8), threads=threads)
     out = []
     for d in m.dims:
         matched, un_p, un_g = d.counts()
@@ -226,14 +227,17 @@ def topology_counts(pred_fg: np.ndarray, gt_fg: np.ndarray, *, tiles=DEFAULT_TOP
     """``([(m_k, p_k, g_k) for k in 0, 1, 2], number of tiles)``, the counts summed over the
     tiles, matched on the engine's threads (:func:`segscore.engine.reduce_windows`; the sum does
     not depend on their number)."""
-    from segscore.engine.executor import reduce_windows
+    from segscore.engine.executor import default_workers, reduce_windows
 
     slices = tile_slices(pred_fg.shape, tiles)
     biggest = max((int(np.prod([sl.stop - sl.start for sl in t])) for t in slices), default=0)
-    workers = 1 if biggest > MAX_PARALLEL_TILE_VOXELS else threads
+    threads = threads or default_workers()
+    big = biggest > MAX_PARALLEL_TILE_VOXELS  # one tile at a time, its matching on the threads
+    workers = 1 if big else threads
 
     def one(sl):
-        return [tile_counts(np.ascontiguousarray(pred_fg[sl]), np.ascontiguousarray(gt_fg[sl]))]
+        return [tile_counts(np.ascontiguousarray(pred_fg[sl]), np.ascontiguousarray(gt_fg[sl]),
+                            threads=threads if big else 1)]
 
     parts = reduce_windows(one, slices, lambda a, b: a + b, workers=workers) or []
     return _add_counts(parts), len(slices)
@@ -790,10 +794,10 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
             else:
                 sd_value = value
     else:
-        # big tiles: one pass at a time, so their scratch is never held together; the masks wait
-        # for the tiles packed 8 voxels to a byte
-        sd_value = sd()
-        v = vo()
+        # big tiles: surface Dice beside VOI (their scratch together, ~6 bytes per voxel, is less
+        # than one big tile's matching), then the tiles one at a time, each matched on the threads;
+        # the masks wait for the tiles packed 8 voxels to a byte
+        sd_value, v = side_by_side([vo, sd], threads=threads)[::-1]
         if own:
             prep.components = None
         n_fg_p = int(np.count_nonzero(p))
@@ -810,7 +814,7 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
         for sl in slices:
             tp = unpack(bits_p, sl)
             tg = unpack(bits_g, sl) if own else np.ascontiguousarray(prep.fg[sl])
-            counts_parts.append(tile_counts(tp, tg))
+            counts_parts.append(tile_counts(tp, tg, threads=threads))
             del tp, tg
         p = None
     fg_pred = int(np.count_nonzero(p)) if p is not None else n_fg_p
