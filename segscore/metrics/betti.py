@@ -182,9 +182,12 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
         The two filtrations (sublevel sets). Which one is "the truth" does not change the
         matching; the topology score passes the prediction first, as the competition does.
     threads : int
-        2 or more computes the two inputs' own pairs (and in 2D the comparison's) at once (the
-        kernels release the GIL), on the engine's threads (:func:`segscore.engine.side_by_side`,
-        capped by its thread budget); the answers do not depend on it.
+        2 or more runs independent steps two at a time (the kernels release the GIL), on the
+        engine's threads (:func:`segscore.engine.side_by_side`, capped by its thread budget):
+        the two inputs' own pairs (and in 2D the comparison's); in 3D then the comparison's
+        squares beside the dimension-0 matching, and the two inputs' image pairs. The answers do
+        not depend on it; the peak memory does (a 3D pair: about 46 bytes per voxel on one
+        thread, 72 on two).
 
     Returns
     -------
@@ -268,9 +271,9 @@ def _match_3d(r0, r1, shape, nvals, threads):
     With ``threads`` >= 2 the independent steps run two at a time: the two inputs' own pairs;
     then the comparison's squares (its dimension-2 and 1 pairs) beside the dimension-0 matching;
     then the two inputs' image pairs. The comparison's ranks are not held while the inputs' pairs
-    are computed (remade after: one ``np.minimum``), so the peak of two steps at once stays near
-    what one step holds with both ranks (about 66 bytes per voxel against 55 one at a time,
-    ``benchmarks/bench_surfaces.py``)."""
+    are computed (remade after: one ``np.minimum``). Peak beyond the inputs, sampled on a 256³
+    octant of sheets: about 72 bytes per voxel with two threads, 46 with one (57 before the
+    column reduction's per-column table went, ``benchmarks/bench_surfaces.py``)."""
     from segscore.engine import side_by_side
     from segscore.kernels import betti as K
 

@@ -46,8 +46,10 @@ computed on a prediction P and a label volume G of one shape (3D; a 2D image is 
 region, foreground, surface corner codes, components); pass its result as ``truth=``.
 **Threads**: the tiles' Betti matchings, VOI and surface Dice are tasks on the engine's threads
 (:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
-above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
-masks packed 8 voxels to a byte while they wait. **On a cluster** (``executor=`` a
+above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice (those two side
+by side), each tile's matching itself on the threads (its independent steps two at a time,
+:func:`segscore.metrics.betti.betti_matching`), with both masks packed 8 voxels to a byte while
+they wait. **On a cluster** (``executor=`` a
 ``distributed.Client``) each tile is one task; when the inputs are paths every term is counted by
 the workers window by window and this process reads no voxel (:mod:`segscore.topology.stream`:
 surface Dice from per-code surfel counts with a halo of ceil(tau / spacing) + 1 voxels, VOI from
@@ -57,9 +59,10 @@ counts on every path (:func:`segscore.topology.surface.surface_dice_of_counts`).
 **Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
 ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
 ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
-Dice 1 byte per mask (the corner codes); a tile's Betti matching about 61 bytes per voxel of
-the tile (:mod:`segscore.metrics.betti`), so 61/8 per voxel of the volume for octants matched
-one at a time, the masks then held at 1/4 byte.
+Dice 1 byte per mask (the corner codes); a tile's Betti matching about 46 bytes per voxel of
+the tile on one thread, 72 on two (:mod:`segscore.metrics.betti`), so 72/8 per voxel of the
+volume for octants matched one at a time, the masks then held at 1/4 byte. The CLI gives its
+files to :func:`surfaces` as paths, so the raw volumes it reads are dropped once binarized.
 """
 
 from __future__ import annotations
@@ -137,9 +140,9 @@ def tile_slices(shape, tiles) -> list[tuple[slice, slice, slice]]:
             if a1 > a0 and b1 > b0 and c1 > c0]
 
 
-#: tiles of more voxels than this are matched one at a time whatever ``threads`` says: a tile
-#: takes about 61 bytes per voxel at its peak (a 256^3 octant of a 512^3 volume: 1.0 GB, measured
-#: by ru_maxrss; benchmarks/bench_surfaces.py)
+#: tiles of more voxels than this are matched one at a time whatever ``threads`` says (each on the
+#: threads): a tile takes about 46 bytes per voxel at its peak on one thread, 72 on two (a 256^3
+#: octant of a 512^3 volume: 0.74 GB and 1.15 GB, its RSS sampled every 5 ms; benchmarks/bench_surfaces.py)
 MAX_PARALLEL_TILE_VOXELS = 1 << 23
 
 
