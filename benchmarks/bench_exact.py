@@ -112,7 +112,7 @@ def against(others: list, repeat: int) -> None:
     alternated run by run (one table row per case and other tree)."""
     import statistics
 
-    from benchmarks._harness import REPO, run_once
+    from benchmarks._harness import REPO, run_once, with_bytecode
     from benchmarks.bench_targets import make_cases
 
     case = make_cases(shared_data("scrollgt"))
@@ -123,7 +123,7 @@ def against(others: list, repeat: int) -> None:
     cmds = {"target 4096² u8 PNG + 3 floors": ["target", case["png"], case["target"]],
             "columns full grid f32 + 3 floors": ["columns", case["cols"], case["ctarget"]]}
     with tempfile.TemporaryDirectory() as tmp:
-        envs = {k: dict(os.environ, PYTHONPATH=v, NUMBA_CACHE_DIR=os.path.join(tmp, f"numba_{k}"))
+        envs = {k: dict(with_bytecode(os.environ), PYTHONPATH=v, NUMBA_CACHE_DIR=os.path.join(tmp, f"numba_{k}"))
                 for k, v in trees.items()}
 
         def run(k, argv):

@@ -89,6 +89,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks._harness import with_bytecode  # noqa: E402
 FIELDS = ("leaderboard", "toposcore", "topoF1_0", "topoF1_1", "topoF1_2", "surface_dice", "voi_score",
           "voi_total", "voi_split", "voi_merge")
 
@@ -216,12 +218,12 @@ def main(argv=None) -> int:
         if args.threads:
             ours += ["--threads", str(args.threads)]
         peer_here = args.peer_python and (args.peer_sizes is None or n in args.peer_sizes)
-        penv = dict(os.environ, PYTHONPATH=args.peer_path)
+        penv = dict(with_bytecode(os.environ), PYTHONPATH=args.peer_path)
         runs = {"cold": [], "warm": [], "peer": []}
         mine = theirs = None
         for r in range(args.rounds):
             cache = work / f"numba_{n}_{r}"
-            env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(cache))
+            env = dict(with_bytecode(os.environ), PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(cache))
             if not args.no_cold or r == 0:
                 cold = measure(ours, env)  # an empty cache (also fills it for the warm run)
                 if not args.no_cold:
@@ -247,7 +249,7 @@ def main(argv=None) -> int:
                                     (theirs[k] is not None and mine[k] is not None and abs(theirs[k] - mine[k]) <= 1e-9)
                                     for k in FIELDS) and theirs["topology"] == mine["topology"]
         if not args.no_stages:
-            env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(work / f"numba_{n}_0"))
+            env = dict(with_bytecode(os.environ), PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(work / f"numba_{n}_0"))
             code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from bench_surfaces import stages; "
                     f"print(json.dumps(stages({str(pp)!r}, {str(gp)!r}, 3, {args.threads!r})))")
             row["stages"] = json.loads(measure([sys.executable, "-c", code], env)[2])

@@ -212,42 +212,33 @@ def _shape_of(x, what):
 
 
 def _score_pair(o, executor) -> dict:
-    """One pair's result. On an executor, or with ``tile_rows`` or ``tile_shape`` (streamed on
-    threads), the inputs go to :func:`surfaces` as given (paths stay paths, so its workers read their own tiles and
-    windows); else they are read here first."""
+    """One pair's result. The shapes are checked from the files' headers, then the inputs go to
+    :func:`surfaces` as given: paths stay paths, so on an executor, or with ``tile_rows`` or
+    ``tile_shape`` (streamed on threads), its workers read their own tiles and windows, and on the
+    whole volumes it reads each file itself and drops what it read once it is binarized (a 512³
+    pair's 268 MB of raw volumes are not held beside the Betti matching's octants)."""
     from segscore.errors import ScoreError
     from segscore.io.readers import input_name
     from segscore.topology.score import surfaces
 
-    if executor is not None or o.get("tile_rows") is not None or o.get("tile_shape") is not None:
-        shapes = {k: _shape_of(o[k], what) for k, what in (("pred", "prediction"), ("truth", "labels"),
-                                                             ("ignore_mask", "ignore mask")) if o[k] is not None}
-        if "ignore_mask" in shapes and shapes["ignore_mask"] != shapes["truth"]:
-            raise ScoreError(f"{input_name(o['ignore_mask'], 'ignore mask')}: shape {shapes['ignore_mask']} differs "
-                             f"from the labels' {shapes['truth']}; give the mask on the labels' grid")
-        if shapes["pred"] != shapes["truth"]:
-            raise ScoreError(f"{input_name(o['pred'], 'prediction')}: shape {shapes['pred']} differs from the labels "
-                             f"{input_name(o['truth'], 'labels')}'s {shapes['truth']}; score a prediction on the "
-                             "labels' grid")
-        def given(key, what):  # a path as it is (its tiles read by the workers); an array as _read makes it
-            x = o[key]
-            return x if x is None or isinstance(x, (str, os.PathLike)) else _read(x, what)
+    shapes = {k: _shape_of(o[k], what) for k, what in (("pred", "prediction"), ("truth", "labels"),
+                                                         ("ignore_mask", "ignore mask")) if o[k] is not None}
+    if "ignore_mask" in shapes and shapes["ignore_mask"] != shapes["truth"]:
+        raise ScoreError(f"{input_name(o['ignore_mask'], 'ignore mask')}: shape {shapes['ignore_mask']} differs "
+                         f"from the labels' {shapes['truth']}; give the mask on the labels' grid")
+    if shapes["pred"] != shapes["truth"]:
+        raise ScoreError(f"{input_name(o['pred'], 'prediction')}: shape {shapes['pred']} differs from the labels "
+                         f"{input_name(o['truth'], 'labels')}'s {shapes['truth']}; score a prediction on the "
+                         "labels' grid")
 
-        return surfaces(truth=given("truth", "labels"), pred=given("pred", "prediction"),
-                        ignore_mask=given("ignore_mask", "ignore mask"), executor=executor,
-                        tile_rows=o.get("tile_rows"),
-                        tile_shape=tuple(o["tile_shape"]) if o.get("tile_shape") is not None else None, **_options(o))
-    pred = _read(o["pred"], "prediction")
-    truth = _read(o["truth"], "labels")
-    mask = _read(o["ignore_mask"], "ignore mask") if o["ignore_mask"] is not None else None
-    if mask is not None and mask.shape != truth.shape:
-        raise ScoreError(f"{input_name(o['ignore_mask'], 'ignore mask')}: shape {mask.shape} differs from the labels' {truth.shape}; "
-                         "give the mask on the labels' grid")
-    if pred.shape != truth.shape:
-        raise ScoreError(f"{input_name(o['pred'], 'prediction')}: shape {pred.shape} differs from the labels "
-                         f"{input_name(o['truth'], 'labels')}'s "
-                         f"{truth.shape}; score a prediction on the labels' grid")
-    return surfaces(truth=truth, pred=pred, ignore_mask=mask, **_options(o))
+    def given(key, what):  # a path as it is; anything else as _read makes it
+        x = o[key]
+        return x if x is None or isinstance(x, (str, os.PathLike)) else _read(x, what)
+
+    return surfaces(truth=given("truth", "labels"), pred=given("pred", "prediction"),
+                    ignore_mask=given("ignore_mask", "ignore mask"), executor=executor,
+                    tile_rows=o.get("tile_rows"),
+                    tile_shape=tuple(o["tile_shape"]) if o.get("tile_shape") is not None else None, **_options(o))
 
 
 _SUFFIXES = (".nii.gz", ".nii", ".tiff", ".tif", ".npy", ".zarr", ".png")

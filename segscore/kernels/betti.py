@@ -547,13 +547,14 @@ def reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot):
     ``(nx, ny, nz)`` volume.
     """
     pivot_col = np.full(int(r.shape[0]) * 3, -1, np.int32)  # made by NumPy: _nodes32's reason
-    col_slot = np.full(int(cols.shape[0]), -1, np.int32)
-    return _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col_slot)
+    return _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col)
 
 
 @jit
-def _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col_slot):
-    """:func:`reduce_dim1` with the column of each pivot edge and the slot of each column (both -1)."""
+def _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col):
+    """:func:`reduce_dim1` with what owns each pivot edge (all -1: none): ``i >= 0``, the column at
+    position ``i`` of ``cols``, its square's boundary as it stands (an emergent pair); ``-2 - s``,
+    the reduced column kept in slot ``s`` (4 bytes per edge in all: no table per column)."""
     ncol = cols.shape[0]
     slot_start = np.empty(1024, np.int64)
     slot_len = np.empty(1024, np.int32)
@@ -580,7 +581,7 @@ def _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col
         fv = face_keys(f, r, ny, nz, keys)
         kmax = max(max(keys[0], keys[1]), max(keys[2], keys[3]))
         emax = kmax & _LOW
-        if pivot_col[emax] < 0:  # emergent pair: the column is reduced as it stands
+        if pivot_col[emax] == -1:  # emergent pair: the column is reduced as it stands
             pivot_col[emax] = i
             if w < nwant and want[w] == i:
                 want_pivot[w] = emax
@@ -590,8 +591,8 @@ def _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col
             heap, size = _heap_push(heap, size, keys[q])
         j = pivot_col[emax]
         while True:
-            s = col_slot[j]
-            if s >= 0:
+            if j <= -2:  # a kept reduced column
+                s = -2 - j
                 for q in range(slot_start[s], slot_start[s] + slot_len[s]):
                     heap, size = _heap_push(heap, size, pool[q])
             else:
@@ -602,11 +603,11 @@ def _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col
             if piv < 0:
                 break
             e = piv & _LOW
-            if pivot_col[e] >= 0:
+            if pivot_col[e] != -1:
                 j = pivot_col[e]
                 heap, size = _heap_push(heap, size, piv)
                 continue
-            pivot_col[e] = i
+            pivot_col[e] = -2 - nslot  # the column is kept below, in slot nslot
             if w < nwant and want[w] == i:
                 want_pivot[w] = e
             if record and (piv >> 32) != fv:
@@ -636,7 +637,6 @@ def _reduce_dim1(cols, keep, r, ny, nz, record, want, want_pivot, pivot_col, col
                 for q in range(nslot):
                     bl[q] = slot_len[q]
                 slot_len = bl
-            col_slot[i] = nslot
             slot_start[nslot] = pool_n
             pool[pool_n] = piv
             pool_n += 1

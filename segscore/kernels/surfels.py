@@ -22,32 +22,39 @@ from segscore.kernels._jit import jit
 def corner_codes(mask, lo0, lo1, lo2, codes):
     """Fill ``codes`` (uint8, shape ``(n0 + 1, n1 + 1, n2 + 1)`` for a box of ``n`` voxels from
     ``lo``) with the neighbourhood code of every corner position; returns the number of surface
-    positions. ``mask``: uint8/bool volume, non-zero on the foreground.
+    positions. ``mask``: uint8/bool volume, non-zero on the foreground. The code of the corner
+    ``(a, b, c)`` has bit ``7 - (4 i + 2 j + k)`` set when the voxel ``lo + (a, b, c) - 1 + (i, j, k)``
+    lies in the box and the volume and is foreground.
+
+    Row by row: each of a corner row's four voxel rows (i, j) is read once, the bits of ``k = 0``
+    and ``k = 1`` being one voxel and its successor along the row (no test per voxel and corner).
 
     Notes: no check that the box lies in the volume."""
     s0, s1, s2 = mask.shape
     m0, m1, m2 = codes.shape
+    # the box's voxels along the rows that are in the volume: z in [lo2, z_end)
+    z_end = min(lo2 + m2 - 1, s2)
+    nz = max(z_end - lo2, 0)  # corners 1..nz take the voxel at their c - 1, corners 0..nz - 1 at c
     n = 0
     for a in range(m0):
         for b in range(m1):
             for c in range(m2):
-                code = 0
-                for i in range(2):
-                    x = lo0 + a - 1 + i
-                    if x < 0 or x >= s0 or x < lo0 or x > lo0 + m0 - 2:
+                codes[a, b, c] = 0
+            for i in range(2):
+                x = lo0 + a - 1 + i
+                if x < 0 or x >= s0 or x < lo0 or x > lo0 + m0 - 2:
+                    continue
+                for j in range(2):
+                    y = lo1 + b - 1 + j
+                    if y < 0 or y >= s1 or y < lo1 or y > lo1 + m1 - 2:
                         continue
-                    for j in range(2):
-                        y = lo1 + b - 1 + j
-                        if y < 0 or y >= s1 or y < lo1 or y > lo1 + m1 - 2:
-                            continue
-                        for k in range(2):
-                            z = lo2 + c - 1 + k
-                            if z < 0 or z >= s2 or z < lo2 or z > lo2 + m2 - 2:
-                                continue
-                            if mask[x, y, z]:
-                                code |= 1 << (7 - (4 * i + 2 * j + k))
-                codes[a, b, c] = code
-                if code != 0 and code != 255:
+                    hi = 7 - (4 * i + 2 * j)  # k = 0: the voxel before the corner along the row
+                    for c in range(nz):
+                        if mask[x, y, lo2 + c]:
+                            codes[a, b, c] |= 1 << (hi - 1)
+                            codes[a, b, c + 1] |= 1 << hi
+            for c in range(m2):
+                if codes[a, b, c] != 0 and codes[a, b, c] != 255:
                     n += 1
     return n
 

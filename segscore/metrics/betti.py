@@ -182,9 +182,12 @@ def betti_matching(input0, input1, *, threads: int = 1) -> BettiMatching:
         The two filtrations (sublevel sets). Which one is "the truth" does not change the
         matching; the topology score passes the prediction first, as the competition does.
     threads : int
-        2 or more computes the two inputs' own pairs (and in 2D the comparison's) at once (the
-        kernels release the GIL), on the engine's threads (:func:`segscore.engine.side_by_side`,
-        capped by its thread budget); the answers do not depend on it.
+        2 or more runs independent steps two at a time (the kernels release the GIL), on the
+        engine's threads (:func:`segscore.engine.side_by_side`, capped by its thread budget):
+        the two inputs' own pairs (and in 2D the comparison's); in 3D then the comparison's
+        squares beside the dimension-0 matching, and the two inputs' image pairs. The answers do
+        not depend on it; the peak memory does (a 3D pair: about 46 bytes per voxel on one
+        thread, 72 on two).
 
     Returns
     -------
@@ -263,29 +266,52 @@ def _match_2d(r0, r1, shape, nvals, threads):
 
 def _match_3d(r0, r1, shape, nvals, threads):
     """The dimensions of a 3D pair of ranks: 0 by union-find, 1 by the column reduction, 2 on
-    the dual."""
+    the dual.
+
+    With ``threads`` >= 2 the independent steps run two at a time: the two inputs' own pairs;
+    then the comparison's squares (its dimension-2 and 1 pairs) beside the dimension-0 matching;
+    then the two inputs' image pairs. The comparison's ranks are not held while the inputs' pairs
+    are computed (remade after: one ``np.minimum``). Peak beyond the inputs, sampled on a 256³
+    octant of sheets: about 72 bytes per voxel with two threads, 46 with one (57 before the
+    column reduction's per-column table went, ``benchmarks/bench_surfaces.py``)."""
     from segscore.engine import side_by_side
     from segscore.kernels import betti as K
 
     nx, ny, nz = shape
     rc = np.minimum(r0, r1)
-    cval_c = K._cube_values(rc, nx, ny, nz)
-    nc = cval_c.shape[0]
-    solo = side_by_side([lambda r=r: _solo(K, r, cval_c, shape, nvals) for r in (r0, r1)],
+    held = [K._cube_values(rc, nx, ny, nz)]  # the comparison's cube values, until its dual is done
+    nc = held[0].shape[0]
+    del rc
+    solo = side_by_side([lambda r=r: _solo(K, r, held[0], shape, nvals) for r in (r0, r1)],
                         threads=threads)
+    rc = np.minimum(r0, r1)
+    deaths0 = [solo[0][0][0], solo[1][0][0]]
 
-    # the comparison image, its image pairs and the matching
-    faces = K.sorted_cells(rc, nx, ny, nz, 2, nvals)
-    keep = np.empty(faces.shape[0], np.bool_)
-    _, _, c2c, _ = K.dual_pairs(faces, rc, cval_c, cval_c, nx, ny, nz, False, False, keep)
-    del cval_c
-    match2 = _match_top([solo[0][2][2], solo[1][2][2]], c2c, nc)
+    def squares():  # the comparison's dimension-2 pairs (matched at once) and its reduced squares
+        faces = K.sorted_cells(rc, nx, ny, nz, 2, nvals)
+        keep = np.empty(faces.shape[0], np.bool_)
+        cval_c = held.pop()
+        _, _, c2c, _ = K.dual_pairs(faces, rc, cval_c, cval_c, nx, ny, nz, False, False, keep)
+        del cval_c
+        match2 = _match_top([solo[0][2][2], solo[1][2][2]], c2c, nc)
+        del c2c
+        _, _, _, pos1c = K.reduce_dim1(faces, keep, rc, ny, nz, True, _NONE, _NONE)
+        return faces, keep, pos1c, match2
 
-    _, e1c, f1c, pos1c = K.reduce_dim1(faces, keep, rc, ny, nz, True, _NONE, _NONE)
+    def dim0():
+        edges = K.sorted_cells(rc, nx, ny, nz, 1, nvals)
+        return _match_dim0(K, edges, rc, r0, r1, shape, deaths0)
+
+    if threads is not None and threads >= 2:
+        (faces, keep, pos1c, match2), match0 = side_by_side([squares, dim0], threads=threads)
+    else:  # one step at a time: the edges' union-find after the squares are freed
+        faces, keep, pos1c, match2 = squares()
+        match0 = None
+
     order = np.argsort(pos1c, kind="stable")
     want = pos1c[order]
-    m1 = []
-    for k, r in ((0, r0), (1, r1)):
+
+    def image_pairs(k, r):  # input k's pivots of the comparison's reduced columns, as its pairs
         piv = np.full(want.shape[0], -1, np.int64)
         K.reduce_dim1(faces, keep, r, ny, nz, False, want, piv)
         ek = np.empty_like(piv)
@@ -297,11 +323,12 @@ def _match_3d(r0, r1, shape, nvals, threads):
         hit = (ek >= 0) & (birth_edges.shape[0] > 0)
         if birth_edges.shape[0]:
             hit &= birth_edges[srt][at] == ek
-        m1.append(np.where(hit, srt[at] if birth_edges.shape[0] else -1, -1))
+        return np.where(hit, srt[at] if birth_edges.shape[0] else -1, -1)
+
+    m1 = side_by_side([lambda k=k, r=r: image_pairs(k, r) for k, r in ((0, r0), (1, r1))], threads=threads)
     del faces, keep
     ok = (m1[0] >= 0) & (m1[1] >= 0)
     match1 = (m1[0][ok], m1[1][ok])
-    edges = K.sorted_cells(rc, nx, ny, nz, 1, nvals)
-    match0 = _match_dim0(K, edges, rc, r0, r1, shape, [solo[0][0][0], solo[1][0][0]])
-    del edges
+    if match0 is None:
+        match0 = dim0()
     return _dims(K, r0, r1, shape, solo, (match0, match1, match2))

@@ -46,8 +46,10 @@ computed on a prediction P and a label volume G of one shape (3D; a 2D image is 
 region, foreground, surface corner codes, components); pass its result as ``truth=``.
 **Threads**: the tiles' Betti matchings, VOI and surface Dice are tasks on the engine's threads
 (:func:`segscore.engine.executor.reduce_windows`), the results folded in a fixed order; tiles
-above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice, with both
-masks packed 8 voxels to a byte while they wait. **On a cluster** (``executor=`` a
+above :data:`MAX_PARALLEL_TILE_VOXELS` run one at a time after VOI and surface Dice (those two side
+by side), each tile's matching itself on the threads (its independent steps two at a time,
+:func:`segscore.metrics.betti.betti_matching`), with both masks packed 8 voxels to a byte while
+they wait. **On a cluster** (``executor=`` a
 ``distributed.Client``) each tile is one task; when the inputs are paths every term is counted by
 the workers window by window and this process reads no voxel (:mod:`segscore.topology.stream`:
 surface Dice from per-code surfel counts with a halo of ceil(tau / spacing) + 1 voxels, VOI from
@@ -57,9 +59,10 @@ counts on every path (:func:`segscore.topology.surface.surface_dice_of_counts`).
 **Memory per voxel of the volume** (beyond the caller's arrays): the masks 1 byte each; the
 ignore region 1 byte while the truth is binarized (kept by a prepared truth where voxels are
 ignored); VOI one labelling at a time, 4 bytes, then 4 to 8 bytes per foreground voxel; surface
-Dice 1 byte per mask (the corner codes); a tile's Betti matching about 61 bytes per voxel of
-the tile (:mod:`segscore.metrics.betti`), so 61/8 per voxel of the volume for octants matched
-one at a time, the masks then held at 1/4 byte.
+Dice 1 byte per mask (the corner codes); a tile's Betti matching about 46 bytes per voxel of
+the tile on one thread, 72 on two (:mod:`segscore.metrics.betti`), so 72/8 per voxel of the
+volume for octants matched one at a time, the masks then held at 1/4 byte. The CLI gives its
+files to :func:`surfaces` as paths, so the raw volumes it reads are dropped once binarized.
 """
 
 from __future__ import annotations
@@ -137,18 +140,19 @@ def tile_slices(shape, tiles) -> list[tuple[slice, slice, slice]]:
             if a1 > a0 and b1 > b0 and c1 > c0]
 
 
-#: tiles of more voxels than this are matched one at a time whatever ``threads`` says: a tile
-#: takes about 61 bytes per voxel at its peak (a 256^3 octant of a 512^3 volume: 1.0 GB, measured
-#: by ru_maxrss; benchmarks/bench_surfaces.py)
+#: tiles of more voxels than this are matched one at a time whatever ``threads`` says (each on the
+#: threads): a tile takes about 46 bytes per voxel at its peak on one thread, 72 on two (a 256^3
+#: octant of a 512^3 volume: 0.74 GB and 1.15 GB, its RSS sampled every 5 ms; benchmarks/bench_surfaces.py)
 MAX_PARALLEL_TILE_VOXELS = 1 << 23
 
 
-def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray) -> list[tuple[int, int, int]]:
+def tile_counts(pred_tile: np.ndarray, gt_tile: np.ndarray, threads: int = 1) -> list[tuple[int, int, int]]:
     """``[(m_k, p_k, g_k) for k in 0, 1, 2]`` of one tile's foregrounds (bool, C-contiguous):
-    the Betti matching of ``1 - P`` and ``1 - G``, the prediction first as the competition passes it."""
+    the Betti matching of ``1 - P`` and ``1 - G``, the prediction first as the competition passes it
+    (``threads``: the matching's, :func:`segscore.metrics.betti.betti_matching`)."""
     from segscore.metrics.betti import betti_matching
 
-    m = betti_matching((~pred_tile).view(np.uint8), (~gt_tile).view(np.uint8))
+    m = betti_matching((~pred_tile).view(np.uint8), (~gt_tile).view(np.uint8), threads=threads)
     out = []
     for d in m.dims:
         matched, un_p, un_g = d.counts()
@@ -226,14 +230,17 @@ def topology_counts(pred_fg: np.ndarray, gt_fg: np.ndarray, *, tiles=DEFAULT_TOP
     """``([(m_k, p_k, g_k) for k in 0, 1, 2], number of tiles)``, the counts summed over the
     tiles, matched on the engine's threads (:func:`segscore.engine.reduce_windows`; the sum does
     not depend on their number)."""
-    from segscore.engine.executor import reduce_windows
+    from segscore.engine.executor import default_workers, reduce_windows
 
     slices = tile_slices(pred_fg.shape, tiles)
     biggest = max((int(np.prod([sl.stop - sl.start for sl in t])) for t in slices), default=0)
-    workers = 1 if biggest > MAX_PARALLEL_TILE_VOXELS else threads
+    threads = threads or default_workers()
+    big = biggest > MAX_PARALLEL_TILE_VOXELS  # one tile at a time, its matching on the threads
+    workers = 1 if big else threads
 
     def one(sl):
-        return [tile_counts(np.ascontiguousarray(pred_fg[sl]), np.ascontiguousarray(gt_fg[sl]))]
+        return [tile_counts(np.ascontiguousarray(pred_fg[sl]), np.ascontiguousarray(gt_fg[sl]),
+                            threads=threads if big else 1)]
 
     parts = reduce_windows(one, slices, lambda a, b: a + b, workers=workers) or []
     return _add_counts(parts), len(slices)
@@ -790,10 +797,10 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
             else:
                 sd_value = value
     else:
-        # big tiles: one pass at a time, so their scratch is never held together; the masks wait
-        # for the tiles packed 8 voxels to a byte
-        sd_value = sd()
-        v = vo()
+        # big tiles: surface Dice beside VOI (their scratch together, ~6 bytes per voxel, is less
+        # than one big tile's matching), then the tiles one at a time, each matched on the threads;
+        # the masks wait for the tiles packed 8 voxels to a byte
+        sd_value, v = side_by_side([vo, sd], threads=threads)[::-1]
         if own:
             prep.components = None
         n_fg_p = int(np.count_nonzero(p))
@@ -810,7 +817,7 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
         for sl in slices:
             tp = unpack(bits_p, sl)
             tg = unpack(bits_g, sl) if own else np.ascontiguousarray(prep.fg[sl])
-            counts_parts.append(tile_counts(tp, tg))
+            counts_parts.append(tile_counts(tp, tg, threads=threads))
             del tp, tg
         p = None
     fg_pred = int(np.count_nonzero(p)) if p is not None else n_fg_p

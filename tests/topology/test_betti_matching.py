@@ -20,14 +20,14 @@ def _rows(a):
     return a[np.lexsort(a.T[::-1])]
 
 
-def _ours(a, b, nd):
+def _ours(a, b, nd, threads=1):
     if a.dtype == bool:
         x, y = (~a).astype(np.uint8), (~b).astype(np.uint8)
     else:
         x, y = a, b
     if nd == 2:
         x, y = x[0], y[0]
-    m = betti_matching(x, y)
+    m = betti_matching(x, y, threads=threads)
     sl = slice(None) if nd == 3 else slice(1, 3)
     out = {}
     for d, D in enumerate(m.dims):
@@ -61,12 +61,15 @@ def test_fixture_covers_the_kinds():
     assert sum(tag == "2d" for _, tag in CASES) >= 4
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("name,tag", CASES)
-def test_pairs_equal_betti_matching_3d(name, tag):
+def test_pairs_equal_betti_matching_3d(name, tag, threads):
+    """With two threads the steps run two at a time (the inputs' pairs, then the comparison's
+    squares beside the dimension-0 matching, then the image pairs): the same pairs."""
     f = np.load(DATA)
     a, b = f[f"{name}/input0"], f[f"{name}/input1"]
     nd = 3 if tag == "3d" else 2
-    ours = _ours(a, b, nd)
+    ours = _ours(a, b, nd, threads)
     for d in range(nd):
         for j, what in enumerate(("matched", "unmatched0", "unmatched1")):
             ref = _rows(f[f"{name}/{tag}/dim{d}/{what}"])
