@@ -267,7 +267,13 @@ def test_big_tiles_one_at_a_time_give_the_same_counts(monkeypatch):
     p, g, opts = CASES["ignore_label"]
     want = surfaces(truth=g, pred=p, threads=2)
     monkeypatch.setattr(S, "MAX_PARALLEL_TILE_VOXELS", 10)  # every tile "big": the packed path
+    import segscore.metrics.betti as B
+
+    seen, real = [], B.betti_matching
+    monkeypatch.setattr(B, "betti_matching", lambda a, b, threads=1: seen.append(threads) or real(a, b, threads=threads))
     assert surfaces(truth=g, pred=p, threads=2) == want
+    assert seen and set(seen) == {2}  # one tile at a time, each matched on the two threads
+    monkeypatch.setattr(B, "betti_matching", real)
     prepared = S.prepare_surfaces(g)
     assert surfaces(truth=prepared, pred=p) == want
     assert prepared.fg is not None and prepared.ignore is not None  # the caller's: never emptied
