@@ -134,9 +134,9 @@ def _bootstrap(x, y, ox, oy, group, picks, out):
     for i in range(n):
         size[group[i]] += 1
     count = np.zeros(g, np.int64)
-    w = np.empty(n)
-    rx = np.empty(n)
-    ry = np.empty(n)
+    w = np.empty(n, np.float64)
+    rx = np.empty(n, np.float64)
+    ry = np.empty(n, np.float64)
     finite = 0
     for j in range(nb):
         count[:] = 0
