@@ -76,14 +76,22 @@ def operator_kernels() -> None:
     the boundary operator whole, the break's close pairs, the truncation's nearest skeleton voxel
     and the radius operator's painting, called as the operators call them, so that a second
     process compiles them without compiling the analysis again."""
-    from segscore.curvilinear.operators import _owner, close_point_pairs, perturb
+    from segscore.curvilinear.operators import close_point_pairs, perturb
     from segscore.kernels.operators import paint_balls
 
     perturb(_thick(), "boundary", 0.5, seed=0, prune_px=1)
     close_point_pairs(np.array([[0.0, 0.0], [0.0, 1.0]]), 2.0)
-    _owner(_cross())
+    owner()
     paint_balls(np.array([1, 2, 2], np.int64), np.zeros((1, 3), np.int64), np.ones(1), np.zeros(1, np.int64),
                 np.zeros(4, np.int32), np.zeros(1, np.int64), np.zeros(4, bool))
+
+
+def owner() -> None:
+    """The truncation's and the radius operator's nearest skeleton voxel (the feature transform
+    of the skeleton), which needs no analysis of the mask."""
+    from segscore.curvilinear.operators import _owner
+
+    _owner(_cross())
 
 
 def profile() -> None:
@@ -193,11 +201,12 @@ FIRST_RUN = {
     "curve": Plan(prelude=(_HERE + "prelude",), here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice")),
                   there=tuple(_HERE + p for p in ("network", "betti", "hd95")), then=(_HERE + "curve",)),
     # the analysis and what perturbs or reads it here (the operators redraw from the analysis
-    # kernels this side compiles); there, what shares none of them: the network reduction, the
-    # surface distances (hd95 and the k-d tree) and the findings' statistics
+    # kernels this side compiles); there, what shares none of them: the operators' nearest
+    # skeleton voxel (first: here's operators need it last), the network reduction, the surface
+    # distances (hd95 and the k-d tree) and the findings' statistics
     "audit": Plan(prelude=(_HERE + "sorted_search",),
                   here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice", "operators")),
-                  there=tuple(_HERE + p for p in ("network", "hd95", "nearest", "findings")),
+                  there=tuple(_HERE + p for p in ("owner", "network", "hd95", "nearest", "findings")),
                   then=(_HERE + "audit",)),
     # the analysis and the costs here (the score); there the operators' kernels that need no
     # analysis, the network reduction and the bridge's shortest paths: the two sides share no
