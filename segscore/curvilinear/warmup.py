@@ -1,11 +1,13 @@
 """The curvilinear family's warm-up: every metric of ``curve`` (the audit's too: apls,
-junction_f1, hd95) and every operator of ``perturb`` (``profile`` applies all five) on a tiny cross. The registry (:mod:`segscore.families`) points at
-:func:`warm`; the audit's workers run it before their first case.
+junction_f1, hd95) and every operator of ``perturb`` (``profile`` applies all five) on a tiny
+cross. The registry (:mod:`segscore.families`) points at :func:`warm` (``segscore warm``); the
+audit's workers run :func:`audit`, the same less the Betti matching an audit never computes.
 
-:data:`FIRST_RUN` divides ``curve``'s first run between two processes
-(:mod:`segscore.engine.firstrun`): the other process compiles the network reduction, Betti
-matching and hd95 while this one compiles the analysis, the reach costs, apls, junction F1 and
-cbdice*.
+:data:`FIRST_RUN` divides the first runs of ``curve``, ``audit`` and ``profile`` between two
+processes (:mod:`segscore.engine.firstrun`); ``audit``'s and ``profile``'s so that no kernel of
+ours is compiled on both sides (``tests/test_first_run.py``). For ``curve`` the other process
+compiles the network reduction, Betti matching and hd95 while this one compiles the analysis,
+the reach costs, apls, junction F1 and cbdice*.
 """
 
 from __future__ import annotations
