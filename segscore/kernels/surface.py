@@ -690,16 +690,20 @@ def far_order(queries, missed):
     C order; the distances do not depend on the order)."""
     n_missed = missed.shape[0]
     qlo = np.empty(3, np.int64)
-    qhi = np.empty(3, np.int64)
+    ext = np.empty(3, np.int64)  # the extent, qhi - qlo + 1 (a loop: an array expression compiles its own loop)
     for d in range(3):
         qlo[d] = queries[missed[0], d]
-        qhi[d] = qlo[d]
+        ext[d] = qlo[d]
     for i in range(n_missed):
         for d in range(3):
             v = np.int64(queries[missed[i], d])
-            qlo[d] = min(qlo[d], v)
-            qhi[d] = max(qhi[d], v)
-    sh, g = _cell_grid(qhi - qlo + 1, n_missed)
+            if v < qlo[d]:
+                qlo[d] = v
+            if v > ext[d]:
+                ext[d] = v
+    for d in range(3):
+        ext[d] = ext[d] - qlo[d] + 1
+    sh, g = _cell_grid(ext, n_missed)
     key = np.empty(n_missed, np.int64)
     first = np.zeros(g[0] * g[1] * g[2] + 1, np.int64)
     for i in range(n_missed):
