@@ -665,7 +665,9 @@ def _far_steps(pts, spacing, queries, missed, out):
     if missed.shape[0] == 0:
         return
     lo, hi = _box(pts)
-    dims = hi - lo + 1
+    dims = np.empty(3, np.int64)  # hi - lo + 1 by a loop: compiled, an array expression is a loop of its own
+    for d in range(3):
+        dims[d] = hi[d] - lo[d] + 1
     sorted_pts = np.empty((n, 3), pts.dtype)
     items = cell_items(pts, lo, dims, sorted_pts)
     cap = tree_capacity(items.shape[0])
