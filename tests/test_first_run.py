@@ -197,6 +197,14 @@ def test_a_plan_on_an_empty_cache(tmp_path, command):
     differ = {f: (sorted(sides["here"][f]), sorted(sides["there"][f])) for f in shared
               if sides["here"][f] != sides["there"][f]}
     assert differ == {}, f"compiled with different signatures on the two sides (add them to the prelude): {differ}"
+    if command in DISJOINT:  # divided so that no kernel of ours is compiled twice
+        assert shared == set(), sorted(shared)
+    if command == "audit":  # an audit computes no Betti matching: its first run compiles none of it
+        assert not [row for row in rows if ".betti." in row["function"]], "the audit compiled the Betti matching"
+
+
+#: the plans whose two sides call no kernel of ours in common
+DISJOINT = {"profile", "audit"}
 
 
 def test_a_stamped_command_imports_no_numba(parts):

@@ -57,8 +57,8 @@ labels, curvicost 0.3.1's field names; null where curvicost writes NaN, the reas
 **Fan-out.** Cases are tasks: a thread pool in this process by default (``threads``), or a
 ``distributed`` cluster: ``processes=N`` starts a ``LocalCluster`` of N worker processes on
 127.0.0.1 (one thread each unless ``threads``) and closes it; ``scheduler`` (an address or a
-``distributed.Client``) uses an existing one. The kernels (:func:`segscore.curvilinear.warmup.warm`, the
-five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
+``distributed.Client``) uses an existing one. The kernels (:func:`segscore.curvilinear.warmup.audit`: the family's
+warm-up less the Betti matching, which an audit does not compute; the five operators on a tiny mask and the statistics' kernels) are warmed where the cases run before
 any arrives: in this process for its threads, on each worker (a worker plugin, so a restarted
 worker too) for a cluster. Each task runs on one thread (:func:`_one_thread`): ``threads=N`` or N
 one-thread processes use N CPUs. On a cluster each reference's preparation is a task and its cases
@@ -259,10 +259,11 @@ def _case_row(prep: _Prepared, spec, opts: _Options) -> dict:
 
 
 def _warm_worker():
-    """The family's warm-up (the scoring kernels) and the five operators on a tiny mask: the
-    kernels an audit runs, compiled or loaded from numba's cache before any case."""
+    """The audit's warm-up (the family's scoring kernels but the Betti matching, which an audit
+    does not compute) and the five operators on a tiny mask: the kernels an audit runs, compiled or
+    loaded from numba's cache before any case."""
     from segscore.curvilinear.operators import perturb
-    from segscore.curvilinear.warmup import warm
+    from segscore.curvilinear.warmup import audit as warm
 
     warm()
     m = np.zeros((24, 24), bool)

@@ -1,11 +1,13 @@
 """The curvilinear family's warm-up: every metric of ``curve`` (the audit's too: apls,
-junction_f1, hd95) and every operator of ``perturb`` (``profile`` applies all five) on a tiny cross. The registry (:mod:`segscore.families`) points at
-:func:`warm`; the audit's workers run it before their first case.
+junction_f1, hd95) and every operator of ``perturb`` (``profile`` applies all five) on a tiny
+cross. The registry (:mod:`segscore.families`) points at :func:`warm` (``segscore warm``); the
+audit's workers run :func:`audit`, the same less the Betti matching an audit never computes.
 
-:data:`FIRST_RUN` divides ``curve``'s first run between two processes
-(:mod:`segscore.engine.firstrun`): the other process compiles the network reduction, Betti
-matching and hd95 while this one compiles the analysis, the reach costs, apls, junction F1 and
-cbdice*.
+:data:`FIRST_RUN` divides the first runs of ``curve``, ``audit`` and ``profile`` between two
+processes (:mod:`segscore.engine.firstrun`); ``audit``'s and ``profile``'s so that no kernel of
+ours is compiled on both sides (``tests/test_first_run.py``). For ``curve`` the other process
+compiles the network reduction, Betti matching and hd95 while this one compiles the analysis,
+the reach costs, apls, junction F1 and cbdice*.
 """
 
 from __future__ import annotations
@@ -24,6 +26,16 @@ def _cross() -> np.ndarray:
 
 def warm() -> None:
     curve()  # the audit's metrics too (apls, junction_f1, hd95)
+    nearest()
+    operators()
+    findings()
+
+
+def audit() -> None:
+    """What an audit's cases compile: :func:`warm` without the Betti matching (the audit scores
+    with ``betti=False``: curvicost's cases hold NaN there), so an audit's first run does not
+    compile the Betti kernels it never calls."""
+    audit_score()
     nearest()
     operators()
     findings()
@@ -61,6 +73,29 @@ def operators() -> None:
         perturb(thick, op, 0.5, seed=0, prune_px=1)
 
 
+def operator_kernels() -> None:
+    """The operators' kernels that need no analysis of the mask (its skeleton, radii and graph):
+    the boundary operator whole, the break's close pairs, the truncation's nearest skeleton voxel
+    and the radius operator's painting, called as the operators call them, so that a second
+    process compiles them without compiling the analysis again."""
+    from segscore.curvilinear.operators import close_point_pairs, perturb
+    from segscore.kernels.operators import paint_balls
+
+    perturb(_thick(), "boundary", 0.5, seed=0, prune_px=1)
+    close_point_pairs(np.array([[0.0, 0.0], [0.0, 1.0]]), 2.0)
+    owner()
+    paint_balls(np.array([1, 2, 2], np.int64), np.zeros((1, 3), np.int64), np.ones(1), np.zeros(1, np.int64),
+                np.zeros(4, np.int32), np.zeros(1, np.int64), np.zeros(4, bool))
+
+
+def owner() -> None:
+    """The truncation's and the radius operator's nearest skeleton voxel (the feature transform
+    of the skeleton), which needs no analysis of the mask."""
+    from segscore.curvilinear.operators import _owner
+
+    _owner(_cross())
+
+
 def profile() -> None:
     """What ``profile`` compiles: the five operators' errors scored on the tiny cross."""
     from segscore.curvilinear.profiling import profile as error_profile
@@ -77,15 +112,30 @@ def curve() -> None:
     score(m, m, all_metrics=True)
 
 
+def audit_score() -> None:
+    """What an audit's case compiles: every metric but the Betti matching, on the tiny cross."""
+    from segscore.curvilinear.scoring import _score as score
+
+    m = _cross()
+    score(m, m, all_metrics=True, betti=False)
+
+
 def prelude() -> None:
     """The kernels ``curve``'s and ``profile``'s first runs compile with two signatures each: the
     union-find's root (int32 parents in the Betti matching, int64 in the labeller) and the sorted
     search (int64 and float64 values)."""
     from segscore.kernels.components import find
-    from segscore.kernels.nearest import search_left
 
     for dtype in (np.int32, np.int64):
         find(np.zeros(1, dtype), 0)
+    sorted_search()
+
+
+def sorted_search() -> None:
+    """The sorted search with both its signatures (int64 and float64 values): ``audit``'s prelude
+    (it runs no Betti matching, so the union-find's root has one signature)."""
+    from segscore.kernels.nearest import search_left
+
     search_left(np.zeros(1, np.int64), 0)
     search_left(np.zeros(1, np.float64), 0.0)
 
@@ -146,18 +196,24 @@ def score_default() -> None:
 
 _HERE = "segscore.curvilinear.warmup:"
 #: each command's first run, divided between two processes (:mod:`segscore.engine.firstrun`; each
-#: side about half of the compile seconds, measured per part: the analysis, the reach costs,
-#: apls / junction F1 and cbdice* here; the network reduction, Betti matching and hd95 there)
+#: side about half of the compile seconds, measured per part, and no kernel of ours compiled on
+#: both: ``curve``'s analysis, reach costs, apls / junction F1 and cbdice* here, the network
+#: reduction, Betti matching and hd95 there)
 FIRST_RUN = {
     "curve": Plan(prelude=(_HERE + "prelude",), here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice")),
                   there=tuple(_HERE + p for p in ("network", "betti", "hd95")), then=(_HERE + "curve",)),
-    "audit": Plan(prelude=(_HERE + "prelude",),
-                  here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice", "nearest")),
-                  there=tuple(_HERE + p for p in ("network", "operators", "betti", "hd95", "findings")),
-                  then=(_HERE + "curve", _HERE + "operators")),
-    # measured at idle: the score 6.1 s here against 11.3 s in one process; the operators there
-    # also compile some of the analysis they perturb, so the two sides overlap
-    "profile": Plan(prelude=(_HERE + "prelude",), here=(_HERE + "score_default",),
-                    there=tuple(_HERE + p for p in ("network", "operators", "shortest_paths")),
+    # the analysis and what perturbs or reads it here (the operators redraw from the analysis
+    # kernels this side compiles); there, what shares none of them: the operators' nearest
+    # skeleton voxel (first: here's operators need it last), the network reduction, the surface
+    # distances (hd95 and the k-d tree) and the findings' statistics
+    "audit": Plan(prelude=(_HERE + "sorted_search",),
+                  here=tuple(_HERE + p for p in ("score_default", "graph_metrics", "cbdice", "operators")),
+                  there=tuple(_HERE + p for p in ("owner", "network", "hd95", "nearest", "findings")),
+                  then=(_HERE + "audit",)),
+    # the analysis and the costs here (the score); there the operators' kernels that need no
+    # analysis, the network reduction and the bridge's shortest paths: the two sides share no
+    # kernel of ours (the operators called whole there also compiled the analysis again)
+    "profile": Plan(prelude=(_HERE + "sorted_search",), here=(_HERE + "score_default",),
+                    there=tuple(_HERE + p for p in ("network", "shortest_paths", "operator_kernels")),
                     then=(_HERE + "profile",)),
 }

@@ -90,7 +90,7 @@ def edt_at(mask3, coords, sp3, out):
     Z = mask3.shape[0]
     sz2, sy2, sx2 = sp3[0] * sp3[0], sp3[1] * sp3[1], sp3[2] * sp3[2]
     smin = min(sp3[0], min(sp3[1], sp3[2])) if Z > 1 else min(sp3[1], sp3[2])
-    best = np.empty(27)
+    best = np.empty(27, np.float64)
     for i in range(coords.shape[0]):
         _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], sz2, sy2, sx2, smin, np.int64(0), best)  # int64, not a literal: one compile
         out[i] = np.sqrt(best[13])
@@ -107,7 +107,7 @@ def window_edt_max(mask3, coords, out):
     -----
     Does not check that ``coords`` lie inside the array.
     """
-    best = np.empty(27)
+    best = np.empty(27, np.float64)
     for i in range(coords.shape[0]):
         _window_search(mask3, coords[i, 0], coords[i, 1], coords[i, 2], 1.0, 1.0, 1.0, 1.0, np.int64(1), best)
         m = 0.0
@@ -211,7 +211,7 @@ def nearest_feature(shape3, sk, out):
     lid = np.empty(longest, np.int64)
     fc = np.empty((longest, 3))
     g = np.empty(longest, np.int64)
-    coor = np.zeros(3)
+    coor = np.zeros(3, np.float64)
     # typed axes and step, not Literal[int]s: _voronoi_line compiled for one signature, not three
     ax0, ax1, ax2 = np.int64(0), np.int64(1), np.int64(2)
     if nz > 1:

@@ -69,8 +69,8 @@ def neighbour_counts(pixels, offsets, counts):
     Does not check that ``pixels`` is sorted, unique, or clear of the padding.
     """
     if pixels.shape[0]:
-        _neighbours(pixels, offsets, np.zeros(offsets.shape[0]), np.zeros(1, np.int64), np.zeros(0, np.int64),
-                    np.zeros(0), counts)
+        _neighbours(pixels, offsets, np.zeros(offsets.shape[0], np.float64), np.zeros(1, np.int64), np.zeros(0, np.int64),
+                    np.zeros(0, np.float64), counts)
 
 
 @jit
@@ -110,7 +110,9 @@ def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
     sums of the edge weights along the path, taken from the source outwards.
     """
     n = indptr.shape[0] - 1
-    dist = np.full(n, np.inf)
+    dist = np.empty(n, np.float64)  # not np.full: its overload compiles on a first run
+    for i in range(n):
+        dist[i] = np.inf
     done = np.zeros(n, dtype=np.bool_)
     is_t = np.zeros(n, dtype=np.bool_)
     n_targets = 0
@@ -119,7 +121,7 @@ def dijkstra_to_targets(indptr, indices, weights, sources, targets, out):
             is_t[targets[t]] = True
             n_targets += 1
     cap = indices.shape[0] + 1
-    hd = np.empty(cap)
+    hd = np.empty(cap, np.float64)
     hn = np.empty(cap, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     for s in range(sources.shape[0]):
@@ -249,7 +251,7 @@ def close_pairs(a, b, b_order, r2, out_i, out_j, out_d2):
     over the coordinates in order. Does not check shapes.
     """
     nb = b.shape[0]
-    first = np.empty(nb)
+    first = np.empty(nb, np.float64)
     for k in range(nb):
         first[k] = b[b_order[k], 0]
     r = np.sqrt(r2)

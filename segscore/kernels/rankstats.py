@@ -71,7 +71,6 @@ def _weighted_pearson_of_ranks(rx, ry, w, total):
     return r
 
 
-@jit
 def spearman(x, y):
     """Spearman's ρ of ``x`` and ``y``, ties by average rank.
 
@@ -87,20 +86,15 @@ def spearman(x, y):
 
     Notes
     -----
-    Does not check lengths or NaN.
+    Does not check lengths or NaN. The one resample of :func:`cluster_bootstrap_spearman` that
+    draws every case once (one cluster, drawn once: each weight 1, the total ``n``), so a first
+    run compiles one kernel for both (a second kernel and numba's argsort cost about 1.5 s).
     """
-    n = x.shape[0]
-    w = np.ones(n)
-    rx = np.empty(n)
-    ry = np.empty(n)
-    dx = _weighted_ranks(np.argsort(x, kind="mergesort"), x, w, rx)
-    dy = _weighted_ranks(np.argsort(y, kind="mergesort"), y, w, ry)
-    if dx < 2 or dy < 2:
-        return np.nan
-    return _weighted_pearson_of_ranks(rx, ry, w, float(n))
+    out = np.empty(1)
+    cluster_bootstrap_spearman(x, y, np.zeros(x.shape[0], np.int64), np.zeros((1, 1), np.int64), out)
+    return out[0]
 
 
-@jit
 def cluster_bootstrap_spearman(x, y, group, picks, out):
     """Spearman's ρ of each cluster resample.
 
@@ -124,19 +118,25 @@ def cluster_bootstrap_spearman(x, y, group, picks, out):
 
     Notes
     -----
-    Does not check NaN, lengths, or that ``group`` and ``picks`` lie in ``[0, g)``.
+    Does not check NaN, lengths, or that ``group`` and ``picks`` lie in ``[0, g)``. The cases'
+    orders are NumPy's stable argsort (the one permutation a stable sort gives: numba's mergesort
+    gave the same, at about a second of compiling on a first run), the rest one kernel.
     """
+    return _bootstrap(x, y, np.argsort(x, kind="stable"), np.argsort(y, kind="stable"), group, picks, out)
+
+
+@jit
+def _bootstrap(x, y, ox, oy, group, picks, out):
+    """:func:`cluster_bootstrap_spearman` with the orders ``ox``, ``oy`` sorting ``x`` and ``y``."""
     n = x.shape[0]
     nb, g = picks.shape
-    ox = np.argsort(x, kind="mergesort")
-    oy = np.argsort(y, kind="mergesort")
     size = np.zeros(g, np.int64)
     for i in range(n):
         size[group[i]] += 1
     count = np.zeros(g, np.int64)
-    w = np.empty(n)
-    rx = np.empty(n)
-    ry = np.empty(n)
+    w = np.empty(n, np.float64)
+    rx = np.empty(n, np.float64)
+    ry = np.empty(n, np.float64)
     finite = 0
     for j in range(nb):
         count[:] = 0

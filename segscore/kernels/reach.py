@@ -30,7 +30,9 @@ def root_labels(rl, pl, coords, root_k, wanted, out):
     Does not check that labels are in range.
     """
     C1 = root_k.shape[0]
-    best = np.full(C1, np.inf)
+    best = np.empty(C1, np.float64)  # not np.full: its overload compiles on a first run
+    for c in range(C1):
+        best[c] = np.inf
     ndim = coords.shape[1]
     need = False
     for c in range(C1):

@@ -527,11 +527,12 @@ def nearest_distances(pts, spacing, queries, out):
     :data:`REACH` smallest voxel sizes): the first hit is the nearest point whenever it lies
     within that radius, since every point outside the ball is farther (:func:`nearest_probe`).
     The queries left (their nearest point is farther, or outside the box) are answered by a k-d
-    tree over the cells the points fall in (:func:`nearest_far`: :func:`cell_items`,
+    tree over the cells the points fall in (:func:`_far_steps`: :func:`cell_items`,
     :func:`build_tree`, :func:`nearest_d2`), built only if any is.
 
-    Plain Python over two kernels, so that the tree's kernels compile only on a first call that
-    needs them (a curve's thin masks rarely do: about 4 s of compiling saved on a first run).
+    Plain Python over the kernels, so that the tree's kernels compile only on a first call that
+    needs them (a curve's thin masks rarely do: about 4 s of compiling saved on a first run), and
+    no kernel compiles that would re-optimise them all.
 
     Notes
     -----
@@ -539,13 +540,13 @@ def nearest_distances(pts, spacing, queries, out):
     """
     missed = nearest_probe(pts, spacing, queries, out)
     if missed.shape[0]:
-        nearest_far(pts, spacing, queries, missed, out)
+        _far_steps(pts, spacing, queries, missed, out)
 
 
-@jit
 def nearest_probe(pts, spacing, queries, out):
     """The first step of :func:`nearest_distances`: ``out`` filled for every query whose nearest
-    point lies within the ball; returns the others' indices (int64, increasing)."""
+    point lies within the ball; returns the others' indices (int64, increasing). Plain Python over
+    :func:`ball` and :func:`_probe` (as one kernel it re-optimised both: 0.4 s of a first run)."""
     offs, d2, pad = ball(spacing, np.bool_(False))  # bools, not literals: ball compiled once
     offs2, d22, pad2 = ball(spacing, np.bool_(True))
     missed = np.empty(queries.shape[0], np.int64)
@@ -653,18 +654,20 @@ def _probe(pts, spacing, queries, out, offs3, d2_3, pad3, offs2, d2_2, pad2, mis
     return n_missed
 
 
-@jit
-def nearest_far(pts, spacing, queries, missed, out):
+def _far_steps(pts, spacing, queries, missed, out):
     """The second step of :func:`nearest_distances`: ``out`` at the queries ``missed`` (indices)
-    from a k-d tree over the cells of ``pts`` (their bounding box as :func:`_probe` takes it)."""
+    from a k-d tree over the cells of ``pts`` (their bounding box as :func:`_probe` takes it).
+
+    One body, run two ways: as plain Python over its kernels where :func:`nearest_distances`
+    (plain Python) calls it, so a first run compiles no kernel that re-optimises them all (about
+    a second of compiling), and compiled as :func:`nearest_far` for :func:`nearest_with`."""
     n = pts.shape[0]
-    n_missed = missed.shape[0]
-    if n_missed == 0:
+    if missed.shape[0] == 0:
         return
     lo, hi = _box(pts)
-    A, B, C = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1
-    dims = np.empty(3, np.int64)
-    dims[0], dims[1], dims[2] = A, B, C
+    dims = np.empty(3, np.int64)  # hi - lo + 1 by a loop: compiled, an array expression is a loop of its own
+    for d in range(3):
+        dims[d] = hi[d] - lo[d] + 1
     sorted_pts = np.empty((n, 3), pts.dtype)
     items = cell_items(pts, lo, dims, sorted_pts)
     cap = tree_capacity(items.shape[0])
@@ -674,21 +677,35 @@ def nearest_far(pts, spacing, queries, missed, out):
     box_lo = np.empty((cap, 3), np.int64)
     box_hi = np.empty((cap, 3), np.int64)
     build_tree(items, spacing, node_lo, node_hi, node_left, box_lo, box_hi)
-    # the queries in the order of the cells (:func:`_cell_grid` over their own box) they fall in:
-    # each search starts from the previous query's nearest point, which a query of the same
-    # cell lies close to (the search 15 % faster than in C order; the distances do not depend
-    # on the order)
+    order, far = far_order(queries, missed)
+    d2 = np.empty(order.shape[0], np.float64)
+    nearest_d2(sorted_pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing, far, d2)
+    _put_sqrt(order, d2, out)
+
+
+@jit
+def far_order(queries, missed):
+    """The queries ``missed`` (indices, at least one) in the order of the cells (:func:`_cell_grid`
+    over their own box) they fall in: ``(order, far)``, the indices (int64) and the queries'
+    coordinates in that order. Each search of :func:`nearest_d2` starts from the previous query's
+    nearest point, which a query of the same cell lies close to (the search 15 % faster than in
+    C order; the distances do not depend on the order)."""
+    n_missed = missed.shape[0]
     qlo = np.empty(3, np.int64)
-    qhi = np.empty(3, np.int64)
+    ext = np.empty(3, np.int64)  # the extent, qhi - qlo + 1 (a loop: an array expression compiles its own loop)
     for d in range(3):
         qlo[d] = queries[missed[0], d]
-        qhi[d] = qlo[d]
+        ext[d] = qlo[d]
     for i in range(n_missed):
         for d in range(3):
             v = np.int64(queries[missed[i], d])
-            qlo[d] = min(qlo[d], v)
-            qhi[d] = max(qhi[d], v)
-    sh, g = _cell_grid(qhi - qlo + 1, n_missed)
+            if v < qlo[d]:
+                qlo[d] = v
+            if v > ext[d]:
+                ext[d] = v
+    for d in range(3):
+        ext[d] = ext[d] - qlo[d] + 1
+    sh, g = _cell_grid(ext, n_missed)
     key = np.empty(n_missed, np.int64)
     first = np.zeros(g[0] * g[1] * g[2] + 1, np.int64)
     for i in range(n_missed):
@@ -707,10 +724,18 @@ def nearest_far(pts, spacing, queries, missed, out):
     for i in range(n_missed):
         for d in range(3):
             far[i, d] = queries[order[i], d]
-    d2 = np.empty(n_missed, np.float64)
-    nearest_d2(sorted_pts, items, node_lo, node_hi, node_left, box_lo, box_hi, spacing, far, d2)
-    for i in range(n_missed):
+    return order, far
+
+
+@jit
+def _put_sqrt(order, d2, out):
+    """``out[order[i]] = sqrt(d2[i])``."""
+    for i in range(order.shape[0]):
         out[order[i]] = np.sqrt(d2[i])
+
+
+#: :func:`_far_steps` compiled (for :func:`nearest_with`)
+nearest_far = jit(_far_steps)
 
 
 # ---------------------------------------------------------------- summaries of distances
@@ -866,8 +891,8 @@ def summarize(da, db, tolerance, out):
     -----
     Empty inputs are not checked.
     """
-    a = np.empty(4)
-    b = np.empty(4)
+    a = np.empty(4, np.float64)
+    b = np.empty(4, np.float64)
     directed_summary(da, tolerance, a)
     directed_summary(db, tolerance, b)
     combine_summaries(a, da.shape[0], b, db.shape[0], out)
