@@ -71,6 +71,18 @@ octant's fresh arrays), peak RSS 1429 MB (was 148.6 CPU s, 1650 MB), leaderboard
 12 + 12, edge union-find 4, the matching's union-find 12 + 8. Then the union-finds' int32 node
 arrays written once (no int64 arange first): the octants 7.65 (dual_pairs 1.73, uf_pairs 0.90),
 one run, after the whole-call measurements.
+
+512^3 on two threads (issue 36, 2026-12-05 02:51-02:55 UTC, idle, whole ``segscore surfaces``
+processes on the .npy pair, warm cache, alternated with 5df9717): **39.5 / 40.4 s, peak RSS
+1,409 / 1,408 MiB** against 87.5 / 79.4 s, 1,475 / 1,421 MiB before; the same leaderboard
+(0.5698466085415046) and counts. What changed: a big tile's matching runs its independent steps
+two at a time (the two inputs' pairs; the comparison's squares beside the dimension-0 matching;
+the two image-pair reductions), the comparison's ranks not held meanwhile; the column reduction
+keeps a kept column's slot in its pivot edge's entry instead of a per-column table (12 bytes per
+voxel less); the CLI hands its files to the score as paths, so the raw volumes (268 MB) are
+dropped once binarized; surface Dice runs beside VOI; the corner codes are made row by row (one
+512^3 grid 1.35 -> 0.45 s). One 256^3 octant, its RSS sampled every 5 ms above the process:
+46 bytes per voxel on one thread (57 before), 72 on two; 8.9 s on one thread, one run.
 """
 
 from __future__ import annotations
