@@ -26,9 +26,7 @@ def _cross() -> np.ndarray:
 
 def warm() -> None:
     curve()  # the audit's metrics too (apls, junction_f1, hd95)
-    nearest()
-    operators()
-    findings()
+    _beside_the_score()
 
 
 def audit() -> None:
@@ -36,6 +34,12 @@ def audit() -> None:
     with ``betti=False``: curvicost's cases hold NaN there), so an audit's first run does not
     compile the Betti kernels it never calls."""
     audit_score()
+    _beside_the_score()
+
+
+def _beside_the_score() -> None:
+    """What :func:`warm` and :func:`audit` compile beyond the score: the nearest-point search, the
+    five operators and the findings' statistics."""
     nearest()
     operators()
     findings()
