@@ -126,6 +126,44 @@ def time_call(fn, *, repeat=3, warmup=1) -> float:
     return statistics.median(times)
 
 
+#: the least work a process that runs a numba kernel does: start the interpreter, import numpy and
+#: numba, call one cached one-line kernel (numba's first dispatch builds its CPU target: about
+#: 0.4 s, scipy.linalg's import among it), exit. With the collector treated as segscore's CLI
+#: treats it (rested while starting, frozen at the exit), so no segscore process can beat it.
+_NUMBA_FLOOR_KERNEL = (
+    "import numba\n\n\n"
+    "@numba.njit(cache=True, nogil=True)\n"
+    "def total(a):\n"
+    "    s = 0\n"
+    "    for x in a:\n"
+    "        s += x\n"
+    "    return s\n"
+)
+_NUMBA_FLOOR_RUN = (
+    "import gc, sys\n"
+    "gc.disable()\n"
+    "sys.path.insert(0, sys.argv[1])\n"
+    "import numpy as np\n"
+    "from floor_kernel import total\n"
+    "total(np.zeros(3, np.int64))\n"
+    "print('{}')\n"
+    "gc.freeze()\n"
+)
+
+
+def numba_floor_argv() -> list[str]:
+    """A whole process that does nothing but start numba and run one cached kernel (its source
+    under ``_cache/numba_floor``; its cache entry is made by the first run, so measure it with
+    a warm-up). Prints ``{}``. The start-up floor under every whole-process row of segscore: a
+    target below it cannot be met by any process that runs a numba kernel."""
+    folder = CACHE / "numba_floor"
+    folder.mkdir(parents=True, exist_ok=True)
+    kernel = folder / "floor_kernel.py"
+    if not kernel.exists() or kernel.read_text() != _NUMBA_FLOOR_KERNEL:
+        kernel.write_text(_NUMBA_FLOOR_KERNEL)
+    return [sys.executable, "-c", _NUMBA_FLOOR_RUN, str(folder)]
+
+
 def segscore_argv(*args) -> list[str]:
     return [sys.executable, "-m", "segscore", *map(str, args)]
 

@@ -152,7 +152,45 @@ def main(argv=None) -> int:
     return run_command(checked_run, args)
 
 
+#: seconds from a ``segscore`` process's start during which the cyclic garbage collector rests
+#: (:func:`pause_collector_at_start_up`)
+START_UP_SECONDS = 2.0
+
+
+def pause_collector_at_start_up(seconds: float = START_UP_SECONDS):
+    """Rest Python's cyclic garbage collector while a ``segscore`` process starts, then move
+    what the start made out of its sight and let it run again.
+
+    Start-up makes about 110,000 objects that live until the process ends (the modules, numba's
+    typing registries, the kernels' wrappers), and the collector's default thresholds walk that
+    growing graph over and over while it is made: about 0.1 s held under the interpreter lock,
+    much of it inside numba's first dispatch, which every command waits for (measured with
+    ``gc.callbacks`` on ``objects --surface``: two full collections of 30 and 70 ms and ~40
+    younger ones; benchmarks/README.md). After ``seconds`` (a daemon timer) the survivors are
+    frozen (``gc.freeze``: never walked again, never freed before the exit, which they would
+    not have been anyway) and collection resumes (at once in a forked child) at the default thresholds, so a long run
+    collects its cycles as before; a short one has made at most ``seconds`` of cyclic garbage.
+    Objects are freed by reference counting throughout; only the search for cycles rests.
+    Only the command-line process does this (:func:`entry`): a notebook's collector is its own.
+    Returns the timer."""
+    import gc
+    import os
+    import threading
+
+    def resume():
+        gc.freeze()
+        gc.enable()
+
+    gc.disable()
+    os.register_at_fork(after_in_child=resume)  # a forked child has no timer of its own
+    timer = threading.Timer(seconds, resume)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 def entry() -> None:  # console script and ``python -m segscore``
+    pause_collector_at_start_up()
     code = main()
     # The result is written: spare the exit's last garbage collection the walk over every object
     # numba and LLVM made (0.2-0.3 s of CPU per process, benchmarks/README.md, bench_exact.py).
