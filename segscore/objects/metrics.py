@@ -287,8 +287,6 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
     from segscore.objects.tiles import label_tiles
     from segscore.io.readers import open_labels
     from segscore.io.sources import ArraySource
-    from segscore.kernels.contingency import contingency as table_of
-    from segscore.kernels.contingency import merge_tables
     from segscore.objects.table import as_labels
 
     tols = _check_tolerances(tuple(boundary_tolerances))
@@ -299,6 +297,12 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
                              "score a prediction on its truth's grid")
         per_row = int(np.prod(ts.shape[1:], dtype=np.int64))  # pixels per position of axis 0
         engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads)
+        loading = None
+        if engine["executor"] in (None, "threads", "synchronous"):  # elsewhere the workers load their own
+            from segscore.objects.warmup import start_loading
+
+            wide = max(np.dtype(ts.dtype).itemsize, np.dtype(ps.dtype).itemsize) == 8
+            loading = start_loading(wide, surface)
         windows = label_tiles(ts.shape, halo, in_memory=isinstance(ts, ArraySource) and isinstance(ps, ArraySource),
                               spread=surface, **engine)
         names = (ts.name, ps.name)
@@ -318,6 +322,10 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
             own = slice(w0.start - lo, w0.stop - lo)
             t = canonical_tile(as_labels(ts.read((slice(lo, hi),) + rest), names[0]))
             p = canonical_tile(as_labels(ps.read((slice(lo, hi),) + rest), names[1]))
+            # the kernels are imported once the tile is read: numba starts on the loading thread
+            # meanwhile (and a dispatcher closed over would be pickled with the task)
+            from segscore.kernels.contingency import contingency as table_of
+
             table = table_of(t[own], p[own], w0.start * per_row) if contingency else None
             out = {"tables": [table] if contingency else [], "surface": []}
             if surface:
@@ -334,7 +342,11 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
             return {"tables": a["tables"] + b["tables"], "boundary": a["boundary"] + b["boundary"],
                     "surface": a["surface"] + b["surface"]}
 
-        out = reduce(None, chunk, combine, windows=windows, progress=progress, **engine)  # tiles read their own
+        try:
+            out = reduce(None, chunk, combine, windows=windows, progress=progress, **engine)  # tiles read their own
+        finally:
+            if loading is not None:
+                loading.join()
     out = out or {"tables": [], "boundary": [], "surface": []}
     if surface and details is not None:
         from segscore.objects.surface import collect
@@ -342,6 +354,8 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
         details["surface"] = collect(out["surface"])
     table = None
     if contingency:
+        from segscore.kernels.contingency import merge_tables
+
         tables = out["tables"]
         table = ContingencyTable(*(tables[0] if len(tables) == 1 else merge_tables(tables)),
                                  n_pixels=per_row * int(ts.shape[0]))

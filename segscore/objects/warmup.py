@@ -63,6 +63,47 @@ def objects_2d() -> None:
     score_segmentation(t, p)
 
 
+def pass_kernels(wide: bool = False, surface: bool = False) -> None:
+    """Load the kernels a streamed objects pass calls (numba's import, its first dispatch and the
+    cache entries: about 0.7 s of a warm process, most of it holding the interpreter lock), on a
+    tiny 3D pair of ``uint64`` (``wide``) or ``uint32`` tiles; with ``surface`` the surface scan
+    and every distance kernel :func:`segscore.objects.surface.surface_values` calls too (the k-d
+    tree step among them). :func:`start_loading` runs it beside the pass's first reads."""
+    from segscore.metrics.surface import warm_nearest
+    from segscore.objects.metrics import DEFAULT_BOUNDARY_TOLERANCES, _boundary_tile, _surface_tile
+    from segscore.objects.table import contingency_table
+
+    t = np.zeros((3, 4, 4), np.uint64 if wide else np.uint32)
+    t[1, 1:3, 1:3] = 1
+    table = contingency_table(t, t)
+    _boundary_tile(t, t, slice(0, 3), DEFAULT_BOUNDARY_TOLERANCES)
+    if surface:
+        from segscore.objects.surface import collect, surface_values
+
+        parts = _surface_tile(t, t, slice(0, 3), 0)
+        pair = np.zeros(1, np.int64)
+        surface_values(table, pair, pair, collect([parts]), np.ones(3), 1.0, threads=1)
+        warm_nearest()
+
+
+def start_loading(wide: bool, surface: bool):
+    """:func:`pass_kernels` on a daemon thread, so that a pass's first reads (file reads, which
+    release the interpreter lock) run beside numba's start instead of after it, and the surface
+    kernels load while the pass computes. Returns the thread; join it before the pass's result
+    is used. A failure here is left to the real call to report."""
+    import threading
+
+    def work():
+        try:
+            pass_kernels(wide, surface)
+        except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
+            pass
+
+    thread = threading.Thread(target=work, name="segscore-kernels", daemon=True)
+    thread.start()
+    return thread
+
+
 _HERE = "segscore.objects.warmup:"
 #: each command's first run, divided between two processes (:mod:`segscore.engine.firstrun`)
 FIRST_RUN = {"objects": Plan(prelude=(), here=(_HERE + "contingency",), there=(_HERE + "boundary",),

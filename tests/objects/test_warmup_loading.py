@@ -1,0 +1,43 @@
+"""The objects pass loads its kernels on a thread beside its first reads
+(:func:`segscore.objects.warmup.start_loading`); the numbers do not depend on it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("surface", [False, True])
+def test_the_loading_thread_runs_every_pass_kernel_without_error(wide, surface, monkeypatch):
+    from segscore.objects import warmup
+
+    errors = []
+    real = warmup.pass_kernels
+
+    def checked(*a):
+        try:
+            real(*a)
+        except Exception as exc:  # noqa: BLE001 - the thread swallows errors: surface them here
+            errors.append(exc)
+
+    monkeypatch.setattr(warmup, "pass_kernels", checked)
+    thread = warmup.start_loading(wide, surface)
+    thread.join(600)
+    assert not thread.is_alive() and errors == []
+
+
+def test_no_loading_thread_where_the_tasks_run_elsewhere(monkeypatch):
+    from segscore.objects import warmup
+    from segscore.objects.metrics import stream_pair
+
+    started = []
+    monkeypatch.setattr(warmup, "start_loading", lambda *a: started.append(a))
+    t = np.zeros((6, 6), np.uint16)
+    t[1:3, 1:3] = 1
+    stream_pair(t, t, executor="synchronous")
+    assert started == [(False, False)]
+    started.clear()
+    dask = pytest.importorskip("dask")  # noqa: F841
+    stream_pair(t, t, executor="dask")
+    assert started == []
