@@ -211,7 +211,7 @@ def _boundary_tile(t, p, own, tols) -> dict:
 def _marks_tile(te, pe, own, tols, axis) -> dict:
     """:func:`_boundary_tile` on the blocks' boundary marks ``te``, ``pe`` (3D views; ``axis``
     the tiled one): the labels themselves are no longer needed, so a tile can free them first."""
-    from segscore.kernels.boundary import nearest_counts
+    from segscore.kernels.boundary import nearest_counts, pack_marks
 
     cut = [slice(None)] * 3
     cut[axis] = own
@@ -222,10 +222,13 @@ def _marks_tile(te, pe, own, tols, axis) -> dict:
     th = np.zeros(T + 2, np.int64)
     # owned marks against every mark of the block (a tile may own marks of one image only,
     # with the other's within reach in its halo); with none of the other's, none is in reach
-    if n_p and te.any():
-        nearest_counts(pe, te, T, ph, own.start, own.stop, axis)
-    if n_t and pe.any():
-        nearest_counts(te, pe, T, th, own.start, own.stop, axis)
+    t_any, p_any = (n_p and te.any()), (n_t and pe.any())
+    if t_any or p_any:  # both directions read both images' marks, packed 64 to a word once
+        tb, pb, C = pack_marks(te), pack_marks(pe), te.shape[2]
+        if t_any:
+            nearest_counts(pb, tb, T, ph, own.start, own.stop, axis, C)
+        if p_any:
+            nearest_counts(tb, pb, T, th, own.start, own.stop, axis, C)
     return {"truth_boundary": n_t, "pred_boundary": n_p, "ph": ph, "th": th}
 
 
