@@ -168,14 +168,32 @@ def mask_surface(mask) -> np.ndarray:
 
 # ---------------------------------------------------------------- distances and their summary
 
-def nearest(points: np.ndarray, queries: np.ndarray, sp3: np.ndarray) -> np.ndarray:
+def nearest(points: np.ndarray, queries: np.ndarray, sp3: np.ndarray, balls=None) -> np.ndarray:
     """Distance from each of ``queries`` to the nearest of ``points`` (both (n, 3) int32, points
-    not empty), in physical units."""
-    from segscore.kernels.surface import nearest_distances
+    not empty), in physical units.
+
+    ``balls`` (:func:`probe_balls` of ``sp3``): measure with the one kernel the per-pair distances
+    compile (:func:`segscore.kernels.surface.nearest_with`), for a caller that computes those too
+    (the objects family): one cache entry to load, not the nine of
+    :func:`~segscore.kernels.surface.nearest_distances`' steps (about 15 ms of a process). The
+    same distances either way."""
+    from segscore.kernels.surface import nearest_distances, nearest_with
 
     out = np.empty(queries.shape[0], np.float64)
-    nearest_distances(np.ascontiguousarray(points, np.int32), sp3, np.ascontiguousarray(queries, np.int32), out)
+    pts, qs = np.ascontiguousarray(points, np.int32), np.ascontiguousarray(queries, np.int32)
+    if balls is None:
+        nearest_distances(pts, sp3, qs, out)
+    else:
+        nearest_with(pts, sp3, qs, out, *balls)
     return out
+
+
+def probe_balls(sp3: np.ndarray) -> tuple:
+    """The probe offsets :func:`nearest` takes as ``balls``: the volume's ball and the in-plane
+    one (:func:`segscore.kernels.surface.ball`), six arrays."""
+    from segscore.kernels.surface import ball
+
+    return ball(sp3, np.bool_(False)) + ball(sp3, np.bool_(True))
 
 
 def warm_nearest() -> None:
@@ -204,14 +222,16 @@ def directed_distances(a, b, *, spacing=None, threads=None) -> tuple:
     return tuple(_directed(sa, sb, spacing3(sp), threads))
 
 
-def directed_part(points: np.ndarray, queries: np.ndarray, sp3: np.ndarray, tolerance: float) -> tuple:
+def directed_part(points: np.ndarray, queries: np.ndarray, sp3: np.ndarray, tolerance: float,
+                  balls=None) -> tuple:
     """``(part, n)``: one direction's share of the summary row (the distances from ``queries``
     to the nearest of ``points``, both non-empty, summarized by
     :func:`segscore.kernels.surface.directed_summary` and dropped), so that two directions
-    measure and summarize side by side; :func:`summary_from_parts` joins them."""
+    measure and summarize side by side; :func:`summary_from_parts` joins them. ``balls``: as
+    :func:`nearest` takes them."""
     from segscore.kernels.surface import directed_summary
 
-    d = nearest(points, queries, sp3)
+    d = nearest(points, queries, sp3, balls)
     part = np.empty(4, np.float64)
     directed_summary(d, float(tolerance), part)
     return part, d.shape[0]

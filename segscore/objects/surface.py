@@ -216,9 +216,12 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
         from segscore.metrics.surface import voxel_values
 
         first[0].append(lambda: directed.__setitem__("values", voxel_values(ft, fp, sp3, tolerance, definition, 1)))
-    elif len(ft) and len(fp):
-        first[0].append(lambda: directed.__setitem__("tp", directed_part(fp, ft, sp3, tolerance)))
-        first[1].append(lambda: directed.__setitem__("pt", directed_part(ft, fp, sp3, tolerance)))
+    elif len(ft) and len(fp):  # with the per-pair kernel's balls: one cache entry, the pairs' own
+        from segscore.metrics.surface import probe_balls
+
+        balls = probe_balls(sp3)
+        first[0].append(lambda: directed.__setitem__("tp", directed_part(fp, ft, sp3, tolerance, balls)))
+        first[1].append(lambda: directed.__setitem__("pt", directed_part(ft, fp, sp3, tolerance, balls)))
     side_by_side([lambda calls=calls: [c() for c in calls] for calls in first if calls], threads=workers)
     if k:
         (t_pts, t_start), (p_pts, p_start) = grouped["t"], grouped["p"]

@@ -68,8 +68,7 @@ def pass_kernels(wide: bool = False, surface: bool = False) -> None:
     cache entries: about 0.7 s of a warm process, most of it holding the interpreter lock), on a
     tiny 3D pair of ``uint64`` (``wide``) or ``uint32`` tiles; with ``surface`` the surface scan
     and every distance kernel :func:`segscore.objects.surface.surface_values` calls too (the k-d
-    tree step among them). :func:`start_loading` runs it beside the pass's first reads."""
-    from segscore.metrics.surface import warm_nearest
+    tree step is inside them). :func:`start_loading` runs it beside the pass's first reads."""
     from segscore.objects.metrics import DEFAULT_BOUNDARY_TOLERANCES, _boundary_tile, _surface_tile
     from segscore.objects.table import contingency_table
 
@@ -83,7 +82,6 @@ def pass_kernels(wide: bool = False, surface: bool = False) -> None:
         parts = _surface_tile(t, t, slice(0, 3), 0)
         pair = np.zeros(1, np.int64)
         surface_values(table, pair, pair, collect([parts]), np.ones(3), 1.0, threads=1)
-        warm_nearest()
 
 
 def start_loading(wide: bool, surface: bool):

@@ -43,3 +43,19 @@ def test_probe_then_tree_equals_brute_force(seed, planar):
     out2 = np.empty(queries.shape[0])
     nearest_with(pts, spacing, queries, out2, *balls)
     np.testing.assert_array_equal(out2, want)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_nearest_with_the_pairs_balls_gives_the_same_distances(seed):
+    """``metrics.surface.nearest(..., balls=probe_balls(sp))`` (the objects family's one-kernel
+    path) equals the two-step path and the oracle, near and far queries alike."""
+    from segscore.metrics.surface import nearest, probe_balls
+
+    rng = np.random.default_rng(seed)
+    pts = rng.integers(0, 30, (50, 3)).astype(np.int32)
+    queries = np.concatenate([pts[rng.integers(0, 50, 80)] + rng.integers(-3, 4, (80, 3)),
+                              rng.integers(-60, 90, (80, 3))]).astype(np.int32)
+    sp = np.array([0.5, 1.0, 2.0])
+    want = _oracle(pts, queries, sp)
+    np.testing.assert_array_equal(nearest(pts, queries, sp, balls=probe_balls(sp)), want)
+    np.testing.assert_array_equal(nearest(pts, queries, sp), want)
