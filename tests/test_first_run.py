@@ -140,6 +140,7 @@ def _plans():
 ARGV = {"audit": ["audit", "{data}/gt.png", "{data}/gt2.png", "--prune-px", "3", "--severities", "0.2",
                   "--radius-scales", "0.85", "--boundary-fracs", "0.05", "--n-boot", "20", "--include-cases", "--quiet"],
         "objects": ["objects", "{data}/truth.tif", "{data}/pred.tif"],
+        "holdout": ["holdout", "{data}/heldout/manifest.json", "--predictions", "{data}/preds"],
         "curve": ["curve", "{data}/pred.png", "--gt", "{data}/gt.png", "--prune-px", "3"],
         "profile": ["profile", "{data}/pred.png", "--gt", "{data}/gt.png", "--prune-px", "3", "--seeds", "1"],
         "surfaces": ["surfaces", "{data}/surf_pred.tif", "{data}/surf_gt.tif"]}

@@ -104,5 +104,5 @@ def start_loading(wide: bool, surface: bool):
 
 _HERE = "segscore.objects.warmup:"
 #: each command's first run, divided between two processes (:mod:`segscore.engine.firstrun`)
-FIRST_RUN = {"objects": Plan(prelude=(), here=(_HERE + "contingency",), there=(_HERE + "boundary",),
-                             then=(_HERE + "objects_2d",))}
+_FIELD = Plan(prelude=(), here=(_HERE + "contingency",), there=(_HERE + "boundary",), then=(_HERE + "objects_2d",))
+FIRST_RUN = {"objects": _FIELD, "holdout": _FIELD}  # a held-out set scores each field as objects does
