@@ -302,10 +302,10 @@ def stream_pair(truth, pred, *, boundary_tolerances=DEFAULT_BOUNDARY_TOLERANCES,
         engine = check_options(tile_rows=tile_rows, executor=executor, threads=threads)
         loading = None
         if engine["executor"] in (None, "threads", "synchronous"):  # elsewhere the workers load their own
-            from segscore.objects.warmup import start_loading
+            from segscore.objects.warmup import BIG_IMAGE, start_loading
 
             wide = max(np.dtype(ts.dtype).itemsize, np.dtype(ps.dtype).itemsize) == 8
-            loading = start_loading(wide, surface)
+            loading = start_loading(wide, surface, surface and per_row * int(ts.shape[0]) > BIG_IMAGE)
         windows = label_tiles(ts.shape, halo, in_memory=isinstance(ts, ArraySource) and isinstance(ps, ArraySource),
                               spread=surface, **engine)
         names = (ts.name, ps.name)

@@ -180,6 +180,14 @@ def _pixel_why(n_t, n_p) -> str:
     return f"the {'truth' if not n_t else 'prediction'} is empty: it has no surface to measure distances to"
 
 
+#: whole-foreground surfaces of at most this many voxels (both images together) are measured as
+#: one more pair of :func:`segscore.kernels.surface.pair_summaries`, beside the object pairs (the
+#: same kernel, so the same numbers); larger ones in two directions side by side. Below it the
+#: directions' own kernels cost more to load from the cache (about 40 ms of a process) than
+#: splitting the work gains (a 2048² pair with 2,000 objects has about 190,000)
+SMALL_SURFACES = 1 << 19
+
+
 def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, sp3: np.ndarray,
                    tolerance: float, threads=None, definition: str = "monai", labels=None) -> tuple:
     """``(per_pair, pixel)``: ``per_pair`` holds ``hd``, ``hd95``, ``assd``, ``nsd`` arrays, one value
@@ -187,7 +195,8 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
     two objects' surface voxels only; ``pixel`` the whole-foreground values (the masks
     ``truth != 0`` and ``pred != 0``) with ``notes``. The work is shared by ``threads`` (default:
     the CPUs, at most 8): the grouping and the whole-foreground distances in two parts, then the
-    pairs in as many even parts as threads. ``definition`` (:data:`segscore.metrics.surface.
+    pairs in as many even parts as threads (whole-foreground surfaces up to :data:`SMALL_SURFACES`
+    voxels are one more pair there). ``definition`` (:data:`segscore.metrics.surface.
     DISTANCE_DEFINITIONS`) names what the values are; ``"deepmind"`` needs ``labels``, the two
     label images whole (its surface elements lie between voxels)."""
     from segscore.engine import side_by_side
@@ -216,21 +225,32 @@ def surface_values(table, pair_t: np.ndarray, pair_p: np.ndarray, voxels: dict, 
         from segscore.metrics.surface import voxel_values
 
         first[0].append(lambda: directed.__setitem__("values", voxel_values(ft, fp, sp3, tolerance, definition, 1)))
-    elif len(ft) and len(fp):  # with the per-pair kernel's balls: one cache entry, the pairs' own
+    elif len(ft) and len(fp) and len(ft) + len(fp) > SMALL_SURFACES:  # the two directions side by side,
+        # with the per-pair kernel's balls (one cache entry, the pairs' own)
         from segscore.metrics.surface import probe_balls
 
         balls = probe_balls(sp3)
         first[0].append(lambda: directed.__setitem__("tp", directed_part(fp, ft, sp3, tolerance, balls)))
         first[1].append(lambda: directed.__setitem__("pt", directed_part(ft, fp, sp3, tolerance, balls)))
     side_by_side([lambda calls=calls: [c() for c in calls] for calls in first if calls], threads=workers)
+    last = []
+    if len(ft) and len(fp) and not pooled and not directed:  # small surfaces: one more pair, beside the pairs
+        whole = np.empty((1, 8), np.float64)
+        one, ends = np.zeros(1, np.int64), (np.array([0, len(ft)], np.int64), np.array([0, len(fp)], np.int64))
+        last.append(lambda: pair_summaries(ft, ends[0], fp, ends[1], one, one, sp3, float(tolerance), whole))
+        directed["row"] = whole
     if k:
         (t_pts, t_start), (p_pts, p_start) = grouped["t"], grouped["p"]
         pt, pp = np.ascontiguousarray(pair_t, np.int64), np.ascontiguousarray(pair_p, np.int64)
         bounds = _pair_blocks(pt, pp, t_start, p_start, min(k, workers))
-        side_by_side([lambda lo=lo, hi=hi: pair_summaries(t_pts, t_start, p_pts, p_start, pt[lo:hi], pp[lo:hi], sp3,
-                                                          float(tolerance), out[lo:hi])
-                      for lo, hi in zip(bounds[:-1], bounds[1:])], threads=workers)
-    if directed:
+        last += [lambda lo=lo, hi=hi: pair_summaries(t_pts, t_start, p_pts, p_start, pt[lo:hi], pp[lo:hi], sp3,
+                                                     float(tolerance), out[lo:hi])
+                 for lo, hi in zip(bounds[:-1], bounds[1:])]
+    side_by_side(last, threads=workers)
+    if "row" in directed:
+        pixel.update(_values(directed["row"][0]))
+        pixel["notes"] = {}
+    elif directed:
         pixel.update(directed["values"] if pooled else _values(summary_from_parts(directed["tp"], directed["pt"])))
         pixel["notes"] = {}
     else:

@@ -63,12 +63,18 @@ def objects_2d() -> None:
     score_segmentation(t, p)
 
 
-def pass_kernels(wide: bool = False, surface: bool = False) -> None:
+#: images of more voxels than this are expected to have whole-foreground surfaces above
+#: :data:`segscore.objects.surface.SMALL_SURFACES` (a guess: a wrong one costs a load, not a number)
+BIG_IMAGE = 1 << 23
+
+
+def pass_kernels(wide: bool = False, surface: bool = False, big: bool = False) -> None:
     """Load the kernels a streamed objects pass calls (numba's import, its first dispatch and the
     cache entries: about 0.7 s of a warm process, most of it holding the interpreter lock), on a
     tiny 3D pair of ``uint64`` (``wide``) or ``uint32`` tiles; with ``surface`` the surface scan
     and every distance kernel :func:`segscore.objects.surface.surface_values` calls too (the k-d
-    tree step is inside them). :func:`start_loading` runs it beside the pass's first reads."""
+    tree step is inside them), and with ``big`` the whole-foreground directions' kernels of
+    large surfaces. :func:`start_loading` runs it beside the pass's first reads."""
     from segscore.objects.metrics import DEFAULT_BOUNDARY_TOLERANCES, _boundary_tile, _surface_tile
     from segscore.objects.table import contingency_table
 
@@ -82,9 +88,15 @@ def pass_kernels(wide: bool = False, surface: bool = False) -> None:
         parts = _surface_tile(t, t, slice(0, 3), 0)
         pair = np.zeros(1, np.int64)
         surface_values(table, pair, pair, collect([parts]), np.ones(3), 1.0, threads=1)
+        if big:
+            from segscore.metrics.surface import directed_part, probe_balls, summary_from_parts
+
+            pts, sp = np.zeros((1, 3), np.int32), np.ones(3)
+            part = directed_part(pts, pts, sp, 1.0, probe_balls(sp))
+            summary_from_parts(part, part)
 
 
-def start_loading(wide: bool, surface: bool):
+def start_loading(wide: bool, surface: bool, big: bool = False):
     """:func:`pass_kernels` on a daemon thread, so that a pass's first reads (file reads, which
     release the interpreter lock) run beside numba's start instead of after it, and the surface
     kernels load while the pass computes. Returns the thread; join it before the pass's result
@@ -93,7 +105,7 @@ def start_loading(wide: bool, surface: bool):
 
     def work():
         try:
-            pass_kernels(wide, surface)
+            pass_kernels(wide, surface, big)
         except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
             pass
 

@@ -8,8 +8,8 @@ import pytest
 
 
 @pytest.mark.parametrize("wide", [False, True])
-@pytest.mark.parametrize("surface", [False, True])
-def test_the_loading_thread_runs_every_pass_kernel_without_error(wide, surface, monkeypatch):
+@pytest.mark.parametrize("surface, big", [(False, False), (True, False), (True, True)])
+def test_the_loading_thread_runs_every_pass_kernel_without_error(wide, surface, big, monkeypatch):
     from segscore.objects import warmup
 
     errors = []
@@ -22,7 +22,7 @@ def test_the_loading_thread_runs_every_pass_kernel_without_error(wide, surface, 
             errors.append(exc)
 
     monkeypatch.setattr(warmup, "pass_kernels", checked)
-    thread = warmup.start_loading(wide, surface)
+    thread = warmup.start_loading(wide, surface, big)
     thread.join(600)
     assert not thread.is_alive() and errors == []
 
@@ -36,7 +36,7 @@ def test_no_loading_thread_where_the_tasks_run_elsewhere(monkeypatch):
     t = np.zeros((6, 6), np.uint16)
     t[1:3, 1:3] = 1
     stream_pair(t, t, executor="synchronous")
-    assert started == [(False, False)]
+    assert started == [(False, False, False)]
     started.clear()
     dask = pytest.importorskip("dask")  # noqa: F841
     stream_pair(t, t, executor="dask")
