@@ -302,3 +302,17 @@ def test_audit_and_profile_jobs_give_the_single_commands_json(tmp_path, cli, mon
     assert res.rows[1]["result"]["n_boot"] == 30 and res.rows[2]["result"]["mean"]
     written = tmp_path / "out" / "outputs" / res.rows[0]["id"] / "cells.csv"
     assert written.read_text() == (tmp_path / "direct.csv").read_text() and not (tmp_path / "cells.csv").exists()
+
+
+def test_a_run_on_threads_divides_its_commands_first_runs_as_the_commands_do(ws, tmp_path, monkeypatch):
+    """Before the jobs, each distinct command's first run goes through the family's plan
+    (``families.first_run``: two processes on an empty cache, nothing once stamped), once."""
+    import segscore.families as F
+
+    folder, jobs = ws
+    asked = []
+    monkeypatch.setattr(F, "first_run", lambda command: asked.append(command))
+    manifest = write_csv(folder / "jobs_first.csv", {k: v for k, v in jobs.items() if v.startswith("objects")})
+    result = run(manifest, out=tmp_path / "out", threads=1)
+    assert asked == ["objects"]
+    assert all(r["status"] == "scored" for r in result.rows)
