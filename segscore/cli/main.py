@@ -168,8 +168,9 @@ def pause_collector_at_start_up(seconds: float = START_UP_SECONDS):
     ``gc.callbacks`` on ``objects --surface``: two full collections of 30 and 70 ms and ~40
     younger ones; benchmarks/README.md). After ``seconds`` (a daemon timer) the survivors are
     frozen (``gc.freeze``: never walked again, never freed before the exit, which they would
-    not have been anyway) and collection resumes (at once in a forked child) at the default thresholds, so a long run
-    collects its cycles as before; a short one has made at most ``seconds`` of cyclic garbage.
+    not have been anyway) and collection resumes at the default thresholds (at once in a forked
+    child), so a long run collects its cycles as before; a short one has made at most
+    ``seconds`` of cyclic garbage.
     Objects are freed by reference counting throughout; only the search for cycles rests.
     Only the command-line process does this (:func:`entry`): a notebook's collector is its own.
     Returns the timer."""

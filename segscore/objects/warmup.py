@@ -96,16 +96,26 @@ def pass_kernels(wide: bool = False, surface: bool = False, big: bool = False) -
             summary_from_parts(part, part)
 
 
+#: the ``(wide, surface, big)`` this process has loaded (:func:`start_loading` starts no thread for them again)
+_LOADED: set = set()
+
+
 def start_loading(wide: bool, surface: bool, big: bool = False):
     """:func:`pass_kernels` on a daemon thread, so that a pass's first reads (file reads, which
     release the interpreter lock) run beside numba's start instead of after it, and the surface
-    kernels load while the pass computes. Returns the thread; join it before the pass's result
-    is used. A failure here is left to the real call to report."""
+    kernels load while the pass computes. Returns the thread (join it before the pass's result
+    is used), or None when this process has loaded them already (a held-out set's second field
+    on). A failure here is left to the real call to report."""
     import threading
+
+    key = (bool(wide), bool(surface), bool(big))
+    if key in _LOADED:
+        return None
 
     def work():
         try:
-            pass_kernels(wide, surface, big)
+            pass_kernels(*key)
+            _LOADED.add(key)
         except Exception:  # noqa: BLE001 - only a head start: the real call reports any problem
             pass
 

@@ -22,9 +22,24 @@ def test_the_loading_thread_runs_every_pass_kernel_without_error(wide, surface, 
             errors.append(exc)
 
     monkeypatch.setattr(warmup, "pass_kernels", checked)
+    monkeypatch.setattr(warmup, "_LOADED", set())
     thread = warmup.start_loading(wide, surface, big)
     thread.join(600)
     assert not thread.is_alive() and errors == []
+
+
+def test_a_process_loads_the_pass_kernels_once(monkeypatch):
+    """A held-out set's later fields start no loading thread: the first one loaded the kernels."""
+    from segscore.objects import warmup
+
+    monkeypatch.setattr(warmup, "_LOADED", set())
+    first = warmup.start_loading(False, True, False)
+    first.join(600)
+    assert warmup._LOADED == {(False, True, False)}
+    assert warmup.start_loading(False, True, False) is None
+    again = warmup.start_loading(True, True, False)  # another key: loaded anew
+    assert again is not None
+    again.join(600)
 
 
 def test_no_loading_thread_where_the_tasks_run_elsewhere(monkeypatch):
