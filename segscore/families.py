@@ -263,11 +263,25 @@ def warm_families_of(commands=None) -> list[str]:
     return [f for f in FAMILIES if f in wanted]
 
 
+def _planned_first_runs(name: str) -> None:
+    """The first runs the family ``name`` plans (its warm-up module's ``FIRST_RUN``), each divided
+    between two processes as the command's own first run is (nothing where stamped already), so
+    that its warm-up then loads those kernels and compiles only the rest: one family warmed on
+    two CPUs instead of one."""
+    from segscore.engine.firstrun import compile_first
+
+    module = importlib.import_module(family(name).warm.split(":")[0])
+    for command, plan in getattr(module, "FIRST_RUN", {}).items():
+        compile_first(command, plan)
+
+
 def warm_commands(commands=None, *, processes: int = 2, progress=None) -> list[str]:
     """Fill numba's on-disk cache for ``commands`` (default: every command): the warm-ups of their
     families (:func:`warm_families_of`), each in a fresh process, up to ``processes`` at once (a
     ``spawn`` :class:`~concurrent.futures.ProcessPoolExecutor`; ``processes <= 1`` runs them here,
-    one after another). ``progress(done, total, name)`` is called before the first (``done=0``,
+    one after another). One family with ``processes >= 2`` is warmed here after its planned
+    commands' first runs, each on two processes (:func:`_planned_first_runs`).
+    ``progress(done, total, name)`` is called before the first (``done=0``,
     ``name=""``) and after each family. Returns the families warmed, in the order they finished.
 
     The processes inherit ``NUMBA_CACHE_DIR``; a kernel two families share may be compiled by both
@@ -285,6 +299,8 @@ def warm_commands(commands=None, *, processes: int = 2, progress=None) -> list[s
     done: list[str] = []
     if processes <= 1 or total <= 1:
         for name in names:
+            if processes > 1:  # one family: its planned commands' first runs on two processes first
+                _planned_first_runs(name)
             warm(name)
             done.append(name)
             if progress is not None:

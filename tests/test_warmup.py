@@ -110,3 +110,19 @@ def test_after_warm_a_first_run_compiles_nothing(tmp_path, command, inputs):
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "COMPILED []" in run.stderr, run.stderr
+
+
+def test_one_family_runs_its_planned_first_runs_on_two_processes_first(monkeypatch):
+    """``segscore warm objects`` (one family, two processes allowed): the family's planned commands'
+    first runs (two processes each) come before its warm-up in this process; with one process, none."""
+    import segscore.engine.firstrun as firstrun
+    import segscore.families as F
+
+    calls = []
+    monkeypatch.setattr(firstrun, "compile_first", lambda command, plan: calls.append(("plan", command)))
+    monkeypatch.setattr(F, "warm", lambda name: calls.append(("warm", name)))
+    assert warm_commands(["holdout"], processes=2) == ["objects"]
+    assert calls == [("plan", "objects"), ("plan", "holdout"), ("warm", "objects")]
+    calls.clear()
+    assert warm_commands(["holdout"], processes=1) == ["objects"]
+    assert calls == [("warm", "objects")]
