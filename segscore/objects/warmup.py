@@ -32,27 +32,34 @@ def warm() -> None:
     blockwise_components(m, m, 26, tile_rows=2, threads=1)
 
 
-def _pair():
-    """A tiny 2D pair of uint16 labels (the docs' sample is uint16)."""
-    t = np.random.default_rng(0).integers(0, 4, (8, 8)).astype(np.uint16)
+def _pair(wide: bool = False):
+    """A tiny 2D pair of uint16 labels (the docs' sample is uint16), or uint64 ones (``wide``)."""
+    t = np.random.default_rng(0).integers(0, 4, (8, 8)).astype(np.uint64 if wide else np.uint16)
     return t, np.ascontiguousarray(t[::-1])
 
 
-def contingency() -> None:
-    """The contingency pass's kernels, on the tile type every label image reaches them as."""
+def _tiles(wide: bool = False):
+    """:func:`_pair` as the tile kernels see it (:func:`segscore.objects.metrics.canonical_tile`:
+    uint32, or uint64 when ``wide``)."""
     from segscore.objects.metrics import canonical_tile
+
+    return tuple(canonical_tile(x) for x in _pair(wide))
+
+
+def contingency(wide: bool = False):
+    """The contingency pass's kernels, on the tile type every label image reaches them as
+    (``wide``: 64-bit ids); returns the table."""
     from segscore.objects.table import contingency_table
 
-    t, p = _pair()
-    contingency_table(canonical_tile(t), canonical_tile(p))
+    return contingency_table(*_tiles(wide))
 
 
-def boundary() -> None:
+def boundary(wide: bool = False) -> None:
     """The boundary marks and their distance counts of one 2D tile."""
-    from segscore.objects.metrics import DEFAULT_BOUNDARY_TOLERANCES, _boundary_tile, canonical_tile
+    from segscore.objects.metrics import DEFAULT_BOUNDARY_TOLERANCES, _boundary_tile
 
-    t, p = _pair()
-    _boundary_tile(canonical_tile(t), canonical_tile(p), slice(0, t.shape[0]), DEFAULT_BOUNDARY_TOLERANCES)
+    t, p = _tiles(wide)
+    _boundary_tile(t, p, slice(0, t.shape[0]), DEFAULT_BOUNDARY_TOLERANCES)
 
 
 def objects_2d() -> None:
@@ -71,21 +78,19 @@ BIG_IMAGE = 1 << 23
 def pass_kernels(wide: bool = False, surface: bool = False, big: bool = False) -> None:
     """Load the kernels a streamed objects pass calls (numba's import, its first dispatch and the
     cache entries: about 0.7 s of a warm process, most of it holding the interpreter lock), on a
-    tiny 3D pair of ``uint64`` (``wide``) or ``uint32`` tiles; with ``surface`` the surface scan
-    and every distance kernel :func:`segscore.objects.surface.surface_values` calls too (the k-d
-    tree step is inside them), and with ``big`` the whole-foreground directions' kernels of
-    large surfaces. :func:`start_loading` runs it beside the pass's first reads."""
-    from segscore.objects.metrics import DEFAULT_BOUNDARY_TOLERANCES, _boundary_tile, _surface_tile
-    from segscore.objects.table import contingency_table
-
-    t = np.zeros((3, 4, 4), np.uint64 if wide else np.uint32)
-    t[1, 1:3, 1:3] = 1
-    table = contingency_table(t, t)
-    _boundary_tile(t, t, slice(0, 3), DEFAULT_BOUNDARY_TOLERANCES)
+    tiny pair of ``uint64`` (``wide``) or ``uint32`` tiles (:func:`contingency`, :func:`boundary`);
+    with ``surface`` the surface scan and every distance kernel
+    :func:`segscore.objects.surface.surface_values` calls too (the k-d tree step is inside them),
+    and with ``big`` the whole-foreground directions' kernels of large surfaces.
+    :func:`start_loading` runs it beside the pass's first reads."""
+    table = contingency(wide)
+    boundary(wide)
     if surface:
+        from segscore.objects.metrics import _surface_tile
         from segscore.objects.surface import collect, surface_values
 
-        parts = _surface_tile(t, t, slice(0, 3), 0)
+        t, p = _tiles(wide)
+        parts = _surface_tile(t, p, slice(0, t.shape[0]), 0)
         pair = np.zeros(1, np.int64)
         surface_values(table, pair, pair, collect([parts]), np.ones(3), 1.0, threads=1)
         if big:

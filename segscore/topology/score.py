@@ -800,7 +800,7 @@ def _score(prep, pred, *, own, tolerance, voi_alpha, voi_transform, weights, top
         # big tiles: surface Dice beside VOI (their scratch together, ~6 bytes per voxel, is less
         # than one big tile's matching), then the tiles one at a time, each matched on the threads;
         # the masks wait for the tiles packed 8 voxels to a byte
-        sd_value, v = side_by_side([vo, sd], threads=threads)[::-1]
+        v, sd_value = side_by_side([vo, sd], threads=threads)
         if own:
             prep.components = None
         n_fg_p = int(np.count_nonzero(p))
