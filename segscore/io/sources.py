@@ -342,7 +342,8 @@ class ZarrSource(Source):
 
         budget.check_bytes(self.name, budget.nbytes((s.stop - s.start for s in window), self.dtype))
         try:  # chunk by chunk: every fetch has ended before a failure is raised
-            return read_window(self.array, window, local=self.local)
+            direct = self.store.direct(self.key) if self.local else None
+            return read_window(self.array, window, local=self.local, direct=direct)
         except MemoryError:  # a chunk larger than its window declared: too large, not corrupt
             raise budget.out_of_memory(self.name) from None
         except ChunkUnreadable as exc:  # a codec's or a store's failure mid-run
