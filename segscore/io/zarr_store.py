@@ -519,138 +519,184 @@ def _join(prefix: str, key: str) -> str:
     return f"{prefix}/{key}" if prefix else key
 
 
+class ChunkBook:
+    """What every segscore zarr store knows and does without zarr-python: the arrays' plans and
+    layouts learnt from their metadata documents, the chunk keys read and absent, the checks of a
+    chunk's bytes before they are decoded, and (on a local disk) the chunk files it decodes itself
+    (:meth:`direct`). :class:`CappedStore` adds zarr-python's store interface to it."""
+
+    def _init_book(self, name: str, root: str | None) -> None:
+        self.name = name
+        self.plans: dict[str, Plan] = {}
+        self.counts: dict[str, _Counts] = {}
+        self.layouts: dict[str, Layout] = {}  # the arrays whose chunk files segscore decodes itself
+        self._root = root
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["counts"] = {}  # a copy (a dask worker's) counts its own reads
+        return state
+
+    @property
+    def is_local(self) -> bool:
+        """Whether the store is a local folder (its chunk reads use the CPU, not the network)."""
+        return self._root is not None
+
+    # -- what the store knows
+
+    def absent(self, array_path: str = "") -> tuple[int, int]:
+        """``(absent, read)``: the distinct chunk keys of the array at ``array_path`` read so
+        far, and how many of them were absent (read as the fill value)."""
+        c = self.counts.get(array_path.strip("/"))
+        return (len(c.absent), len(c.read)) if c is not None else (0, 0)
+
+    def add_counts(self, array_path: str, read, absent) -> None:
+        """Count the chunk keys ``read`` (and ``absent``) of the array at ``array_path`` as read
+        here: what a copy of this store on a dask worker read (:func:`segscore.io.sources.absorb_counts`)."""
+        c = self.counts.setdefault(array_path.strip("/"), _Counts())
+        c.read.update(read)
+        c.absent.update(absent)
+
+    def check_array(self, array_path: str = "") -> None:
+        """Refuse, before any chunk is read, an array whose chunks the store cannot bound, or
+        whose declared chunk is larger than the read budget (:mod:`segscore.io.budget`, where
+        it is present: zarr decodes a chunk whole, whatever window is asked of it)."""
+        key = array_path.strip("/")
+        plan = self.plans.get(key)
+        if plan is None:
+            return
+        where = self.name if not key or self.name.rstrip("/").endswith("/" + key) else _join(self.name, key)
+        if plan.unsupported:
+            raise ChunkRefused(f"{where}: its chunks use {plan.unsupported}, whose decoded size segscore "
+                               f"cannot bound before decoding; re-write the store with zstd, blosc, gzip or "
+                               f"no compressor")
+        try:
+            from segscore.io import budget
+        except ImportError:  # no read budget in this tree: the decode cap alone bounds a chunk
+            return
+        budget.check_bytes(where, plan.decoded_bytes,
+                           fix=f"its {' x '.join(map(str, plan.chunk_shape))} chunks are decoded whole: "
+                               f"re-write the store with smaller chunks")
+
+    def _learn(self, key: str, raw) -> None:
+        prefix, last = _split(key)
+        try:
+            doc = json.loads(bytes(raw))
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(doc, dict):
+            return
+        if last == "zarr.json":
+            plan = plan_v3(doc)
+            if plan is not None:
+                self.plans[prefix] = plan
+                self._learn_layout(prefix, layout_v3, doc)
+            consolidated = doc.get("consolidated_metadata")
+            members = consolidated.get("metadata") if isinstance(consolidated, dict) else None
+            for sub, meta in (members.items() if isinstance(members, dict) else ()):
+                plan = plan_v3(meta)
+                if plan is not None and isinstance(sub, str):
+                    self.plans.setdefault(_join(prefix, sub.strip("/")), plan)
+        elif last == ".zarray":
+            plan = plan_v2(doc)
+            if plan is not None:
+                self.plans[prefix] = plan
+                self._learn_layout(prefix, layout_v2, doc)
+        elif last == ".zmetadata":
+            members = doc.get("metadata")
+            for sub, meta in (members.items() if isinstance(members, dict) else ()):
+                if isinstance(sub, str) and _split(sub)[1] == ".zarray":
+                    plan = plan_v2(meta)
+                    if plan is not None:
+                        self.plans.setdefault(_join(prefix, _split(sub)[0]), plan)
+
+    def _learn_layout(self, prefix: str, layout_of, doc) -> None:
+        layout = layout_of(doc) if self._root is not None else None
+        if layout is None:
+            self.layouts.pop(prefix, None)
+        else:
+            self.layouts[prefix] = layout
+
+    def direct(self, array_path: str = ""):
+        """``read(coords)``: one chunk of the array at ``array_path``, decoded by segscore from its
+        file in the local folder (None where it is absent), counted and capped as :meth:`get`
+        counts and caps; or None where zarr-python reads the array's chunks (a remote store, a
+        layout :class:`Layout` does not describe)."""
+        key = array_path.strip("/")
+        layout, plan = self.layouts.get(key), self.plans.get(key)
+        if layout is None or plan is None or plan.unsupported or plan.encoding is None:
+            return None
+        import functools
+
+        return functools.partial(self._read_chunk, key, layout, plan)
+
+    def _read_chunk(self, array: str, layout: Layout, plan: Plan, coords):
+        key = _join(array, layout.key(coords))
+        counts = self.counts.setdefault(array, _Counts())
+        counts.read.add(key)
+        if not self._stat(key, plan.max_stored, "chunk"):
+            counts.absent.add(key)
+            return None
+        try:
+            with open(os.path.join(self._root, key), "rb") as f:
+                raw = f.read(plan.max_stored + 1)
+        except FileNotFoundError:  # removed since its stat
+            counts.absent.add(key)
+            return None
+        if len(raw) > plan.max_stored:  # grown since its stat
+            self._stat(key, plan.max_stored, "chunk")
+        self._check_one(key, memoryview(raw), plan.encoding, plan)
+        return layout.decode(raw)
+
+    def _stat(self, key: str, limit: int, what: str) -> bool:
+        """On a local disk: whether ``key`` is there; refuse what is not a regular file, or is
+        larger than ``limit`` bytes."""
+        path = os.path.join(self._root, key)
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError as exc:
+            raise ChunkRefused(f"{self.name}: {what} {key} cannot be read ({exc.strerror}); {_FIX}") from None
+        if stat.S_ISDIR(st.st_mode):
+            if what == "metadata":
+                return False
+            raise ChunkRefused(f"{self.name}: {what} {key} is a folder, not a file; {_FIX}")
+        if not stat.S_ISREG(st.st_mode):
+            raise ChunkRefused(f"{self.name}: {what} {key} is not a regular file (a FIFO, socket or device); "
+                               f"give a store of regular files")
+        if st.st_size > limit:
+            raise ChunkRefused(f"{self.name}: {what} {key} holds {st.st_size:,} bytes, more than any "
+                               f"encoding of it can ({limit:,}); {_FIX}")
+        return True
+
+    def _corrupt(self, key, why):
+        raise ChunkRefused(f"{self.name}: chunk {key} does not decode ({why}); {_FIX}")
+
+    def _check_one(self, key, buf, encoding: Encoding, plan: Plan) -> None:
+        try:
+            size = decoded_size(buf, encoding)
+        except _Corrupt as exc:
+            self._corrupt(key, f"{encoding.compressor or 'raw'} data {exc}")
+        if size > encoding.cap:
+            shape = " x ".join(map(str, plan.chunk_shape))
+            raise ChunkRefused(f"{self.name}: chunk {key} would decode to more than {encoding.cap:,} bytes "
+                               f"(at least {size:,}), the most a {shape} {plan.dtype} chunk holds; the chunk "
+                               f"is corrupt or hostile: {_FIX}")
+
+
 def _make_store_class():
     from zarr.abc.store import RangeByteRequest, SuffixByteRequest
     from zarr.storage import LocalStore, WrapperStore
 
-    class CappedStore(WrapperStore):
+    class CappedStore(ChunkBook, WrapperStore):
         """A read-only :class:`zarr.storage.WrapperStore` that counts absent chunks and refuses a chunk
         that would decode past its declared size (see :mod:`segscore.io.zarr_store`)."""
 
         def __init__(self, store, name: str | None = None):
             super().__init__(store)
             self.inner = store
-            self.name = name or str(store)
-            self.plans: dict[str, Plan] = {}
-            self.counts: dict[str, _Counts] = {}
-            self.layouts: dict[str, Layout] = {}  # the arrays whose chunk files segscore decodes itself
-            self._root = os.fspath(store.root) if isinstance(store, LocalStore) else None
-
-        @property
-        def is_local(self) -> bool:
-            """Whether the store is a local folder (its chunk reads use the CPU, not the network)."""
-            return self._root is not None
-
-        def __getstate__(self):
-            state = dict(self.__dict__)
-            state["counts"] = {}  # a copy (a dask worker's) counts its own reads
-            return state
-
-        # -- what the store knows
-
-        def absent(self, array_path: str = "") -> tuple[int, int]:
-            """``(absent, read)``: the distinct chunk keys of the array at ``array_path`` read so
-            far, and how many of them were absent (read as the fill value)."""
-            c = self.counts.get(array_path.strip("/"))
-            return (len(c.absent), len(c.read)) if c is not None else (0, 0)
-
-        def add_counts(self, array_path: str, read, absent) -> None:
-            """Count the chunk keys ``read`` (and ``absent``) of the array at ``array_path`` as read
-            here: what a copy of this store on a dask worker read (:func:`segscore.io.sources.absorb_counts`)."""
-            c = self.counts.setdefault(array_path.strip("/"), _Counts())
-            c.read.update(read)
-            c.absent.update(absent)
-
-        def check_array(self, array_path: str = "") -> None:
-            """Refuse, before any chunk is read, an array whose chunks the store cannot bound, or
-            whose declared chunk is larger than the read budget (:mod:`segscore.io.budget`, where
-            it is present: zarr decodes a chunk whole, whatever window is asked of it)."""
-            key = array_path.strip("/")
-            plan = self.plans.get(key)
-            if plan is None:
-                return
-            where = self.name if not key or self.name.rstrip("/").endswith("/" + key) else _join(self.name, key)
-            if plan.unsupported:
-                raise ChunkRefused(f"{where}: its chunks use {plan.unsupported}, whose decoded size segscore "
-                                   f"cannot bound before decoding; re-write the store with zstd, blosc, gzip or "
-                                   f"no compressor")
-            try:
-                from segscore.io import budget
-            except ImportError:  # no read budget in this tree: the decode cap alone bounds a chunk
-                return
-            budget.check_bytes(where, plan.decoded_bytes,
-                               fix=f"its {' x '.join(map(str, plan.chunk_shape))} chunks are decoded whole: "
-                                   f"re-write the store with smaller chunks")
-
-        def _learn(self, key: str, raw) -> None:
-            prefix, last = _split(key)
-            try:
-                doc = json.loads(bytes(raw))
-            except (ValueError, RecursionError):
-                return
-            if not isinstance(doc, dict):
-                return
-            if last == "zarr.json":
-                plan = plan_v3(doc)
-                if plan is not None:
-                    self.plans[prefix] = plan
-                    self._learn_layout(prefix, layout_v3, doc)
-                consolidated = doc.get("consolidated_metadata")
-                members = consolidated.get("metadata") if isinstance(consolidated, dict) else None
-                for sub, meta in (members.items() if isinstance(members, dict) else ()):
-                    plan = plan_v3(meta)
-                    if plan is not None and isinstance(sub, str):
-                        self.plans.setdefault(_join(prefix, sub.strip("/")), plan)
-            elif last == ".zarray":
-                plan = plan_v2(doc)
-                if plan is not None:
-                    self.plans[prefix] = plan
-                    self._learn_layout(prefix, layout_v2, doc)
-            elif last == ".zmetadata":
-                members = doc.get("metadata")
-                for sub, meta in (members.items() if isinstance(members, dict) else ()):
-                    if isinstance(sub, str) and _split(sub)[1] == ".zarray":
-                        plan = plan_v2(meta)
-                        if plan is not None:
-                            self.plans.setdefault(_join(prefix, _split(sub)[0]), plan)
-
-        def _learn_layout(self, prefix: str, layout_of, doc) -> None:
-            layout = layout_of(doc) if self._root is not None else None
-            if layout is None:
-                self.layouts.pop(prefix, None)
-            else:
-                self.layouts[prefix] = layout
-
-        def direct(self, array_path: str = ""):
-            """``read(coords)``: one chunk of the array at ``array_path``, decoded by segscore from its
-            file in the local folder (None where it is absent), counted and capped as :meth:`get`
-            counts and caps; or None where zarr-python reads the array's chunks (a remote store, a
-            layout :class:`Layout` does not describe)."""
-            key = array_path.strip("/")
-            layout, plan = self.layouts.get(key), self.plans.get(key)
-            if layout is None or plan is None or plan.unsupported or plan.encoding is None:
-                return None
-            import functools
-
-            return functools.partial(self._read_chunk, key, layout, plan)
-
-        def _read_chunk(self, array: str, layout: Layout, plan: Plan, coords):
-            key = _join(array, layout.key(coords))
-            counts = self.counts.setdefault(array, _Counts())
-            counts.read.add(key)
-            if not self._stat(key, plan.max_stored, "chunk"):
-                counts.absent.add(key)
-                return None
-            try:
-                with open(os.path.join(self._root, key), "rb") as f:
-                    raw = f.read(plan.max_stored + 1)
-            except FileNotFoundError:  # removed since its stat
-                counts.absent.add(key)
-                return None
-            if len(raw) > plan.max_stored:  # grown since its stat
-                self._stat(key, plan.max_stored, "chunk")
-            self._check_one(key, memoryview(raw), plan.encoding, plan)
-            return layout.decode(raw)
+            self._init_book(name or str(store), os.fspath(store.root) if isinstance(store, LocalStore) else None)
 
         async def _plan_for(self, key: str, prototype) -> tuple[str, Plan]:
             parts = key.split("/")
@@ -667,28 +713,6 @@ def _make_store_class():
                                f"{_FIX}")
 
         # -- reads
-
-        def _stat(self, key: str, limit: int, what: str) -> bool:
-            """On a local disk: whether ``key`` is there; refuse what is not a regular file, or is
-            larger than ``limit`` bytes."""
-            path = os.path.join(self._root, key)
-            try:
-                st = os.stat(path)
-            except (FileNotFoundError, NotADirectoryError):
-                return False
-            except OSError as exc:
-                raise ChunkRefused(f"{self.name}: {what} {key} cannot be read ({exc.strerror}); {_FIX}") from None
-            if stat.S_ISDIR(st.st_mode):
-                if what == "metadata":
-                    return False
-                raise ChunkRefused(f"{self.name}: {what} {key} is a folder, not a file; {_FIX}")
-            if not stat.S_ISREG(st.st_mode):
-                raise ChunkRefused(f"{self.name}: {what} {key} is not a regular file (a FIFO, socket or device); "
-                                   f"give a store of regular files")
-            if st.st_size > limit:
-                raise ChunkRefused(f"{self.name}: {what} {key} holds {st.st_size:,} bytes, more than any "
-                                   f"encoding of it can ({limit:,}); {_FIX}")
-            return True
 
         async def get(self, key, prototype=None, byte_range=None):
             if prototype is None:
@@ -760,20 +784,6 @@ def _make_store_class():
                 return  # the index: fixed size
             if isinstance(byte_range, RangeByteRequest):
                 self._check_one(f"{key} (bytes {byte_range.start}-{byte_range.end})", buf, shard.inner, plan)
-
-        def _corrupt(self, key, why):
-            raise ChunkRefused(f"{self.name}: chunk {key} does not decode ({why}); {_FIX}")
-
-        def _check_one(self, key, buf, encoding: Encoding, plan: Plan) -> None:
-            try:
-                size = decoded_size(buf, encoding)
-            except _Corrupt as exc:
-                self._corrupt(key, f"{encoding.compressor or 'raw'} data {exc}")
-            if size > encoding.cap:
-                shape = " x ".join(map(str, plan.chunk_shape))
-                raise ChunkRefused(f"{self.name}: chunk {key} would decode to more than {encoding.cap:,} bytes "
-                                   f"(at least {size:,}), the most a {shape} {plan.dtype} chunk holds; the chunk "
-                                   f"is corrupt or hostile: {_FIX}")
 
     CappedStore.__module__ = __name__
     CappedStore.__qualname__ = "CappedStore"
