@@ -404,12 +404,18 @@ def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSou
         raise InputFileError(f"cannot open {_name(path)} as zarr: no such folder; point at the .zarr folder")
     if not os.path.isdir(path):
         raise ScoreError(f"cannot open {_name(path)} as zarr: not a folder; point at the .zarr folder")
+    from segscore.io import zarr_store
+
+    plain = zarr_store.open_plain(path, level, _name(path))  # no zarr-python to import (0.2 s) or run
+    if plain is not None:
+        array, book = plain
+        book.check_array(array.path)
+        return by_path(ZarrSource(array, _name(path), store=book), "segscore.io.readers:open_zarr",
+                       os.path.abspath(path), level=level, what=what)
     import warnings
 
     import zarr
     from zarr.errors import ZarrUserWarning
-
-    from segscore.io import zarr_store
 
     store = zarr_store.local(path, _name(path))
     fix = "point at the .zarr folder, or restore its metadata"

@@ -318,7 +318,7 @@ def layout_v3(meta: dict) -> Layout | None:
         compressor = (("id", c["name"]),)
     elif len(codecs) > 2:
         return None
-    keys = meta.get("chunk_key_encoding") or {"name": "default"}
+    keys = meta.get("chunk_key_encoding")
     if not isinstance(keys, dict) or keys.get("name") not in ("default", "v2"):
         return None
     default = keys["name"] == "default"
@@ -344,7 +344,7 @@ def layout_v2(meta: dict) -> Layout | None:
         compressor = tuple(sorted((str(k), v) for k, v in compressor.items()))
         if any(isinstance(v, (dict, list)) for _, v in compressor):
             return None
-    sep = meta.get("dimension_separator") or "."
+    sep = meta.get("dimension_separator", ".")
     if sep not in ("/", "."):
         return None
     return Layout(plan.chunk_shape, dtype.str, compressor, "", sep)
@@ -683,6 +683,183 @@ class ChunkBook:
             raise ChunkRefused(f"{self.name}: chunk {key} would decode to more than {encoding.cap:,} bytes "
                                f"(at least {size:,}), the most a {shape} {plan.dtype} chunk holds; the chunk "
                                f"is corrupt or hostile: {_FIX}")
+
+
+# ---------------------------------------------------------------------------------------------
+# a local array of the plainest layout, opened without zarr-python
+
+
+#: zarr 3 data types an array opened without zarr-python may have
+PLAIN_V3_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+                  "float64")
+_V3_ARRAY_KEYS = frozenset({"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
+                            "fill_value", "codecs", "attributes", "storage_transformers", "dimension_names"})
+_V3_ARRAY_REQUIRED = frozenset({"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
+                                "fill_value", "codecs"})
+_V3_GROUP_KEYS = frozenset({"zarr_format", "node_type", "attributes", "consolidated_metadata"})
+_V2_ARRAY_KEYS = frozenset({"zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters",
+                            "dimension_separator"})
+_V2_ARRAY_REQUIRED = _V2_ARRAY_KEYS - {"dimension_separator"}
+_SPECIAL_FLOATS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def plain_fill_value(value, dtype: np.dtype):
+    """A metadata document's fill value as a scalar of ``dtype``, or None where it is not one of
+    the plain forms (a JSON number in range, a boolean for a bool array, "NaN", "Infinity",
+    "-Infinity" for a float array)."""
+    if dtype.kind == "b":
+        return np.bool_(value) if isinstance(value, bool) else None
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(value) if _is_int(value) and info.min <= value <= info.max else None
+    if dtype.kind == "f":
+        if isinstance(value, str):
+            value = _SPECIAL_FLOATS.get(value)
+            return None if value is None else dtype.type(value)
+        if _is_int(value) or isinstance(value, float):
+            with np.errstate(over="ignore"):
+                out = dtype.type(value)
+            return out if np.isfinite(out) or not np.isfinite(float(value)) else None
+    return None
+
+
+def _plain_shape(shape, ndim: int) -> tuple | None:
+    if isinstance(shape, list) and len(shape) == ndim and all(_is_int(v) and v >= 0 for v in shape):
+        return tuple(shape)
+    return None
+
+
+@dataclass(frozen=True)
+class PlainArray:
+    """A local zarr array opened without zarr-python (:func:`open_plain`): all that
+    :class:`segscore.io.sources.ZarrSource` asks of an array; its chunks are read by the
+    store's :meth:`ChunkBook.direct`."""
+
+    shape: tuple
+    dtype: np.dtype
+    chunks: tuple
+    fill_value: object
+    path: str
+
+
+class LocalBook(ChunkBook):
+    """The store of a local folder opened without zarr-python (:func:`open_plain`)."""
+
+    def __init__(self, root: str, name: str):
+        self._init_book(name, root)
+
+    def _doc(self, key: str):
+        """The JSON object of the metadata document at ``key`` (learnt as the zarr-python path
+        learns it), or None where it is not one."""
+        with open(os.path.join(self._root, key), "rb") as f:
+            raw = f.read(MAX_METADATA_BYTES + 1)
+        try:
+            doc = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(doc, dict):
+            return None
+        self._learn(key, raw)
+        return doc
+
+    def node(self, key: str):
+        """``(kind, zarr_format, document)`` of the node at ``key`` where its metadata is of the
+        plain forms :func:`open_plain` takes, else None. Every metadata name of the node is checked
+        as the zarr-python path checks it (a FIFO or a device is refused in one line)."""
+        present = {d for d in METADATA if self._stat(_join(key, d), MAX_METADATA_BYTES, "metadata")}
+        if ".zattrs" in present:
+            attrs = self._doc(_join(key, ".zattrs"))
+            if attrs is None or "zarr.json" in present:
+                return None
+            present.discard(".zattrs")
+        if len(present) != 1:
+            return None
+        name = present.pop()
+        doc = self._doc(_join(key, name))
+        if doc is None:
+            return None
+        if name == "zarr.json":
+            if doc.get("zarr_format") != 3 or not isinstance(doc.get("attributes", {}), dict):
+                return None
+            if doc.get("node_type") == "group":
+                return ("group", 3, doc) if set(doc) <= _V3_GROUP_KEYS and doc.get(
+                    "consolidated_metadata") is None else None
+            return ("array", 3, doc) if doc.get("node_type") == "array" else None
+        if name == ".zgroup":
+            return ("group", 2, doc) if doc == {"zarr_format": 2} else None
+        if name == ".zarray":
+            return ("array", 2, doc) if doc.get("zarr_format") == 2 and not isinstance(
+                doc.get("zarr_format"), bool) else None
+        return None  # consolidated metadata: zarr-python reads it
+
+    def array(self, key: str, fmt: int, doc: dict) -> PlainArray | None:
+        """The array of ``doc`` at ``key`` where it is of the plain forms, else None."""
+        if fmt == 3:
+            if not (_V3_ARRAY_REQUIRED <= set(doc) <= _V3_ARRAY_KEYS) or doc["data_type"] not in PLAIN_V3_TYPES \
+                    or doc.get("storage_transformers", []) != []:
+                return None
+            names = doc.get("dimension_names")
+            if names is not None and not (isinstance(names, list) and all(
+                    n is None or isinstance(n, str) for n in names) and len(names) == len(doc["shape"] or ())):
+                return None
+            dtype = np.dtype(doc["data_type"])
+        else:
+            if not (_V2_ARRAY_REQUIRED <= set(doc) <= _V2_ARRAY_KEYS) or not isinstance(doc["dtype"], str) \
+                    or len(doc["dtype"]) != 3 or doc["dtype"][0] not in "<>|" or doc["dtype"][1] not in "biuf" \
+                    or doc["dtype"][2] not in "1248":
+                return None
+            dtype = np.dtype(doc["dtype"])
+        layout = self.layouts.get(key)
+        if layout is None or self.direct(key) is None:
+            return None
+        shape = _plain_shape(doc.get("shape"), len(layout.chunk_shape))
+        fill = plain_fill_value(doc.get("fill_value"), dtype)
+        if shape is None or fill is None or np.dtype(layout.dtype) != dtype:
+            return None
+        if layout.compressor is not None:
+            try:  # a compressor's configuration numcodecs refuses: zarr-python says why
+                _codec(layout.compressor)
+            except Exception:  # noqa: BLE001
+                return None
+        return PlainArray(shape, dtype, layout.chunk_shape, fill, key)
+
+
+def _plain_level(level) -> str | None:
+    if not isinstance(level, str):
+        return None
+    parts = level.strip("/").split("/")
+    return "/".join(parts) if all(p and p not in (".", "..") and "\\" not in p for p in parts) else None
+
+
+def open_plain(path, level: str | None = None, name: str | None = None) -> tuple[PlainArray, LocalBook] | None:
+    """The array at the local folder ``path`` (or its member ``level`` where ``path`` is a group),
+    opened without importing zarr-python, and its store: where every metadata document on the way
+    is of the plainest forms (zarr 3 or 2, no consolidated metadata, a plain data type and fill
+    value) and the array's chunks are of a :class:`Layout`. None for anything else, which
+    zarr-python opens (and refuses, with its own reason). A metadata name that is a FIFO, a device
+    or too large is refused in one line, as through zarr-python."""
+    root = os.fspath(path)
+    book = LocalBook(root, name or root)
+    node = book.node("")
+    if node is None:
+        return None
+    key = ""
+    if node[0] == "group":
+        key = _plain_level(level)
+        if key is None:
+            return None
+        fmt = node[1]
+        node = book.node(key)
+        if node is None or node[1] != fmt:
+            return None
+    if node[0] != "array":
+        return None
+    array = book.array(key, node[1], node[2])
+    return (array, book) if array is not None else None
 
 
 def _make_store_class():

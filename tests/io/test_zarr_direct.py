@@ -69,13 +69,14 @@ def _chunk_files(store):
 def through_zarr(monkeypatch):
     """Open sources whose chunks zarr-python decodes (the path segscore's decoder replaces)."""
     def use():
+        monkeypatch.setattr(zarr_store, "open_plain", lambda *a, **k: None)
         monkeypatch.setattr(zarr_store.CappedStore, "direct", lambda self, array_path="": None)
     return use
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.bool_])
-def test_each_layout_reads_as_zarr_python_and_counts_alike(tmp_path, name, dtype):
+def test_each_layout_reads_as_zarr_python_and_counts_alike(tmp_path, name, dtype, through_zarr):
     kwargs, direct = LAYOUTS[name]
     if np.dtype(dtype).itemsize == 1 and "big-endian" in name:
         direct = True  # one byte a value has no byte order
@@ -99,9 +100,11 @@ def test_each_layout_reads_as_zarr_python_and_counts_alike(tmp_path, name, dtype
         np.testing.assert_array_equal(got, expected[w])
     assert src.absent_chunks()[1] == (9 if "sharded" in name else 25) and src.absent_chunks()[0] >= 1  # a shard is a key
     # the same counts and warning as the reads through zarr-python
+    through_zarr()
     plain = open_zarr(tmp_path / "a.zarr")
-    plain.store.layouts.clear()
-    assert plain.store.direct(plain.key) is None
+    assert plain.store.direct(plain.key) is None and type(plain.store) is zarr_store.CappedStore
+    assert (plain.shape, plain.dtype, plain.chunks) == (src.shape, src.dtype, src.chunks)
+    assert repr(plain.array.fill_value) == repr(src.array.fill_value)
     for w in windows:
         np.testing.assert_array_equal(plain.read(w), expected[w])
     assert plain.absent_chunks() == src.absent_chunks() and plain.warnings() == src.warnings()
@@ -198,3 +201,116 @@ def test_layouts_from_documents():
     assert zarr_store.layout_v2({**v2, "order": "F"}) is None
     assert zarr_store.layout_v2({**v2, "compressor": {"id": "bz2"}}) is None
     assert zarr_store.layout_v2({**v2, "compressor": None}).compressor is None
+
+
+# ---------------------------------------------------------------------------------------------
+# opened without zarr-python (zarr_store.open_plain)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_plain_store_is_scored_without_importing_zarr(tmp_path, fmt):
+    """A group of levels and a bare array of the plain forms open, read and report absent chunks
+    with no zarr-python in the process; a sharded array still goes through it."""
+    import subprocess
+    import sys
+
+    group = zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=fmt)
+    data = np.arange(40 * 30, dtype=np.uint16).reshape(40, 30)
+    group.create_array("2", shape=data.shape, dtype=data.dtype, chunks=(7, 9), fill_value=5)[...] = data
+    os.remove(_chunk_files(tmp_path / "g.zarr" / "2")[0])
+    zarr.create_array(str(tmp_path / "s.zarr"), shape=data.shape, dtype=data.dtype, chunks=(4, 5),
+                      shards=(8, 10))[...] = data
+    code = f"""
+import sys
+from segscore.io.readers import open_zarr
+src = open_zarr({str(tmp_path / 'g.zarr')!r}, level="2")
+got = src.read_all()
+print(int(got[0, 0]), int(got.sum()), src.warnings()[0], "zarr" in sys.modules)
+open_zarr({str(tmp_path / 's.zarr')!r}).read_all()
+print("zarr" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    first = data.copy()
+    first[:7, :9] = 5
+    assert out[0] == f"5 {int(first.sum())} {tmp_path / 'g.zarr'}/2: 1 of 24 chunks absent, read as the fill value 5 " \
+                     f"False"
+    assert out[1] == "True"
+
+
+def _v3_doc():
+    return {"zarr_format": 3, "node_type": "array", "shape": [20, 30], "data_type": "float32",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 16]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}}, "fill_value": 0,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                       {"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
+            "attributes": {}, "storage_transformers": []}
+
+
+def _v2_doc():
+    return {"zarr_format": 2, "shape": [20, 30], "chunks": [8, 16], "dtype": "<f4", "fill_value": 0,
+            "order": "C", "filters": None, "dimension_separator": ".", "compressor": {"id": "zstd", "level": 1}}
+
+
+V3_EDITS = [("fill_value", "NaN"), ("fill_value", "Infinity"), ("fill_value", "-Infinity"), ("fill_value", -2.5),
+            ("fill_value", "0x7fc00000"), ("fill_value", None), ("fill_value", True), ("fill_value", 1e300),
+            ("data_type", "int16"), ("data_type", "float"), ("data_type", "complex64"), ("data_type", "float16"),
+            ("shape", [20, 30, 1]), ("shape", [20.0, 30]), ("shape", [True, 30]), ("attributes", []),
+            ("dimension_names", ["y", "x"]), ("dimension_names", ["y"]), ("dimension_names", "yx"),
+            ("storage_transformers", [{"name": "x"}]), ("extra", 1), ("chunk_key_encoding", None),
+            ("codecs", [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd"}, {"name": "gzip"}]),
+            ("zarr_format", True), ("zarr_format", 3.0), ("node_type", "group")]
+V2_EDITS = [("fill_value", "NaN"), ("fill_value", None), ("fill_value", "x"), ("fill_value", 300),
+            ("dtype", "<i2"), ("dtype", "<i2 "), ("dtype", "float32"), ("dtype", [["a", "<f4"]]), ("dtype", "<c8"),
+            ("order", "F"), ("filters", []), ("filters", [{"id": "delta", "dtype": "<f4"}]),
+            ("compressor", {"id": "zstd", "level": "high"}), ("compressor", None), ("dimension_separator", None),
+            ("dimension_separator", "/"), ("extra", 1), ("zarr_format", True), ("chunks", [8, 16, 1])]
+
+
+@pytest.mark.parametrize("fmt, key, value", [(3, k, v) for k, v in V3_EDITS] + [(2, k, v) for k, v in V2_EDITS])
+def test_what_opens_without_zarr_python_opens_alike_through_it(tmp_path, fmt, key, value, through_zarr):
+    """Edited metadata documents: where segscore opens the array without zarr-python, zarr-python
+    opens it too, with the same shape, type, chunks and fill value, and reads the same values;
+    anything else is left to zarr-python (which may refuse it)."""
+    import json
+
+    doc = _v3_doc() if fmt == 3 else _v2_doc()
+    doc[key] = value
+    path = tmp_path / "a.zarr"
+    path.mkdir()
+    (path / ("zarr.json" if fmt == 3 else ".zarray")).write_text(json.dumps(doc))
+    plain = zarr_store.open_plain(path)
+    if plain is None:
+        return
+    array, book = plain
+    through_zarr()
+    try:
+        other = open_zarr(path)
+        expected = other.read_all()
+    except ScoreError as exc:
+        pytest.fail(f"opened without zarr-python, refused through it: {exc}")
+    assert (array.shape, array.dtype, array.chunks) == (other.shape, other.dtype, other.chunks)
+    assert repr(array.fill_value) == repr(other.array.fill_value)
+    from segscore.io.sources import ZarrSource
+
+    np.testing.assert_array_equal(ZarrSource(array, "a", store=book).read_all(), expected)
+
+
+def test_the_plain_opening_declines_what_it_does_not_know(tmp_path):
+    data = np.arange(20 * 30, dtype=np.uint16).reshape(20, 30)
+    _write(tmp_path / "a.zarr", data, {"zarr_format": 2})
+    assert zarr_store.open_plain(tmp_path / "a.zarr") is not None
+    (tmp_path / "a.zarr" / ".zattrs").write_text("[1, 2]")  # attributes that are not an object
+    assert zarr_store.open_plain(tmp_path / "a.zarr") is None
+    (tmp_path / "a.zarr" / ".zattrs").write_text('{"a": 1}')
+    assert zarr_store.open_plain(tmp_path / "a.zarr") is not None
+    (tmp_path / "a.zarr" / "zarr.json").write_text("{}")  # two formats' documents: zarr-python picks
+    assert zarr_store.open_plain(tmp_path / "a.zarr") is None
+    group = zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=3)
+    group.create_array("1", shape=data.shape, dtype=data.dtype, chunks=(7, 9))[...] = data
+    group.create_group("sub")
+    assert zarr_store.open_plain(tmp_path / "g.zarr", "1") is not None
+    for level in (None, "sub", "2", "../g.zarr/1", "/1/"[1:] + "/..", ""):
+        assert zarr_store.open_plain(tmp_path / "g.zarr", level) is None, level
+    zarr.consolidate_metadata(str(tmp_path / "g.zarr"))  # consolidated metadata: zarr-python reads it
+    assert zarr_store.open_plain(tmp_path / "g.zarr", "1") is None
+    np.testing.assert_array_equal(open_zarr(tmp_path / "g.zarr", level="1").read_all(), data)

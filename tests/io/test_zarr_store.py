@@ -330,13 +330,18 @@ def test_sources_pickle_and_share_one_store_class(tmp_path):
 
     from segscore.io import zarr_store
 
-    _store(tmp_path, 3)
-    first, second = open_zarr(tmp_path / "a.zarr"), open_zarr(tmp_path / "a.zarr")
-    assert type(first.store) is type(second.store) is zarr_store.CappedStore
-    first.read_all()
-    copy = pickle.loads(pickle.dumps(first))
-    assert copy.absent_chunks() == (0, 0) and first.absent_chunks() == (0, 6)
-    np.testing.assert_array_equal(copy.read_all(), first.read_all())
+    _store(tmp_path, 3)  # a plain layout, opened without zarr-python (zarr_store.open_plain)
+    data = np.arange(20 * 30, dtype=np.uint16).reshape(20, 30)
+    zarr.create_array(str(tmp_path / "s.zarr"), shape=data.shape, dtype=data.dtype, chunks=(4, 4),
+                      shards=(8, 16))[...] = data  # sharded: opened by zarr-python
+    for path, kind, n in (("a.zarr", zarr_store.LocalBook, 6), ("s.zarr", zarr_store.CappedStore, 6)):
+        first, second = open_zarr(tmp_path / path), open_zarr(tmp_path / path)
+        assert type(first.store) is type(second.store) is kind
+        first.read_all()
+        copy = pickle.loads(pickle.dumps(first))
+        assert copy.absent_chunks() == (0, 0) and first.absent_chunks() == (0, n)
+        np.testing.assert_array_equal(copy.read_all(), first.read_all())
+        np.testing.assert_array_equal(copy.read_all(), data)
 
 
 def test_metadata_that_is_a_fifo_is_never_opened(tmp_path):
