@@ -390,9 +390,11 @@ def open_nifti(path) -> Source:
 def open_zarr(path, *, level: str | None = None, what: str = "array") -> ZarrSource:
     """A zarr array: ``path`` itself, or the array ``level`` inside the group at ``path``.
 
-    A group without ``level`` is refused with its keys listed. A local folder is read by
-    zarr-python through :func:`segscore.io.zarr_store.local` (absent chunks counted, decoding
-    capped); a URL (``https://``, ``s3://``) by :mod:`segscore.io.remote` through the same
+    A group without ``level`` is refused with its keys listed. A local folder of the plainest
+    forms is opened and read by segscore alone (:func:`segscore.io.zarr_store.open_plain`: no
+    zarr-python to import); any other local folder by zarr-python through
+    :func:`segscore.io.zarr_store.local` (absent chunks counted, decoding capped, alike on both
+    paths); a URL (``https://``, ``s3://``) by :mod:`segscore.io.remote` through the same
     wrapper. zarr-python's errors become one-line refusals naming the store.
     """
     from segscore.io import remote
