@@ -75,6 +75,62 @@ def value_stats(values, occ_unit, occ_byte, occ_word):
 
 
 @jit
+def label_codes(ink, sup, out):
+    """The label codes :func:`class_histograms` reads: ``out = 2 * (sup > 0) + (ink > 0)``.
+
+    Parameters
+    ----------
+    ink, sup : (h, w) uint8, C-contiguous
+        A label window and its supervision mask (bool planes viewed as uint8).
+    out : (h, w) uint8
+        Receives the codes: bit 0 where ink, bit 1 where supervised.
+    """
+    for i in range(out.shape[0]):
+        irow = ink[i]
+        srow = sup[i]
+        orow = out[i]
+        for j in range(out.shape[1]):
+            orow[j] = (srow[j] > 0) * 2 + (irow[j] > 0)
+
+
+#: entries of one sub-table of :func:`byte_class_counts`: 4 label codes x 256 byte values
+BYTE_TABLE = 1024
+
+
+@jit
+def byte_class_counts(values, codes, ridx, cidx, table):
+    """Count a uint8 tile's pixels by label code and value, without a branch.
+
+    Parameters
+    ----------
+    values : (h, w) uint8
+        The map's window (its levels are its values).
+    codes, ridx, cidx
+        As in :func:`class_histograms`.
+    table : (2 * BYTE_TABLE,) int64
+        Accumulated in place: entry ``code * 256 + value`` of one of two sub-tables (even and odd
+        columns, so that two neighbours of one value do not wait on each other's count). Every
+        pixel is counted, supervised or not; the caller reads codes 2 (background) and 3 (ink).
+
+    Notes
+    -----
+    About twice as fast as :func:`class_histograms` on ink maps, whose branches on the label
+    codes mispredict along every stroke's edge (0.96 against 2.1 ns a pixel on one core).
+    """
+    for i in range(values.shape[0]):
+        crow = codes[ridx[i]]
+        vrow = values[i]
+        w = values.shape[1]
+        j = 0
+        while j + 1 < w:
+            table[((np.int64(crow[cidx[j]]) & 3) << 8) | np.int64(vrow[j])] += 1
+            table[BYTE_TABLE + (((np.int64(crow[cidx[j + 1]]) & 3) << 8) | np.int64(vrow[j + 1]))] += 1
+            j += 2
+        if j < w:
+            table[((np.int64(crow[cidx[j]]) & 3) << 8) | np.int64(vrow[j])] += 1
+
+
+@jit
 def class_histograms(values, passthrough, offset, scale, keep_zero, codes, ridx, cidx,
                      ink_hist, bg_hist, levels_out):
     """Count the scored pixels of a tile into ink and background level histograms.

@@ -80,3 +80,26 @@ def test_label_codes_match_the_whole_plane_oracle(dtype, shape, monkeypatch):
         got = scan.label_codes(ink, sup)
         assert got.dtype == np.uint8 and got.shape == shape
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("keep_zero", [False, True])
+@pytest.mark.parametrize("tile_rows", [None, 7])
+def test_uint8_maps_score_alike_by_byte_table_and_by_level_histogram(keep_zero, tile_rows, monkeypatch):
+    """A uint8 map (and its control) counted by value and label code (scan.byte_path) gives the
+    result of the level-histogram kernel, bootstrap and all."""
+    from segscore import api
+    from segscore.ink import scan
+
+    rng = np.random.default_rng(11)
+    ink = np.repeat(np.repeat(rng.random((12, 15)) < 0.3, 5, 0), 5, 1)
+    mask = rng.random(ink.shape) < 0.9
+    pred = np.clip(ink * 60 + rng.normal(90, 40, ink.shape), 0, 255).astype(np.uint8)
+    pred[rng.random(ink.shape) < 0.05] = 0
+    control = rng.integers(0, 256, ink.shape).astype(np.uint8)
+    kwargs = dict(truth=ink, pred=pred, mask=mask, control=control, keep_zero=keep_zero, tile_rows=tile_rows)
+    runs = []
+    for byte in (True, False):
+        if not byte:
+            monkeypatch.setattr(scan, "byte_path", lambda values, q: False)
+        runs.append((api.auc(**kwargs), api.auc(**kwargs, bootstrap=50, seed=3)))
+    assert runs[0] == runs[1]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from segscore.ink.quantize import Quantizer, kernel_array
-from segscore.kernels.levels import auc_rows, class_histograms, value_stats
+from segscore.kernels.levels import BYTE_TABLE, auc_rows, byte_class_counts, class_histograms, label_codes, value_stats
 
 EMPTY = np.zeros((0, 0), np.int32)
 
@@ -131,3 +131,52 @@ def test_auc_rows_is_nan_when_a_class_is_empty():
     assert np.isnan(out).all()
     out = auc_rows(o, z, np.empty(2))
     assert np.isnan(out).all()
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 70), (41, 9)])
+def test_label_codes_match_oracle(shape):
+    rng = np.random.default_rng(shape[1])
+    for _ in range(5):
+        ink = rng.integers(0, 256, shape).astype(np.uint8) * (rng.random(shape) < 0.5)
+        sup = rng.integers(0, 256, shape).astype(np.uint8) * (rng.random(shape) < 0.5)
+        out = np.full(shape, 9, np.uint8)
+        label_codes(ink.astype(np.uint8), sup.astype(np.uint8), out)
+        np.testing.assert_array_equal(out, 2 * (sup > 0) + (ink > 0))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 1), (3, 70), (41, 9), (5, 255)])
+def test_byte_class_counts_match_oracle(shape):
+    """Every pixel counted once by label code and value (both sub-tables together), for odd and
+    even widths, label windows larger than the tile, and repeated calls accumulating."""
+    rng = np.random.default_rng(shape[0] * 100 + shape[1])
+    table = np.zeros(2 * BYTE_TABLE, np.int64)
+    want = np.zeros((4, 256), np.int64)
+    for _ in range(3):
+        values = rng.integers(0, 256, shape).astype(np.uint8)
+        codes = rng.integers(0, 4, (shape[0] + 3, shape[1] + 5)).astype(np.uint8)
+        ridx = rng.integers(0, codes.shape[0], shape[0])
+        cidx = rng.integers(0, codes.shape[1], shape[1])
+        byte_class_counts(values, codes, ridx, cidx, table)
+        np.add.at(want, (codes[np.ix_(ridx, cidx)], values), 1)
+    np.testing.assert_array_equal((table[:BYTE_TABLE] + table[BYTE_TABLE:]).reshape(4, 256), want)
+
+
+@pytest.mark.parametrize("keep_zero", [False, True])
+def test_the_byte_table_folds_to_class_histograms(keep_zero):
+    """scan.fold_byte_table turns the counts into exactly class_histograms' histograms and zeros."""
+    from segscore.ink import scan
+
+    assert scan.BYTE_TABLE == BYTE_TABLE
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 256, (50, 77)).astype(np.uint8)
+    values[rng.random(values.shape) < 0.2] = 0
+    codes = rng.integers(0, 4, (50, 77)).astype(np.uint8)
+    idx_r, idx_c = np.arange(50), np.arange(77)
+    hi, hb = np.zeros(65536, np.int64), np.zeros(65536, np.int64)
+    z = class_histograms(values, True, 0.0, 1.0, keep_zero, codes, idx_r, idx_c, hi, hb, EMPTY)
+    table = np.zeros(2 * BYTE_TABLE, np.int64)
+    byte_class_counts(values, codes, idx_r, idx_c, table)
+    fi, fb = np.zeros(65536, np.int64), np.zeros(65536, np.int64)
+    assert scan.fold_byte_table(table, fi, fb, keep_zero) == z
+    np.testing.assert_array_equal(fi, hi)
+    np.testing.assert_array_equal(fb, hb)
