@@ -15,7 +15,8 @@ the target's fixed [0, 1] scale, never stretched:
   in memory that does not grow with the map).
 
 Zeros are counted and there is no inner margin. An 8- or 16-bit map is streamed in row bands
-through the foundation's level-histogram kernel (:func:`segscore.kernels.levels.class_histograms`)
+through the foundation's level-histogram kernel (:func:`segscore.kernels.levels.class_histograms`;
+an 8-bit one through its branch-free count by label code and value, ``byte_class_counts``)
 and its card computed from the two histograms (:mod:`segscore.ink.cards`), exact on its levels.
 
 Floors are scored at scoring time on the target itself: ``all_positive`` (p = 1),
@@ -216,7 +217,8 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
     hi, n_nonfinite), its values the levels (the range is the dtype's: nothing to check)."""
     from segscore.engine import reduce
     from segscore.ink.quantize import kernel_array
-    from segscore.kernels.levels import class_histograms
+    from segscore.ink.scan import BYTE_TABLE, fold_byte_table
+    from segscore.kernels.levels import byte_class_counts, class_histograms
 
     if kind == "float":
         raise ValueError("float maps are ranked exactly (_rank_float), not on levels")
@@ -232,7 +234,12 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
     def task(tile, values, band_codes):
         hist = np.zeros((2, 65536), np.int64)
         ridx = np.arange(len(band_codes), dtype=np.int64)
-        class_histograms(values, True, 0.0, 65535.0, True, band_codes, ridx, cidx, hist[0], hist[1], empty)
+        if values.dtype == np.uint8:  # counted by label code and value, as the AUC pass counts them
+            table = np.zeros(2 * BYTE_TABLE, np.int64)
+            byte_class_counts(values, band_codes, ridx, cidx, table)
+            fold_byte_table(table, hist[0], hist[1], True)
+        else:
+            class_histograms(values, True, 0.0, 65535.0, True, band_codes, ridx, cidx, hist[0], hist[1], empty)
         return [hist, np.inf, -np.inf, 0]
 
     def merge(a, b):
@@ -556,14 +563,16 @@ class _Warming:
 
     def _work(self, exact, floor):
         try:
-            from segscore.kernels.levels import class_histograms
+            from segscore.ink.scan import BYTE_TABLE
+            from segscore.kernels.levels import byte_class_counts, class_histograms
 
             codes = np.full((1, 1), 3, np.uint8)
             idx = np.zeros(1, np.int64)
             h = np.zeros(65536, np.int64)
             empty = np.zeros((0, 0), np.int32)
-            for v in (np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)):
-                class_histograms(v, v.dtype == np.uint8, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
+            byte_class_counts(np.zeros((1, 1), np.uint8), codes, idx, idx, np.zeros(2 * BYTE_TABLE, np.int64))
+            v = np.zeros((1, 1), np.float64)
+            class_histograms(v, False, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
             self.levels.set()
             if exact:
                 _warm_exact()
