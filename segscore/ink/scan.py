@@ -24,6 +24,8 @@ from segscore.ink.quantize import N_LEVELS, MapStats, Quantizer, kernel_array, n
 BOOT_BINS = 1024
 
 _EMPTY_LEVELS = np.zeros((0, 0), np.int32)
+_EMPTY_BYTES = np.zeros((0, 0), np.uint8)
+_EMPTY_TABLE = np.zeros(0, np.int64)
 #: pixels of a window of the ink AUC pass: its labels are read once (a few bytes per pixel)
 LABEL_WINDOW_PX = 1 << 23
 #: pixels of a sub-band of an ink window: the maps are read and reduced in these
@@ -111,7 +113,8 @@ def start_loading(sources: list[Source], spec: ScanSpec):
                     occ = np.zeros((3, N_LEVELS), np.uint8)
                     value_stats(values, occ[0], occ[1], occ[2])
                 if values.dtype == np.uint8:
-                    byte_class_counts(values, codes, idx, idx, np.zeros(2 * BYTE_TABLE, np.int64))
+                    table = np.zeros(2 * BYTE_TABLE, np.int64)
+                    byte_class_counts(values, _EMPTY_BYTES, codes, idx, idx, table, _EMPTY_TABLE)
                 if values.dtype != np.uint8 or boot:
                     class_histograms(values, True, 0.0, 1.0, False, codes, idx, idx, hist[0], hist[1],
                                      out if boot else _EMPTY_LEVELS)
@@ -254,18 +257,25 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
             sub_ridx = ridx[sub[0].start - window[0].start: sub[0].stop - window[0].start]
             levels = {}
             hh, ww = sub[0].stop - sub[0].start, sub[1].stop - sub[1].start
+            waiting = None  # a byte map read, waiting for a second to share its pass
             for i, (src, q) in enumerate(zip(sources, qs)):
                 values = kernel_array(src.read(sub))
                 if byte_path(values, q) and i not in boot_maps:
                     if i not in tables:
                         tables[i] = np.zeros(2 * BYTE_TABLE, np.int64)
-                    byte_class_counts(values, codes, sub_ridx, cidx, tables[i])
+                    if waiting is None:
+                        waiting = (values, i)
+                    else:
+                        byte_class_counts(waiting[0], values, codes, sub_ridx, cidx, tables[waiting[1]], tables[i])
+                        waiting = None
                     continue
                 out = np.empty((hh, ww), np.int32) if i in boot_maps else _EMPTY_LEVELS
                 zeros[i] += class_histograms(values, q.passthrough, q.offset, q.scale, keep_zero,
                                              codes, sub_ridx, cidx, hist[i, 0], hist[i, 1], out)
                 if i in boot_maps:
                     levels[i] = out
+            if waiting is not None:
+                byte_class_counts(waiting[0], _EMPTY_BYTES, codes, sub_ridx, cidx, tables[waiting[1]], _EMPTY_TABLE)
             if boot:
                 la = levels[0]
                 lb = levels[n - 1] if paired else _EMPTY_LEVELS

@@ -236,7 +236,7 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
         ridx = np.arange(len(band_codes), dtype=np.int64)
         if values.dtype == np.uint8:  # counted by label code and value, as the AUC pass counts them
             table = np.zeros(2 * BYTE_TABLE, np.int64)
-            byte_class_counts(values, band_codes, ridx, cidx, table)
+            byte_class_counts(values, np.zeros((0, 0), np.uint8), band_codes, ridx, cidx, table, np.zeros(0, np.int64))
             fold_byte_table(table, hist[0], hist[1], True)
         else:
             class_histograms(values, True, 0.0, 65535.0, True, band_codes, ridx, cidx, hist[0], hist[1], empty)
@@ -570,7 +570,8 @@ class _Warming:
             idx = np.zeros(1, np.int64)
             h = np.zeros(65536, np.int64)
             empty = np.zeros((0, 0), np.int32)
-            byte_class_counts(np.zeros((1, 1), np.uint8), codes, idx, idx, np.zeros(2 * BYTE_TABLE, np.int64))
+            byte_class_counts(np.zeros((1, 1), np.uint8), np.zeros((0, 0), np.uint8), codes, idx, idx,
+                              np.zeros(2 * BYTE_TABLE, np.int64), np.zeros(0, np.int64))
             v = np.zeros((1, 1), np.float64)
             class_histograms(v, False, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
             self.levels.set()

@@ -98,16 +98,20 @@ BYTE_TABLE = 1024
 
 
 @jit
-def byte_class_counts(values, codes, ridx, cidx, table):
-    """Count a uint8 tile's pixels by label code and value, without a branch.
+def byte_class_counts(values, other, codes, ridx, cidx, table, other_table):
+    """Count a uint8 tile's pixels by label code and value, without a branch; with ``other``, a
+    second map's tile over the same pixels in the same pass.
 
     Parameters
     ----------
     values : (h, w) uint8
         The map's window (its levels are its values).
+    other : (h, w) uint8, or an empty array
+        A second map's window (a control), counted into ``other_table``; its label codes are
+        gathered once for both (1.44 ns a pixel pair against 2.0 for two passes).
     codes, ridx, cidx
         As in :func:`class_histograms`.
-    table : (2 * BYTE_TABLE,) int64
+    table, other_table : (2 * BYTE_TABLE,) int64
         Accumulated in place: entry ``code * 256 + value`` of one of two sub-tables (even and odd
         columns, so that two neighbours of one value do not wait on each other's count). Every
         pixel is counted, supervised or not; the caller reads codes 2 (background) and 3 (ink).
@@ -117,17 +121,36 @@ def byte_class_counts(values, codes, ridx, cidx, table):
     About twice as fast as :func:`class_histograms` on ink maps, whose branches on the label
     codes mispredict along every stroke's edge (0.96 against 2.1 ns a pixel on one core).
     """
+    w = values.shape[1]
+    if other.size == 0:
+        for i in range(values.shape[0]):
+            crow = codes[ridx[i]]
+            vrow = values[i]
+            j = 0
+            while j + 1 < w:
+                table[((np.int64(crow[cidx[j]]) & 3) << 8) | np.int64(vrow[j])] += 1
+                table[BYTE_TABLE + (((np.int64(crow[cidx[j + 1]]) & 3) << 8) | np.int64(vrow[j + 1]))] += 1
+                j += 2
+            if j < w:
+                table[((np.int64(crow[cidx[j]]) & 3) << 8) | np.int64(vrow[j])] += 1
+        return
     for i in range(values.shape[0]):
         crow = codes[ridx[i]]
         vrow = values[i]
-        w = values.shape[1]
+        orow = other[i]
         j = 0
         while j + 1 < w:
-            table[((np.int64(crow[cidx[j]]) & 3) << 8) | np.int64(vrow[j])] += 1
-            table[BYTE_TABLE + (((np.int64(crow[cidx[j + 1]]) & 3) << 8) | np.int64(vrow[j + 1]))] += 1
+            c0 = (np.int64(crow[cidx[j]]) & 3) << 8
+            c1 = BYTE_TABLE + ((np.int64(crow[cidx[j + 1]]) & 3) << 8)
+            table[c0 | np.int64(vrow[j])] += 1
+            other_table[c0 | np.int64(orow[j])] += 1
+            table[c1 + np.int64(vrow[j + 1])] += 1
+            other_table[c1 + np.int64(orow[j + 1])] += 1
             j += 2
         if j < w:
-            table[((np.int64(crow[cidx[j]]) & 3) << 8) | np.int64(vrow[j])] += 1
+            c0 = (np.int64(crow[cidx[j]]) & 3) << 8
+            table[c0 | np.int64(vrow[j])] += 1
+            other_table[c0 | np.int64(orow[j])] += 1
 
 
 @jit

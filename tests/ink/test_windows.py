@@ -96,10 +96,14 @@ def test_uint8_maps_score_alike_by_byte_table_and_by_level_histogram(keep_zero, 
     pred = np.clip(ink * 60 + rng.normal(90, 40, ink.shape), 0, 255).astype(np.uint8)
     pred[rng.random(ink.shape) < 0.05] = 0
     control = rng.integers(0, 256, ink.shape).astype(np.uint8)
+    other = np.clip(pred.astype(int) + rng.integers(-30, 30, ink.shape), 0, 255).astype(np.uint8)
     kwargs = dict(truth=ink, pred=pred, mask=mask, control=control, keep_zero=keep_zero, tile_rows=tile_rows)
     runs = []
     for byte in (True, False):
         if not byte:
             monkeypatch.setattr(scan, "byte_path", lambda values, q: False)
-        runs.append((api.auc(**kwargs), api.auc(**kwargs, bootstrap=50, seed=3)))
+        # two byte maps share a pass; a third (compared) is counted alone, or paired where the
+        # bootstrap's own maps take the level kernel
+        runs.append((api.auc(**kwargs), api.auc(**kwargs, bootstrap=50, seed=3),
+                     api.auc(**kwargs, compare=other), api.auc(**kwargs, compare=other, bootstrap=40, seed=5)))
     assert runs[0] == runs[1]

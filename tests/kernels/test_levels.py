@@ -149,16 +149,20 @@ def test_byte_class_counts_match_oracle(shape):
     """Every pixel counted once by label code and value (both sub-tables together), for odd and
     even widths, label windows larger than the tile, and repeated calls accumulating."""
     rng = np.random.default_rng(shape[0] * 100 + shape[1])
-    table = np.zeros(2 * BYTE_TABLE, np.int64)
-    want = np.zeros((4, 256), np.int64)
+    alone, first, second = (np.zeros(2 * BYTE_TABLE, np.int64) for _ in range(3))
+    want, want_other = np.zeros((4, 256), np.int64), np.zeros((4, 256), np.int64)
     for _ in range(3):
         values = rng.integers(0, 256, shape).astype(np.uint8)
+        other = rng.integers(0, 256, shape).astype(np.uint8)
         codes = rng.integers(0, 4, (shape[0] + 3, shape[1] + 5)).astype(np.uint8)
         ridx = rng.integers(0, codes.shape[0], shape[0])
         cidx = rng.integers(0, codes.shape[1], shape[1])
-        byte_class_counts(values, codes, ridx, cidx, table)
+        byte_class_counts(values, np.zeros((0, 0), np.uint8), codes, ridx, cidx, alone, np.zeros(0, np.int64))
+        byte_class_counts(values, other, codes, ridx, cidx, first, second)  # a pair in one pass
         np.add.at(want, (codes[np.ix_(ridx, cidx)], values), 1)
-    np.testing.assert_array_equal((table[:BYTE_TABLE] + table[BYTE_TABLE:]).reshape(4, 256), want)
+        np.add.at(want_other, (codes[np.ix_(ridx, cidx)], other), 1)
+    for table, expected in ((alone, want), (first, want), (second, want_other)):
+        np.testing.assert_array_equal((table[:BYTE_TABLE] + table[BYTE_TABLE:]).reshape(4, 256), expected)
 
 
 @pytest.mark.parametrize("keep_zero", [False, True])
@@ -175,7 +179,7 @@ def test_the_byte_table_folds_to_class_histograms(keep_zero):
     hi, hb = np.zeros(65536, np.int64), np.zeros(65536, np.int64)
     z = class_histograms(values, True, 0.0, 1.0, keep_zero, codes, idx_r, idx_c, hi, hb, EMPTY)
     table = np.zeros(2 * BYTE_TABLE, np.int64)
-    byte_class_counts(values, codes, idx_r, idx_c, table)
+    byte_class_counts(values, np.zeros((0, 0), np.uint8), codes, idx_r, idx_c, table, np.zeros(0, np.int64))
     fi, fb = np.zeros(65536, np.int64), np.zeros(65536, np.int64)
     assert scan.fold_byte_table(table, fi, fb, keep_zero) == z
     np.testing.assert_array_equal(fi, hi)
