@@ -100,7 +100,10 @@ def _threads(fn, windows, merge, workers, progress):
         for w in windows:
             fold(fn(w))
         return acc
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="segscore") as pool:
+    from segscore.io.zarr_store import read_chunks_in_caller  # a task per core: no pool under it
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="segscore",
+                            initializer=read_chunks_in_caller) as pool:
         pending: deque = deque()
         it = iter(windows)
         for w in it:

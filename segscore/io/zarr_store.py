@@ -50,6 +50,7 @@ import json
 import os
 import stat
 import sys
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1073,6 +1074,18 @@ def read_window(array, window: tuple, *, local: bool = False, direct=None) -> np
     return out
 
 
+_CALLER = threading.local()
+
+
+def read_chunks_in_caller() -> None:
+    """From now on, the calling thread reads and decodes a window's local chunk files itself, one
+    after another, instead of handing them to the chunk pool: for the engine's worker threads
+    (:func:`segscore.engine.executor.reduce_windows`), which already run one task per core, so a
+    second pool only adds hand-offs between threads (0.07 s of the 1.07 s of the 4x-area ``auc``).
+    Reads through zarr-python (remote stores, other layouts) are not affected."""
+    _CALLER.serial = True
+
+
 def _read_direct(array, window, pieces, chunks, direct) -> np.ndarray:
     out = np.empty(tuple(s.stop - s.start for s in window), dtype=np.dtype(array.dtype))
     fill = array.fill_value
@@ -1090,8 +1103,9 @@ def _read_direct(array, window, pieces, chunks, direct) -> np.ndarray:
         else:
             out[where] = chunk[tuple(slice(p.start - i * c, p.stop - i * c) for p, i, c in zip(piece, coords, chunks))]
 
-    if len(pieces) == 1:
-        one(*pieces[0])
+    if len(pieces) == 1 or getattr(_CALLER, "serial", False):
+        for piece, where in pieces:
+            one(piece, where)
         return out
     from concurrent.futures import wait
 

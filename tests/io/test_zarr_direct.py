@@ -314,3 +314,31 @@ def test_the_plain_opening_declines_what_it_does_not_know(tmp_path):
     zarr.consolidate_metadata(str(tmp_path / "g.zarr"))  # consolidated metadata: zarr-python reads it
     assert zarr_store.open_plain(tmp_path / "g.zarr", "1") is None
     np.testing.assert_array_equal(open_zarr(tmp_path / "g.zarr", level="1").read_all(), data)
+
+
+def test_engine_workers_decode_their_own_chunks(tmp_path, monkeypatch):
+    """The engine's worker threads read a window's chunk files themselves (no chunk pool under a
+    task per core); a read from any other thread still fans out over the pool; the sums agree."""
+    import threading
+
+    from segscore.engine import reduce
+    from segscore.engine.plan import bands
+
+    data = np.arange(64 * 50, dtype=np.uint16).reshape(64, 50)
+    _write(tmp_path / "a.zarr", data, {"zarr_format": 3})
+    src = open_zarr(tmp_path / "a.zarr")
+    seen = []
+    read_chunk = zarr_store.ChunkBook._read_chunk
+
+    def spy(self, *args):
+        seen.append(threading.current_thread().name)
+        return read_chunk(self, *args)
+
+    monkeypatch.setattr(zarr_store.ChunkBook, "_read_chunk", spy)
+    total = reduce([src], lambda tile, a: int(a.sum()), lambda a, b: a + b,
+                   windows=bands((slice(0, 64), slice(0, 50)), 16), threads=2)
+    assert total == int(data.sum())
+    assert seen and all(name.startswith("segscore_") for name in seen), set(seen)
+    seen.clear()
+    np.testing.assert_array_equal(src.read_all(), data)  # from the main thread: over the chunk pool
+    assert seen and all(name.startswith("segscore-chunk") for name in seen), set(seen)
