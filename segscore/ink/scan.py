@@ -237,8 +237,7 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
     keep_zero, block_px, paired, tile_rows, width = spec.keep_zero, spec.block_px, spec.paired, spec.tile_rows, shape[1]
 
     def read(window):  # a window's labels as codes (bit 0 ink, bit 1 supervised)
-        (ink, sup), ridx, cidx = view.read(window)
-        return label_codes(np.asarray(ink), np.asarray(sup)), ridx, cidx
+        return view.read(window, combine=lambda ink, sup: label_codes(np.asarray(ink), np.asarray(sup)))
 
     def task(tile, codes, ridx, cidx):
         # the kernels are imported here, not closed over: a numba dispatcher pickled with the task

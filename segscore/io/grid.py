@@ -141,14 +141,38 @@ class IndexedView:
         starts = np.arange(ch, self.sources[0].shape[0], ch)
         return np.searchsorted(self.rows, starts, side="left")
 
-    def read(self, window):
+    def read(self, window, combine=None):
+        """The planes' box the map ``window`` needs, with the local row and column indices into it.
+
+        With ``combine`` (a function of one window of each plane, returning one 2D array of that
+        shape), the box is read in strips one chunk column wide and ``combine``'s strips are
+        returned as one array instead of the planes: each chunk is still decoded once, and only
+        one strip of every plane is held at a time (the AUC pass's label codes: 16 MB of planes
+        a 4x-area window fewer)."""
         ys, xs = window
         r = self.rows[ys.start:ys.stop]
         c = self.cols[xs.start:xs.stop]
         if r.size == 0 or c.size == 0:
             empty = [np.zeros((0, 0), s.dtype) for s in self.sources]
-            return empty, np.zeros(r.size, np.int64), np.zeros(c.size, np.int64)
+            return (empty if combine is None else combine(*empty)), np.zeros(r.size, np.int64), \
+                np.zeros(c.size, np.int64)
         r0, r1 = int(r.min()), int(r.max()) + 1
         c0, c1 = int(c.min()), int(c.max()) + 1
-        planes = [s.read((slice(r0, r1), slice(c0, c1))) for s in self.sources]
-        return planes, r - r0, c - c0
+        if combine is None:
+            return [s.read((slice(r0, r1), slice(c0, c1))) for s in self.sources], r - r0, c - c0
+        inner = None  # column boundaries inside the box shared by every chunked plane's grid
+        for s in self.sources:
+            if s.chunks and len(s.chunks) > 1:
+                step = int(s.chunks[1])
+                mine = set(range((c0 // step + 1) * step, c1, step))
+                inner = mine if inner is None else inner & mine
+        cuts = [c0, *sorted(inner or ()), c1]
+        out = None
+        for a, b in zip(cuts, cuts[1:]):
+            part = combine(*(s.read((slice(r0, r1), slice(a, b))) for s in self.sources))
+            if out is None:
+                if b == c1:  # one strip: the whole box
+                    return part, r - r0, c - c0
+                out = np.empty((r1 - r0, c1 - c0), part.dtype)
+            out[:, a - c0:b - c0] = part
+        return out, r - r0, c - c0
