@@ -177,8 +177,9 @@ BYTE_TABLE = 1024
 
 
 def byte_path(values: np.ndarray, q: Quantizer) -> bool:
-    """Whether a map's tile is counted by value and label code (:func:`fold_byte_table`): a uint8
-    map whose levels are its values, when its levels are not needed pixel by pixel (bootstrap)."""
+    """Whether a map's tile can be counted by value and label code (:func:`fold_byte_table`): a
+    uint8 map whose levels are its values. The caller keeps the level kernel where it needs each
+    pixel's level (the bootstrap's maps)."""
     return values.dtype == np.uint8 and bool(q.passthrough)
 
 

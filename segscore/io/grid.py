@@ -145,10 +145,11 @@ class IndexedView:
         """The planes' box the map ``window`` needs, with the local row and column indices into it.
 
         With ``combine`` (a function of one window of each plane, returning one 2D array of that
-        shape), the box is read in strips one chunk column wide and ``combine``'s strips are
-        returned as one array instead of the planes: each chunk is still decoded once, and only
-        one strip of every plane is held at a time (the AUC pass's label codes: 16 MB of planes
-        a 4x-area window fewer)."""
+        shape), the box is read in strips between the column boundaries every chunked plane's grid
+        shares (one chunk column where the planes' chunks agree; the whole box where no boundary is
+        shared) and ``combine``'s strips are returned as one array instead of the planes: each
+        chunk is still decoded once, and only one strip of every plane is held at a time (the AUC
+        pass's label codes: 33 MB of planes a 4x-area window fewer)."""
         ys, xs = window
         r = self.rows[ys.start:ys.stop]
         c = self.cols[xs.start:xs.stop]

@@ -291,7 +291,8 @@ def _codec(config: tuple):
 
 
 def _native(dtype: np.dtype) -> bool:
-    return dtype.kind in "biufc" and (dtype.byteorder in "|=" or (dtype.byteorder == "<") == (sys.byteorder == "little"))
+    little = sys.byteorder == "little"
+    return dtype.kind in "biufc" and (dtype.byteorder in "|=" or (dtype.byteorder == "<") == little)
 
 
 def _separator(conf, default: str) -> str | None:
