@@ -411,3 +411,13 @@ def test_result_repr_names_scalars_and_counts_notes():
     assert "1 note)" in text
     html = r._repr_html_()
     assert "&lt;x&gt;" in html and "<code>part.b</code>" in html  # escaped; a note without its field still shown
+
+
+def test_csv_rows_of_one_key_order_and_of_several():
+    """One key order (a per-object table) writes the values as they are; rows of other orders or
+    keys are written under the union of their keys; None is an empty field either way."""
+    from segscore.io.results import csv_text
+
+    assert csv_text([{"a": 1, "b": None, "c": 1.5}, {"a": 2, "b": "x,y", "c": None}]) == 'a,b,c\n1,,1.5\n2,"x,y",\n'
+    assert csv_text([{"a": 1, "b": None}, {"b": 2, "a": 3, "c": True}]) == "a,b,c\n1,,\n3,2,True\n"
+    assert csv_text([{"x": None}]) == 'x\n""\n' and csv_text([]) == ""

@@ -265,14 +265,15 @@ def write_json(path, result) -> None:
     atomic_write(path, dumps(result) + "\n")
 
 
+_PLAIN_VALUES = frozenset({str, int, bool, type(None)})
+
+
 def _plain_row(row: dict) -> dict:
     """:func:`jsonable` of one CSV row, without the walk when every key is a str and every value
     a str, int, bool, None or finite float already (a per-object table's rows)."""
     for k, v in row.items():
-        t = type(v)
-        if type(k) is not str or not (t is str or t is int or t is bool or v is None
-                                        or t is float and math.isfinite(v)):
-            return jsonable(row)
+        if type(k) is not str or not (type(v) in _PLAIN_VALUES or type(v) is float and v - v == 0.0):
+            return jsonable(row)  # v - v is 0.0 for a finite float, NaN for an infinity or a NaN
     return row
 
 
@@ -282,12 +283,17 @@ def csv_text(rows) -> str:
     rows = [_plain_row(r) for r in rows]
     if not rows:
         return ""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    keys = tuple(rows[0])
+    if all(tuple(r) == keys for r in rows):  # one key order (a per-object table): the values as they
+        writer.writerow(keys)  # are, csv writing None as the empty field
+        writer.writerows(r.values() for r in rows)
+        return buf.getvalue()
     header: dict = {}
     for r in rows:
         header.update(dict.fromkeys(r))
     header = list(header)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
     writer.writerows([["" if (v := r.get(k)) is None else v for k in header] for r in rows])
     return buf.getvalue()
