@@ -149,7 +149,8 @@ class IndexedView:
         shares (one chunk column where the planes' chunks agree; the whole box where no boundary is
         shared) and ``combine``'s strips are returned as one array instead of the planes: each
         chunk is still decoded once, and only one strip of every plane is held at a time (the AUC
-        pass's label codes: 33 MB of planes a 4x-area window fewer)."""
+        pass's label codes: 33 MB of planes a 4x-area window fewer). A chunk that cannot be read
+        is the first failing one (in C order) of the first strip holding one."""
         ys, xs = window
         r = self.rows[ys.start:ys.stop]
         c = self.cols[xs.start:xs.stop]

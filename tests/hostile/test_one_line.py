@@ -43,7 +43,10 @@ def fresh(args, cwd) -> tuple[int, str, str]:
 
 SHAPE, CHUNK = (64, 96), (8, 8)
 #: chunks damaged at once: three in the first chunk row (one window whatever the plan) and more
-#: further down; the refusal names the first of them in C order, c/0/3 (rows 0:8, columns 24:32)
+#: further down; the refusal names the first of them in reading order: for the map, C order,
+#: c/0/3 (rows 0:8, columns 24:32); for the labels, read in strips of chunk columns to make their
+#: codes (segscore.io.grid.IndexedView.read with combine), the first strip's, c/3/2 (rows 24:32,
+#: columns 16:24)
 DAMAGED = ("0/3", "0/5", "0/9", "3/2", "5/7", "7/11")
 
 
@@ -76,7 +79,7 @@ def _damage(chunk, how):
 
 
 EXPECTED = {
-    "corrupt": "{store}: the chunk holding [0:8, 24:32] cannot be read; the store or file is truncated or "
+    "corrupt": "{store}: the chunk holding [{piece}] cannot be read; the store or file is truncated or "
                "corrupt: restore it",
     "truncated": "{store}: chunk {key} does not decode (zstd data cut short); restore or re-write the store",
     "empty": "{store}: chunk {key} does not decode (zstd data empty); restore or re-write the store",
@@ -93,12 +96,12 @@ def test_several_chunks_failing_at_once_print_one_line(tmp_path, how, damaged):
     array = tmp_path / store / ("" if damaged == "map" else "2")
     for key in DAMAGED:
         _damage(array / "c" / key, how)
-    key = "c/0/3" if damaged == "map" else "2/c/0/3"
+    key, piece = ("c/0/3", "0:8, 24:32") if damaged == "map" else ("2/c/3/2", "24:32, 16:24")
     if how == "corrupt" and damaged == "labels":
         shown = "labels.zarr/2"
     else:
         shown = store
-    expected = EXPECTED[how].format(store=shown, key=key)
+    expected = EXPECTED[how].format(store=shown, key=key, piece=piece)
     pred = "map.zarr" if damaged == "map" else "map.npy"
     for _ in range(2):  # it used to vary from run to run: twice, each in its own process
         code, out, err = fresh(["auc", pred, "--labels", "labels.zarr", "--mask", "mask.zarr"], tmp_path)
