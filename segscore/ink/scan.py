@@ -100,7 +100,7 @@ def start_loading(sources: list[Source], spec: ScanSpec):
         try:  # the dtypes as the kernels see them (kernel_array), and whether a statistics pass runs
             kinds = sorted({kernel_array(np.zeros((1, 1), d)).dtype.str for d in dtypes})
             stats = any(needs_stats(d) for d in dtypes)
-            from segscore.kernels.levels import auc_rows, byte_class_counts, class_histograms, label_codes, value_stats
+            from segscore.kernels.levels import auc_rows, class_histograms, label_codes, value_stats
 
             codes = np.zeros((1, 1), np.uint8)
             label_codes(codes, codes, codes.copy())
@@ -113,8 +113,7 @@ def start_loading(sources: list[Source], spec: ScanSpec):
                     occ = np.zeros((3, N_LEVELS), np.uint8)
                     value_stats(values, occ[0], occ[1], occ[2])
                 if values.dtype == np.uint8:
-                    table = np.zeros(2 * BYTE_TABLE, np.int64)
-                    byte_class_counts(values, _EMPTY_BYTES, codes, idx, idx, table, _EMPTY_TABLE)
+                    count_bytes(values, codes, idx, idx, np.zeros(2 * BYTE_TABLE, np.int64))
                 if values.dtype != np.uint8 or boot:
                     class_histograms(values, True, 0.0, 1.0, False, codes, idx, idx, hist[0], hist[1],
                                      out if boot else _EMPTY_LEVELS)
@@ -194,6 +193,24 @@ def fold_byte_table(table: np.ndarray, ink_hist: np.ndarray, bg_hist: np.ndarray
     return int(t[2, 0] + t[3, 0])
 
 
+def count_bytes(values, codes, ridx, cidx, table, other=None, other_table=None) -> None:
+    """:func:`segscore.kernels.levels.byte_class_counts` of one uint8 tile into ``table`` (and of
+    ``other``, a second map's tile over the same pixels, into ``other_table``)."""
+    from segscore.kernels.levels import byte_class_counts
+
+    byte_class_counts(values, _EMPTY_BYTES if other is None else other, codes, ridx, cidx, table,
+                      _EMPTY_TABLE if other_table is None else other_table)
+
+
+def byte_histograms(values, codes, ridx, cidx, ink_hist, bg_hist, keep_zero: bool) -> int:
+    """One uint8 tile counted into level histograms as :func:`segscore.kernels.levels.class_histograms`
+    counts it (passthrough levels, no per-pixel levels), by :func:`count_bytes` and
+    :func:`fold_byte_table`; returns the supervised pixels whose value is 0."""
+    table = np.zeros(2 * BYTE_TABLE, np.int64)
+    count_bytes(values, codes, ridx, cidx, table)
+    return fold_byte_table(table, ink_hist, bg_hist, keep_zero)
+
+
 def max_block_entries(window, block_px: int, paired: bool, top_a: int, top_b: int) -> int:
     """An upper bound on the (block, key) entries of one tile, to size its buffers.
 
@@ -244,7 +261,7 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
         # the kernels are imported here, not closed over: a numba dispatcher pickled with the task
         # would be rebuilt on a dask worker, its kernels loaded again by every job (~2 s a worker)
         from segscore.kernels.blocks import block_entries
-        from segscore.kernels.levels import byte_class_counts, class_histograms
+        from segscore.kernels.levels import class_histograms
 
         # labels once per window (a whole chunk row of the store where the plan aligns to them),
         # the maps in sub-bands, so map buffers stay small while labels are decoded once
@@ -266,7 +283,7 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
                     if waiting is None:
                         waiting = (values, i)
                     else:
-                        byte_class_counts(waiting[0], values, codes, sub_ridx, cidx, tables[waiting[1]], tables[i])
+                        count_bytes(waiting[0], codes, sub_ridx, cidx, tables[waiting[1]], values, tables[i])
                         waiting = None
                     continue
                 out = np.empty((hh, ww), np.int32) if i in boot_maps else _EMPTY_LEVELS
@@ -275,7 +292,7 @@ def scan(sources: list[Source], qs: list[Quantizer], view: IndexedView, spec: Sc
                 if i in boot_maps:
                     levels[i] = out
             if waiting is not None:
-                byte_class_counts(waiting[0], _EMPTY_BYTES, codes, sub_ridx, cidx, tables[waiting[1]], _EMPTY_TABLE)
+                count_bytes(waiting[0], codes, sub_ridx, cidx, tables[waiting[1]])
             if boot:
                 la = levels[0]
                 lb = levels[n - 1] if paired else _EMPTY_LEVELS

@@ -217,8 +217,8 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
     hi, n_nonfinite), its values the levels (the range is the dtype's: nothing to check)."""
     from segscore.engine import reduce
     from segscore.ink.quantize import kernel_array
-    from segscore.ink.scan import BYTE_TABLE, fold_byte_table
-    from segscore.kernels.levels import byte_class_counts, class_histograms
+    from segscore.ink.scan import byte_histograms
+    from segscore.kernels.levels import class_histograms
 
     if kind == "float":
         raise ValueError("float maps are ranked exactly (_rank_float), not on levels")
@@ -235,9 +235,7 @@ def _histograms(read_band, kind: str, codes: np.ndarray, *, tile_rows=None, exec
         hist = np.zeros((2, 65536), np.int64)
         ridx = np.arange(len(band_codes), dtype=np.int64)
         if values.dtype == np.uint8:  # counted by label code and value, as the AUC pass counts them
-            table = np.zeros(2 * BYTE_TABLE, np.int64)
-            byte_class_counts(values, np.zeros((0, 0), np.uint8), band_codes, ridx, cidx, table, np.zeros(0, np.int64))
-            fold_byte_table(table, hist[0], hist[1], True)
+            byte_histograms(values, band_codes, ridx, cidx, hist[0], hist[1], True)
         else:
             class_histograms(values, True, 0.0, 65535.0, True, band_codes, ridx, cidx, hist[0], hist[1], empty)
         return [hist, np.inf, -np.inf, 0]
@@ -563,15 +561,14 @@ class _Warming:
 
     def _work(self, exact, floor):
         try:
-            from segscore.ink.scan import BYTE_TABLE
-            from segscore.kernels.levels import byte_class_counts, class_histograms
+            from segscore.ink.scan import byte_histograms
+            from segscore.kernels.levels import class_histograms
 
             codes = np.full((1, 1), 3, np.uint8)
             idx = np.zeros(1, np.int64)
             h = np.zeros(65536, np.int64)
             empty = np.zeros((0, 0), np.int32)
-            byte_class_counts(np.zeros((1, 1), np.uint8), np.zeros((0, 0), np.uint8), codes, idx, idx,
-                              np.zeros(2 * BYTE_TABLE, np.int64), np.zeros(0, np.int64))
+            byte_histograms(np.zeros((1, 1), np.uint8), codes, idx, idx, h, h.copy(), True)
             v = np.zeros((1, 1), np.float64)
             class_histograms(v, False, 0.0, 65535.0, True, codes, idx, idx, h, h.copy(), empty)
             self.levels.set()
